@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package api
+
+import "time"
+
+// Member is one coordinator of the Raft configuration.
+type Member struct {
+	ID          string `json:"id"`
+	RaftAddress string `json:"raft_address"`
+	APIAddress  string `json:"api_address,omitempty"` // base URL, e.g. https://10.0.0.1:8443
+	Voter       bool   `json:"voter"`
+	Leader      bool   `json:"leader"`
+}
+
+// StatusResponse is one member's view of the cluster and of the ledger it has applied.
+type StatusResponse struct {
+	ID           string                       `json:"id"`
+	State        string                       `json:"state"`
+	Members      []Member                     `json:"members"`
+	Leader       string                       `json:"leader,omitempty"`
+	LeaderID     string                       `json:"leader_id,omitempty"`
+	Term         uint64                       `json:"term"`
+	AppliedIndex uint64                       `json:"applied_index"`
+	CommitIndex  uint64                       `json:"commit_index"`
+	Paused       bool                         `json:"paused"`
+	PauseReason  string                       `json:"pause_reason,omitempty"`
+	LeasesActive int                          `json:"leases_active"`
+	Regions      map[string]map[NodeState]int `json:"regions"`
+}
+
+// NodeFilter selects nodes for the admin listing; empty fields match everything.
+type NodeFilter struct {
+	Region string    `json:"region,omitempty"`
+	State  NodeState `json:"state,omitempty"`
+	After  string    `json:"after,omitempty"`
+	Limit  int       `json:"limit,omitempty"`
+}
+
+// NodesResponse is one page of nodes in identity order; Next is the After of the following page.
+type NodesResponse struct {
+	Nodes []Node `json:"nodes"`
+	Next  string `json:"next,omitempty"`
+}
+
+// PauseRequest stops every edge from starting work until Resume; Reason is shown in status.
+type PauseRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// PauseResponse reports the replicated pause flag after the change.
+type PauseResponse struct {
+	Paused bool   `json:"paused"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// JoinRequest adds a member to the Raft configuration.
+type JoinRequest struct {
+	ID          string `json:"id"`
+	RaftAddress string `json:"raft_address"`
+	APIAddress  string `json:"api_address"`
+	NonVoter    bool   `json:"non_voter,omitempty"`
+}
+
+// RemoveRequest removes a member from the Raft configuration.
+type RemoveRequest struct {
+	ID string `json:"id"`
+}
+
+// SnapshotResponse describes the Raft snapshot the leader just took.
+type SnapshotResponse struct {
+	ID    string    `json:"id"`
+	Index uint64    `json:"index"`
+	Term  uint64    `json:"term"`
+	Size  int64     `json:"size"`
+	At    time.Time `json:"at"`
+}

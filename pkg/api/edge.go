@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Outcome is what an edge reports for one node of a lease.
+type Outcome string
+
+// Outcomes an edge may report.
+const (
+	// OutcomeProvisioned means the node was configured and restarted.
+	OutcomeProvisioned Outcome = "provisioned"
+	// OutcomeDeferred means the helper deferred the node.
+	OutcomeDeferred Outcome = "deferred"
+	// OutcomeShutdown means the helper asked for a shutdown and it was sent.
+	OutcomeShutdown Outcome = "shutdown"
+	// OutcomeFailed means the host flow failed; the node waits again (attempts+1).
+	OutcomeFailed Outcome = "failed"
+	// OutcomeUpgradeSent means an upgrade was sent; the node waits again until it reappears upgraded.
+	OutcomeUpgradeSent Outcome = "upgrade_sent"
+	// OutcomeLockHeld means the node answered "Could not obtain provisioning lock": another worker owns it.
+	OutcomeLockHeld Outcome = "lock_held"
+)
+
+// Outcomes lists every outcome an edge may report.
+var Outcomes = []Outcome{OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld}
+
+// Valid reports whether o is one of the known outcomes.
+func (o Outcome) Valid() bool {
+	for _, k := range Outcomes {
+		if o == k {
+			return true
+		}
+	}
+	return false
+}
+
+// RegisterNode is one discovered node in a RegisterRequest.
+type RegisterNode struct {
+	Identity string          `json:"identity"`
+	Version  string          `json:"version,omitempty"`
+	Facts    json.RawMessage `json:"facts,omitempty"`
+}
+
+// RegisterRequest records nodes an edge found in provisioning mode in its region; repeating it is harmless.
+type RegisterRequest struct {
+	Region string         `json:"region"`
+	Edge   string         `json:"edge"`
+	Nodes  []RegisterNode `json:"nodes"`
+}
+
+// RegisterResponse counts what a RegisterRequest changed.
+type RegisterResponse struct {
+	Added     int `json:"added"`
+	Requeued  int `json:"requeued"`
+	Unchanged int `json:"unchanged"`
+}
+
+// AcquireRequest asks for a lease on up to MaxNodes waiting nodes of Region, waiting up to Wait for some.
+type AcquireRequest struct {
+	Edge     string   `json:"edge"`
+	Region   string   `json:"region"`
+	MaxNodes int      `json:"max_nodes"`
+	Wait     Duration `json:"wait,omitempty"`
+}
+
+// AcquireResponse carries the granted lease, or none when nothing was waiting before Wait ran out or the cluster is paused.
+type AcquireResponse struct {
+	Lease  *Lease `json:"lease,omitempty"`
+	Paused bool   `json:"paused"`
+	Leader string `json:"leader,omitempty"`
+}
+
+// RenewRequest extends a lease the edge still holds; ID and Token must both match.
+type RenewRequest struct {
+	LeaseID string `json:"lease_id"`
+	Token   uint64 `json:"token"`
+	Edge    string `json:"edge"`
+	Region  string `json:"region"`
+}
+
+// RenewResponse carries the lease with its new expiry.
+type RenewResponse struct {
+	Lease  Lease `json:"lease"`
+	Paused bool  `json:"paused"`
+}
+
+// NodeResult is the outcome of one node of a lease.
+type NodeResult struct {
+	Identity string  `json:"identity"`
+	Outcome  Outcome `json:"outcome"`
+	Error    string  `json:"error,omitempty"`
+	Version  string  `json:"version,omitempty"`
+}
+
+// ReportRequest delivers results for nodes of a lease; it is applied only under the node's current lease id and token.
+type ReportRequest struct {
+	LeaseID string       `json:"lease_id"`
+	Token   uint64       `json:"token"`
+	Edge    string       `json:"edge"`
+	Region  string       `json:"region"`
+	Results []NodeResult `json:"results"`
+}
+
+// RejectedResult names a result the ledger refused and why.
+type RejectedResult struct {
+	Identity string `json:"identity"`
+	Reason   string `json:"reason"`
+}
+
+// ReportResponse lists which results were applied and which were refused as stale.
+type ReportResponse struct {
+	Applied  []string         `json:"applied"`
+	Rejected []RejectedResult `json:"rejected,omitempty"`
+}
+
+// HeartbeatRequest tells the coordinator an edge is alive and which leases it believes it holds.
+type HeartbeatRequest struct {
+	Edge   string   `json:"edge"`
+	Region string   `json:"region"`
+	Leases []string `json:"leases,omitempty"`
+}
+
+// HeartbeatResponse tells an edge whether the operator paused provisioning and who leads.
+type HeartbeatResponse struct {
+	Paused bool      `json:"paused"`
+	Leader string    `json:"leader,omitempty"`
+	Time   time.Time `json:"time"`
+}

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+	"unicode"
+)
+
+// Limits a server enforces on every request; a request beyond them is refused, never truncated.
+const (
+	MaxNameLength     = 253              // identity, region, edge, lease id: a DNS name's length
+	MaxRegisterNodes  = 10000            // nodes in one RegisterRequest
+	MaxLeaseNodes     = 10000            // max_nodes of one AcquireRequest
+	MaxWait           = 5 * time.Minute  // wait of one AcquireRequest
+	MaxErrorLength    = 4096             // error text of one NodeResult
+	MaxVersionLength  = 128              // a version string
+	MaxFactsSize      = 64 * 1024        // facts of one RegisterNode, in bytes
+	MaxPauseReason    = 1024             // reason of a PauseRequest
+	maxHeartbeatLease = MaxRegisterNodes // leases listed in one heartbeat
+)
+
+// ValidateName checks an identity, region, edge or lease id: non-empty, bounded, printable, no spaces.
+func ValidateName(field, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s: must not be empty", field)
+	}
+	if len(v) > MaxNameLength {
+		return fmt.Errorf("%s: %d bytes, longer than %d", field, len(v), MaxNameLength)
+	}
+	for _, r := range v {
+		if r == '/' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return fmt.Errorf("%s: %q contains %q, which is not allowed", field, v, r)
+		}
+	}
+	return nil
+}
+
+func validateText(field, v string, max int) error {
+	if len(v) > max {
+		return fmt.Errorf("%s: %d bytes, longer than %d", field, len(v), max)
+	}
+	return nil
+}
+
+// Validate checks every field of a registration.
+func (r *RegisterRequest) Validate() error {
+	if err := ValidateName("region", r.Region); err != nil {
+		return err
+	}
+	if err := ValidateName("edge", r.Edge); err != nil {
+		return err
+	}
+	if len(r.Nodes) == 0 {
+		return errors.New("nodes: must list at least one node")
+	}
+	if len(r.Nodes) > MaxRegisterNodes {
+		return fmt.Errorf("nodes: %d nodes, more than %d in one request", len(r.Nodes), MaxRegisterNodes)
+	}
+	seen := make(map[string]int, len(r.Nodes))
+	for i, n := range r.Nodes {
+		if err := ValidateName(fmt.Sprintf("nodes[%d].identity", i), n.Identity); err != nil {
+			return err
+		}
+		if j, dup := seen[n.Identity]; dup {
+			return fmt.Errorf("nodes[%d].identity: %q repeats nodes[%d]", i, n.Identity, j)
+		}
+		seen[n.Identity] = i
+		if err := validateText(fmt.Sprintf("nodes[%d].version", i), n.Version, MaxVersionLength); err != nil {
+			return err
+		}
+		if len(n.Facts) > MaxFactsSize {
+			return fmt.Errorf("nodes[%d].facts: %d bytes, more than %d", i, len(n.Facts), MaxFactsSize)
+		}
+		if len(n.Facts) > 0 && !json.Valid(n.Facts) {
+			return fmt.Errorf("nodes[%d].facts: not valid JSON", i)
+		}
+	}
+	return nil
+}
+
+// Validate checks every field of an acquire.
+func (r *AcquireRequest) Validate() error {
+	if err := ValidateName("edge", r.Edge); err != nil {
+		return err
+	}
+	if err := ValidateName("region", r.Region); err != nil {
+		return err
+	}
+	if r.MaxNodes < 1 || r.MaxNodes > MaxLeaseNodes {
+		return fmt.Errorf("max_nodes: %d is outside 1..%d", r.MaxNodes, MaxLeaseNodes)
+	}
+	if r.Wait < 0 || r.Wait.Std() > MaxWait {
+		return fmt.Errorf("wait: %s is outside 0..%s", r.Wait, MaxWait)
+	}
+	return nil
+}
+
+func validateLeaseRef(id string, token uint64, edge, region string) error {
+	if err := ValidateName("lease_id", id); err != nil {
+		return err
+	}
+	if token == 0 {
+		return errors.New("token: must not be 0 (the token is the Raft index of the grant)")
+	}
+	if err := ValidateName("edge", edge); err != nil {
+		return err
+	}
+	return ValidateName("region", region)
+}
+
+// Validate checks every field of a renewal.
+func (r *RenewRequest) Validate() error {
+	return validateLeaseRef(r.LeaseID, r.Token, r.Edge, r.Region)
+}
+
+// Validate checks every field of a report.
+func (r *ReportRequest) Validate() error {
+	if err := validateLeaseRef(r.LeaseID, r.Token, r.Edge, r.Region); err != nil {
+		return err
+	}
+	if len(r.Results) == 0 {
+		return errors.New("results: must list at least one result")
+	}
+	if len(r.Results) > MaxLeaseNodes {
+		return fmt.Errorf("results: %d results, more than %d in one request", len(r.Results), MaxLeaseNodes)
+	}
+	seen := make(map[string]int, len(r.Results))
+	for i, res := range r.Results {
+		if err := ValidateName(fmt.Sprintf("results[%d].identity", i), res.Identity); err != nil {
+			return err
+		}
+		if j, dup := seen[res.Identity]; dup {
+			return fmt.Errorf("results[%d].identity: %q repeats results[%d]", i, res.Identity, j)
+		}
+		seen[res.Identity] = i
+		if !res.Outcome.Valid() {
+			return fmt.Errorf("results[%d].outcome: %q is not one of %v", i, res.Outcome, Outcomes)
+		}
+		if err := validateText(fmt.Sprintf("results[%d].error", i), res.Error, MaxErrorLength); err != nil {
+			return err
+		}
+		if err := validateText(fmt.Sprintf("results[%d].version", i), res.Version, MaxVersionLength); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks every field of a heartbeat.
+func (r *HeartbeatRequest) Validate() error {
+	if err := ValidateName("edge", r.Edge); err != nil {
+		return err
+	}
+	if err := ValidateName("region", r.Region); err != nil {
+		return err
+	}
+	if len(r.Leases) > maxHeartbeatLease {
+		return fmt.Errorf("leases: %d leases, more than %d", len(r.Leases), maxHeartbeatLease)
+	}
+	for i, id := range r.Leases {
+		if err := ValidateName(fmt.Sprintf("leases[%d]", i), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks a node filter.
+func (f *NodeFilter) Validate() error {
+	if f.Region != "" {
+		if err := ValidateName("region", f.Region); err != nil {
+			return err
+		}
+	}
+	if f.State != "" && !f.State.Valid() {
+		return fmt.Errorf("state: %q is not one of %v", f.State, NodeStates)
+	}
+	if f.Limit < 0 {
+		return fmt.Errorf("limit: %d is negative", f.Limit)
+	}
+	return nil
+}
+
+// Validate checks a pause.
+func (r *PauseRequest) Validate() error {
+	return validateText("reason", r.Reason, MaxPauseReason)
+}
+
+// Validate checks a join.
+func (r *JoinRequest) Validate() error {
+	if err := ValidateName("id", r.ID); err != nil {
+		return err
+	}
+	if err := ValidateName("raft_address", r.RaftAddress); err != nil {
+		return err
+	}
+	return ValidateBaseURL("api_address", r.APIAddress)
+}
+
+// ValidateBaseURL checks a member's API address: an http or https URL with a host and no path.
+func ValidateBaseURL(field, v string) error {
+	u, err := url.Parse(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%s: %q must start with http:// or https://", field, v)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%s: %q has no host", field, v)
+	}
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%s: %q must be scheme://host:port only", field, v)
+	}
+	return nil
+}
+
+// Validate checks a removal.
+func (r *RemoveRequest) Validate() error {
+	return ValidateName("id", r.ID)
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLease_RoundTripsWithSnakeCaseAndRFC3339Nano(t *testing.T) {
+	exp := time.Date(2026, 11, 29, 15, 4, 5, 123456789, time.UTC)
+	in := Lease{ID: "l-7", Edge: "edge-a", Region: "ams", Nodes: []string{"n1", "n2"}, Token: 7, ExpiresAt: exp, TTL: Duration(30 * time.Second)}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"expires_at":"2026-11-29T15:04:05.123456789Z"`, `"ttl":"30s"`, `"token":7`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("encoded lease %s lacks %s", b, want)
+		}
+	}
+	var out Lease
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.ExpiresAt.Equal(exp) || out.TTL != in.TTL || out.Token != 7 || len(out.Nodes) != 2 {
+		t.Errorf("round trip changed the lease: %+v", out)
+	}
+}
+
+func TestDuration_RefusesBareNumbers(t *testing.T) {
+	var r AcquireRequest
+	err := json.Unmarshal([]byte(`{"edge":"e","region":"r","max_nodes":1,"wait":30}`), &r)
+	if err == nil || !strings.Contains(err.Error(), "duration must be a string") {
+		t.Fatalf("bare number accepted as a duration: %v", err)
+	}
+}
+
+func TestNode_OmitsZeroTimes(t *testing.T) {
+	b, err := json.Marshal(Node{Identity: "n1", Region: "ams", State: StateWaiting, DiscoveredAt: time.Unix(1, 0).UTC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "leased_at") || strings.Contains(string(b), "finished_at") {
+		t.Errorf("zero times encoded: %s", b)
+	}
+}
+
+func TestValidate_NamesTheField(t *testing.T) {
+	cases := []struct {
+		name string
+		v    interface{ Validate() error }
+		want string
+	}{
+		{"register empty region", &RegisterRequest{Edge: "e", Nodes: []RegisterNode{{Identity: "n"}}}, "region: must not be empty"},
+		{"register duplicate", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "n"}, {Identity: "n"}}}, `nodes[1].identity: "n" repeats nodes[0]`},
+		{"register space", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a b"}}}, "nodes[0].identity"},
+		{"register bad facts", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a", Facts: json.RawMessage("{")}}}, "nodes[0].facts: not valid JSON"},
+		{"acquire zero", &AcquireRequest{Edge: "e", Region: "r"}, "max_nodes: 0 is outside"},
+		{"acquire long wait", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, Wait: Duration(time.Hour)}, "wait: 1h0m0s is outside"},
+		{"renew no token", &RenewRequest{LeaseID: "l", Edge: "e", Region: "r"}, "token: must not be 0"},
+		{"report bad outcome", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: "done"}}}, `results[0].outcome: "done"`},
+		{"report none", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r"}, "results: must list"},
+		{"filter state", &NodeFilter{State: "gone"}, `state: "gone"`},
+		{"join url", &JoinRequest{ID: "c2", RaftAddress: "127.0.0.1:7001", APIAddress: "127.0.0.1:8001"}, "api_address"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.v.Validate()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Validate() = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	ok := &JoinRequest{ID: "c2", RaftAddress: "127.0.0.1:7001", APIAddress: "http://127.0.0.1:8001"}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid join refused: %v", err)
+	}
+}
