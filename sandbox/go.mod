@@ -9,6 +9,12 @@ replace github.com/seed96588659/muster/coordinator => ../coordinator
 replace github.com/seed96588659/muster/edge => ../edge
 
 require (
+	github.com/choria-io/go-choria v0.30.0
+	github.com/choria-io/tokens v0.0.4
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
 	github.com/AlecAivazis/survey/v2 v2.3.7 // indirect
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/agnivade/levenshtein v1.2.1 // indirect
@@ -16,9 +22,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/choria-io/fisk v0.8.3 // indirect
-	github.com/choria-io/go-choria v0.30.0 // indirect
 	github.com/choria-io/go-updater v0.1.0 // indirect
-	github.com/choria-io/tokens v0.0.4 // indirect
 	github.com/cloudevents/sdk-go/v2 v2.16.2 // indirect
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
@@ -103,6 +107,5 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.45.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )

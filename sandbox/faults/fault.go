@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package faults describes how individual emulated Choria nodes misbehave: silence, a twin with
+// the same identity, failing actions, delays, dropped requests, a mid-flow disconnect and the
+// version, upgradable flag and facts they report. Rules come from a YAML file or from flags.
+package faults
+
+import (
+	"maps"
+	"time"
+)
+
+// Fail makes a node answer an action with a not-OK status a number of times.
+type Fail struct {
+	// Action is agent#action, e.g. choria_provision#configure.
+	Action string
+	// Times is how many requests for Action fail before the node behaves normally again.
+	Times int
+	// Message is the status message of the failed replies.
+	Message string
+}
+
+// Disconnect makes a node vanish from the broker after it has answered an action.
+type Disconnect struct {
+	// After is the agent#action whose reply is the node's last before it goes away.
+	After string
+	// For is how long it stays away; zero means for good.
+	For time.Duration
+}
+
+// Fault is everything that is unusual about one node; the zero value is a healthy node.
+type Fault struct {
+	// Silent nodes never answer anything, discovery included.
+	Silent bool
+	// Duplicate adds a second node with the same identity and its own state: every request
+	// that reaches one reaches both, so callers see two answers.
+	Duplicate bool
+	// Fails lists actions that answer not-OK a number of times.
+	Fails []Fail
+	// Delay is added before every reply (of the actions in DelayActions when it is not empty).
+	Delay time.Duration
+	// DelayActions limits Delay to these agent#action names.
+	DelayActions []string
+	// DropFirst requests (of any kind, discovery included) are ignored before the node answers.
+	DropFirst int
+	// Disconnect, when set, makes the node go away in the middle of a provisioning flow.
+	Disconnect *Disconnect
+	// Version overrides the version the node reports; empty keeps the fleet's version.
+	Version string
+	// Upgradable overrides rpcutil#inventory's upgradable flag when not nil.
+	Upgradable *bool
+	// Facts are merged over the node's default facts.
+	Facts map[string]any
+}
+
+// IsZero reports whether the fault leaves the node healthy and default.
+func (f Fault) IsZero() bool {
+	return !f.Silent && !f.Duplicate && len(f.Fails) == 0 && f.Delay == 0 && f.DropFirst == 0 &&
+		f.Disconnect == nil && f.Version == "" && f.Upgradable == nil && len(f.Facts) == 0
+}
+
+// DelayFor is the delay before replying to action.
+func (f Fault) DelayFor(action string) time.Duration {
+	if f.Delay == 0 || len(f.DelayActions) == 0 {
+		return f.Delay
+	}
+	for _, a := range f.DelayActions {
+		if a == action {
+			return f.Delay
+		}
+	}
+	return 0
+}
+
+// merge lays o over f: set scalar fields of o win, lists are appended and facts merged.
+func (f Fault) merge(o Fault) Fault {
+	out := f
+	out.Silent = f.Silent || o.Silent
+	out.Duplicate = f.Duplicate || o.Duplicate
+	out.Fails = append(append([]Fail(nil), f.Fails...), o.Fails...)
+	if o.Delay != 0 {
+		out.Delay = o.Delay
+		out.DelayActions = append([]string(nil), o.DelayActions...)
+	}
+	if o.DropFirst != 0 {
+		out.DropFirst = o.DropFirst
+	}
+	if o.Disconnect != nil {
+		d := *o.Disconnect
+		out.Disconnect = &d
+	}
+	if o.Version != "" {
+		out.Version = o.Version
+	}
+	if o.Upgradable != nil {
+		u := *o.Upgradable
+		out.Upgradable = &u
+	}
+	if len(o.Facts) > 0 {
+		out.Facts = make(map[string]any, len(f.Facts)+len(o.Facts))
+		maps.Copy(out.Facts, f.Facts)
+		maps.Copy(out.Facts, o.Facts)
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package faults
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const goodYAML = `# a lab's faults
+faults:
+  - glob: "emu-0000[0-1]"
+    silent: true
+  - index: 5-6
+    region: eu
+    duplicate: true
+  - identity: emu-00010
+    fail:
+      - action: configure
+        times: 2
+        message: disk full
+  - index: 11
+    slow: 1500ms
+    slow_actions: [inventory]
+  - index: 12
+    drop_first: 3
+  - index: 13
+    disconnect: {after: gencsr, for: 30s}
+  - index: 14
+    version: 0.29.4
+    upgradable: false
+    facts:
+      os: {family: RedHat}
+  - index: 14
+    facts: {rack: r7}
+`
+
+func TestParse_AllFaultKindsApplyToTheirNodes(t *testing.T) {
+	set, err := Parse([]byte(goodYAML), "faults.yaml")
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if got := set.For("eu", "emu-00001", 1); !got.Silent {
+		t.Errorf("emu-00001 should be silent: %+v", got)
+	}
+	if got := set.For("eu", "emu-00002", 2); !got.IsZero() {
+		t.Errorf("emu-00002 should be healthy: %+v", got)
+	}
+	if got := set.For("eu", "emu-00005", 5); !got.Duplicate {
+		t.Errorf("emu-00005 in eu should be duplicated")
+	}
+	if got := set.For("us", "emu-00005", 5); got.Duplicate {
+		t.Errorf("region filter ignored: emu-00005 in us duplicated")
+	}
+	f := set.For("eu", "emu-00010", 10)
+	if len(f.Fails) != 1 || f.Fails[0] != (Fail{Action: "choria_provision#configure", Times: 2, Message: "disk full"}) {
+		t.Errorf("fails = %+v", f.Fails)
+	}
+	f = set.For("eu", "emu-00011", 11)
+	if f.DelayFor("rpcutil#inventory") != 1500*time.Millisecond || f.DelayFor("choria_provision#configure") != 0 {
+		t.Errorf("delay = %v for %v", f.Delay, f.DelayActions)
+	}
+	if got := set.For("eu", "x", 12).DropFirst; got != 3 {
+		t.Errorf("drop_first = %d", got)
+	}
+	if d := set.For("eu", "x", 13).Disconnect; d == nil || d.After != "choria_provision#gencsr" || d.For != 30*time.Second {
+		t.Errorf("disconnect = %+v", d)
+	}
+	f = set.For("eu", "x", 14)
+	if f.Version != "0.29.4" || f.Upgradable == nil || *f.Upgradable || f.Facts["rack"] != "r7" || f.Facts["os"] == nil {
+		t.Errorf("version/upgradable/facts = %q %v %v", f.Version, f.Upgradable, f.Facts)
+	}
+}
+
+func TestParse_MalformedFileNamesTheLine(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "faults:\n  - index: 1\n    silnet: true\n", "f.yaml:3: unknown field \"silnet\""},
+		{"no selector", "faults:\n  - silent: true\n", "f.yaml:2: fault rule needs exactly one of identity, glob or index"},
+		{"two selectors", "- index: 1\n  glob: a*\n", "f.yaml:1: fault rule needs exactly one"},
+		{"bad duration", "- index: 1\n  slow: fast\n", "f.yaml:2: slow: want a positive duration"},
+		{"bad action", "- index: 1\n  fail:\n    - action: explode\n      times: 1\n", "f.yaml:3: action: unknown action \"explode\""},
+		{"bad times", "- index: 1\n  fail:\n    - {action: jwt, times: 0}\n", "f.yaml:3: times: want a positive integer"},
+		{"bad index", "- index: 9-2\n  silent: true\n", "f.yaml:1: index \"9-2\": range end is before its start"},
+		{"bad bool", "- index: 1\n  silent: maybe\n", "f.yaml:2: silent: want true or false"},
+		{"unknown top", "fault:\n  - index: 1\n", "f.yaml:1: unknown top-level field \"fault\""},
+		{"disconnect field", "- index: 1\n  disconnect: {after: jwt, when: 1s}\n", "f.yaml:2: unknown field \"when\" in disconnect"},
+		{"syntax", "- index: 1\n  silent: [true\n", "f.yaml: yaml: line"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), "f.yaml")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestParseFile_ReadsFromDisk(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "faults.yaml")
+	if err := os.WriteFile(p, []byte("- identity: a\n  silent: true\n  extra: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ParseFile(p)
+	if err == nil || !strings.Contains(err.Error(), p+":3: unknown field \"extra\"") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestParseFlags_EveryItem(t *testing.T) {
+	set, err := ParseFlags([]string{
+		"index=0-1:silent",
+		"region=us/identity=n7:duplicate,fail=configure/2/boom,slow=2s@inventory+jwt,drop=1",
+		"glob=n*:disconnect=restart/10s,version=1.2.3,upgradable=true,fact.rack=r1",
+	})
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if !set.For("eu", "z", 1).Silent || set.For("eu", "z", 2).Silent {
+		t.Errorf("index range wrong")
+	}
+	f := set.For("us", "n7", 99)
+	if !f.Duplicate || f.DropFirst != 1 || len(f.Fails) != 1 || f.Fails[0].Message != "boom" ||
+		f.DelayFor("choria_provision#jwt") != 2*time.Second || f.Disconnect == nil || f.Disconnect.For != 10*time.Second ||
+		f.Version != "1.2.3" || f.Upgradable == nil || !*f.Upgradable || f.Facts["rack"] != "r1" {
+		t.Errorf("fault = %+v", f)
+	}
+	if set.For("eu", "n7", 99).Duplicate {
+		t.Errorf("region ignored")
+	}
+}
+
+func TestParseFlags_ErrorsNameTheFlag(t *testing.T) {
+	cases := map[string]string{
+		"index=1":                    "want SELECTOR:ITEM",
+		"host=a:silent":              "unknown kind \"host\"",
+		"index=1:silnet":             "item \"silnet\": unknown item",
+		"index=1:fail=configure":     "want fail=ACTION/K",
+		"index=1:fail=explode/1":     "unknown action \"explode\"",
+		"index=1:slow=soon":          "duration \"soon\"",
+		"index=1:drop=-1":            "want a positive integer",
+		"glob=[:silent":              "glob",
+		"index=1:upgradable=perhaps": "want true or false",
+	}
+	for flag, want := range cases {
+		_, err := ParseFlags([]string{flag})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--fault \""+flag+"\"") {
+			t.Errorf("flag %q: error = %v, want it to name the flag and contain %q", flag, err, want)
+		}
+	}
+}
+
+func TestNilSet_HasNoFaults(t *testing.T) {
+	var s *Set
+	if !s.For("eu", "a", 0).IsZero() {
+		t.Fatal("nil set produced a fault")
+	}
+}

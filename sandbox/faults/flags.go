@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package faults
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FlagHelp documents the --fault syntax for command help.
+const FlagHelp = `SELECTOR:ITEM[,ITEM...] where SELECTOR is [region=R/]identity=ID | glob=PATTERN | index=N[-M]
+and ITEM is one of: silent | duplicate | fail=ACTION/K[/MESSAGE] | slow=DURATION[@ACTION+ACTION...] |
+drop=K | disconnect=ACTION[/DURATION] | version=V | upgradable=true|false | fact.NAME=VALUE`
+
+// ParseFlags parses each --fault value (see FlagHelp); errors quote the offending flag.
+func ParseFlags(values []string) (*Set, error) {
+	var rules []Rule
+	for _, v := range values {
+		r, err := ParseFlag(v)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	return NewSet(rules...), nil
+}
+
+// ParseFlag parses one --fault value.
+func ParseFlag(value string) (Rule, error) {
+	src := fmt.Sprintf("--fault %q", value)
+	r := Rule{Source: src}
+	fail := func(format string, args ...any) (Rule, error) {
+		return Rule{}, fmt.Errorf("%s: %s", src, fmt.Sprintf(format, args...))
+	}
+	sel, items, ok := strings.Cut(value, ":")
+	if !ok || strings.TrimSpace(items) == "" {
+		return fail("want SELECTOR:ITEM[,ITEM...] (%s)", FlagHelp)
+	}
+	if err := parseFlagSelector(sel, &r.Select); err != nil {
+		return fail("%v", err)
+	}
+	for item := range strings.SplitSeq(items, ",") {
+		item = strings.TrimSpace(item)
+		if err := parseFlagItem(item, &r.Fault); err != nil {
+			return fail("item %q: %v", item, err)
+		}
+	}
+	return r, nil
+}
+
+func parseFlagSelector(sel string, s *Selector) error {
+	sel = strings.TrimSpace(sel)
+	if region, rest, ok := strings.Cut(sel, "/"); ok && strings.HasPrefix(region, "region=") {
+		s.Region = strings.TrimPrefix(region, "region=")
+		if s.Region == "" {
+			return fmt.Errorf("selector %q: region is empty", sel)
+		}
+		sel = rest
+	}
+	key, val, ok := strings.Cut(sel, "=")
+	if !ok || val == "" {
+		return fmt.Errorf("selector %q: want identity=ID, glob=PATTERN or index=N[-M]", sel)
+	}
+	switch key {
+	case "identity":
+		s.Identity = val
+	case "glob":
+		if err := checkGlob(val); err != nil {
+			return fmt.Errorf("selector: %w", err)
+		}
+		s.Glob = val
+	case "index":
+		from, to, err := parseIndexRange(val)
+		if err != nil {
+			return fmt.Errorf("selector: %w", err)
+		}
+		s.HasIndex, s.From, s.To = true, from, to
+	default:
+		return fmt.Errorf("selector %q: unknown kind %q (want identity, glob or index)", sel, key)
+	}
+	return nil
+}
+
+func parseFlagItem(item string, f *Fault) error {
+	key, val, hasVal := strings.Cut(item, "=")
+	needVal := func() error {
+		if !hasVal || val == "" {
+			return fmt.Errorf("%s needs a value", key)
+		}
+		return nil
+	}
+	switch {
+	case key == "silent" && !hasVal:
+		f.Silent = true
+	case key == "duplicate" && !hasVal:
+		f.Duplicate = true
+	case key == "fail":
+		if err := needVal(); err != nil {
+			return err
+		}
+		parts := strings.SplitN(val, "/", 3)
+		if len(parts) < 2 {
+			return fmt.Errorf("want fail=ACTION/K[/MESSAGE]")
+		}
+		action, err := NormalizeAction(parts[0])
+		if err != nil {
+			return err
+		}
+		k, err := strconv.Atoi(parts[1])
+		if err != nil || k < 1 {
+			return fmt.Errorf("times %q: want a positive integer", parts[1])
+		}
+		fl := Fail{Action: action, Times: k}
+		if len(parts) == 3 {
+			fl.Message = parts[2]
+		}
+		f.Fails = append(f.Fails, fl)
+	case key == "slow":
+		if err := needVal(); err != nil {
+			return err
+		}
+		dur, actions, _ := strings.Cut(val, "@")
+		d, err := time.ParseDuration(dur)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("duration %q: want a positive duration such as 2s", dur)
+		}
+		f.Delay = d
+		f.DelayActions = nil
+		if actions != "" {
+			for a := range strings.SplitSeq(actions, "+") {
+				na, err := NormalizeAction(a)
+				if err != nil {
+					return err
+				}
+				f.DelayActions = append(f.DelayActions, na)
+			}
+		}
+	case key == "drop":
+		if err := needVal(); err != nil {
+			return err
+		}
+		k, err := strconv.Atoi(val)
+		if err != nil || k < 1 {
+			return fmt.Errorf("%q: want a positive integer", val)
+		}
+		f.DropFirst = k
+	case key == "disconnect":
+		if err := needVal(); err != nil {
+			return err
+		}
+		action, dur, hasDur := strings.Cut(val, "/")
+		a, err := NormalizeAction(action)
+		if err != nil {
+			return err
+		}
+		d := &Disconnect{After: a}
+		if hasDur {
+			if d.For, err = time.ParseDuration(dur); err != nil || d.For <= 0 {
+				return fmt.Errorf("duration %q: want a positive duration such as 30s", dur)
+			}
+		}
+		f.Disconnect = d
+	case key == "version":
+		if err := needVal(); err != nil {
+			return err
+		}
+		f.Version = val
+	case key == "upgradable":
+		if err := needVal(); err != nil {
+			return err
+		}
+		b, err := strconv.ParseBool(val)
+		if err != nil {
+			return fmt.Errorf("%q: want true or false", val)
+		}
+		f.Upgradable = &b
+	case strings.HasPrefix(key, "fact.") && len(key) > len("fact."):
+		if !hasVal {
+			return fmt.Errorf("want fact.NAME=VALUE")
+		}
+		if f.Facts == nil {
+			f.Facts = map[string]any{}
+		}
+		f.Facts[strings.TrimPrefix(key, "fact.")] = val
+	case item == "":
+		return fmt.Errorf("empty item")
+	default:
+		return fmt.Errorf("unknown item (want %s)", FlagHelp)
+	}
+	return nil
+}

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package faults
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ParseFile reads a faults YAML file (see Parse for the format).
+func ParseFile(path string) (*Set, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read faults file: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse reads faults YAML: a list of rules, or a mapping whose only key "faults" holds the
+// list. Each rule has exactly one selector (identity, glob or index "N"/"N-M"), optionally
+// region, and any of: silent, duplicate, fail (list of {action, times, message}), slow
+// (duration), slow_actions (list), drop_first, disconnect ({after, for}), version, upgradable,
+// facts (mapping). Unknown fields are refused; errors name the file and line.
+func Parse(data []byte, name string) (*Set, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return NewSet(), nil
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, fmt.Errorf("%s:%d: only one YAML document is allowed", name, extra.Line)
+	}
+	p := yamlParser{name: name}
+	rules, err := p.document(&doc)
+	if err != nil {
+		return nil, err
+	}
+	return NewSet(rules...), nil
+}
+
+type yamlParser struct {
+	name string
+}
+
+func (p yamlParser) errf(n *yaml.Node, format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s", p.name, n.Line, fmt.Sprintf(format, args...))
+}
+
+func (p yamlParser) document(doc *yaml.Node) ([]Rule, error) {
+	root := doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return nil, nil
+		}
+		root = root.Content[0]
+	}
+	switch root.Kind {
+	case yaml.SequenceNode:
+		return p.rules(root)
+	case yaml.MappingNode:
+		var rules []Rule
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			k, v := root.Content[i], root.Content[i+1]
+			if k.Value != "faults" {
+				return nil, p.errf(k, "unknown top-level field %q (want \"faults\")", k.Value)
+			}
+			if v.Kind != yaml.SequenceNode {
+				return nil, p.errf(v, "faults: want a list of rules")
+			}
+			r, err := p.rules(v)
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, r...)
+		}
+		return rules, nil
+	case yaml.ScalarNode:
+		if root.Tag == "!!null" {
+			return nil, nil
+		}
+	}
+	return nil, p.errf(root, "want a list of fault rules or a mapping with \"faults\"")
+}
+
+func (p yamlParser) rules(seq *yaml.Node) ([]Rule, error) {
+	var out []Rule
+	for _, item := range seq.Content {
+		r, err := p.rule(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (p yamlParser) rule(n *yaml.Node) (Rule, error) {
+	r := Rule{Source: fmt.Sprintf("%s:%d", p.name, n.Line)}
+	if n.Kind != yaml.MappingNode {
+		return r, p.errf(n, "fault rule: want a mapping")
+	}
+	selectors := 0
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			return r, p.errf(k, "field %q given twice", k.Value)
+		}
+		seen[k.Value] = true
+		var err error
+		switch k.Value {
+		case "region":
+			r.Select.Region, err = p.str(k, v)
+		case "identity":
+			selectors++
+			r.Select.Identity, err = p.str(k, v)
+		case "glob":
+			selectors++
+			if r.Select.Glob, err = p.str(k, v); err == nil {
+				if gerr := checkGlob(r.Select.Glob); gerr != nil {
+					err = p.errf(v, "glob: %v", gerr)
+				}
+			}
+		case "index":
+			selectors++
+			var s string
+			if s, err = p.str(k, v); err == nil {
+				r.Select.From, r.Select.To, err = parseIndexRange(s)
+				if err != nil {
+					err = p.errf(v, "%v", err)
+				}
+				r.Select.HasIndex = true
+			}
+		case "silent":
+			r.Fault.Silent, err = p.boolean(k, v)
+		case "duplicate":
+			r.Fault.Duplicate, err = p.boolean(k, v)
+		case "fail":
+			r.Fault.Fails, err = p.fails(v)
+		case "slow":
+			r.Fault.Delay, err = p.duration(k, v)
+		case "slow_actions":
+			r.Fault.DelayActions, err = p.actionList(k, v)
+		case "drop_first":
+			r.Fault.DropFirst, err = p.count(k, v)
+		case "disconnect":
+			r.Fault.Disconnect, err = p.disconnect(v)
+		case "version":
+			r.Fault.Version, err = p.str(k, v)
+		case "upgradable":
+			var b bool
+			if b, err = p.boolean(k, v); err == nil {
+				r.Fault.Upgradable = &b
+			}
+		case "facts":
+			if v.Kind != yaml.MappingNode {
+				err = p.errf(v, "facts: want a mapping")
+				break
+			}
+			var m map[string]any
+			if derr := v.Decode(&m); derr != nil {
+				err = p.errf(v, "facts: %v", derr)
+			}
+			r.Fault.Facts = m
+		default:
+			err = p.errf(k, "unknown field %q in fault rule", k.Value)
+		}
+		if err != nil {
+			return r, err
+		}
+	}
+	if selectors != 1 {
+		return r, p.errf(n, "fault rule needs exactly one of identity, glob or index (found %d)", selectors)
+	}
+	if len(r.Fault.DelayActions) > 0 && r.Fault.Delay == 0 {
+		return r, p.errf(n, "slow_actions given without slow")
+	}
+	return r, nil
+}
+
+func (p yamlParser) str(k, v *yaml.Node) (string, error) {
+	if v.Kind != yaml.ScalarNode || v.Value == "" {
+		return "", p.errf(v, "%s: want a non-empty string", k.Value)
+	}
+	return v.Value, nil
+}
+
+func (p yamlParser) boolean(k, v *yaml.Node) (bool, error) {
+	if v.Kind != yaml.ScalarNode {
+		return false, p.errf(v, "%s: want true or false", k.Value)
+	}
+	b, err := strconv.ParseBool(v.Value)
+	if err != nil {
+		return false, p.errf(v, "%s: want true or false, got %q", k.Value, v.Value)
+	}
+	return b, nil
+}
+
+func (p yamlParser) count(k, v *yaml.Node) (int, error) {
+	if v.Kind != yaml.ScalarNode {
+		return 0, p.errf(v, "%s: want a positive integer", k.Value)
+	}
+	c, err := strconv.Atoi(v.Value)
+	if err != nil || c < 1 {
+		return 0, p.errf(v, "%s: want a positive integer, got %q", k.Value, v.Value)
+	}
+	return c, nil
+}
+
+func (p yamlParser) duration(k, v *yaml.Node) (time.Duration, error) {
+	if v.Kind != yaml.ScalarNode {
+		return 0, p.errf(v, "%s: want a duration such as 2s", k.Value)
+	}
+	d, err := time.ParseDuration(v.Value)
+	if err != nil || d <= 0 {
+		return 0, p.errf(v, "%s: want a positive duration such as 2s, got %q", k.Value, v.Value)
+	}
+	return d, nil
+}
+
+func (p yamlParser) action(k, v *yaml.Node) (string, error) {
+	s, err := p.str(k, v)
+	if err != nil {
+		return "", err
+	}
+	a, err := NormalizeAction(s)
+	if err != nil {
+		return "", p.errf(v, "%s: %v", k.Value, err)
+	}
+	return a, nil
+}
+
+func (p yamlParser) actionList(k, v *yaml.Node) ([]string, error) {
+	if v.Kind != yaml.SequenceNode {
+		return nil, p.errf(v, "%s: want a list of actions", k.Value)
+	}
+	var out []string
+	for _, item := range v.Content {
+		a, err := p.action(k, item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (p yamlParser) fails(v *yaml.Node) ([]Fail, error) {
+	if v.Kind != yaml.SequenceNode {
+		return nil, p.errf(v, "fail: want a list of {action, times, message}")
+	}
+	var out []Fail
+	for _, item := range v.Content {
+		if item.Kind != yaml.MappingNode {
+			return nil, p.errf(item, "fail: want a mapping with action, times and optional message")
+		}
+		var f Fail
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			k, val := item.Content[i], item.Content[i+1]
+			var err error
+			switch k.Value {
+			case "action":
+				f.Action, err = p.action(k, val)
+			case "times":
+				f.Times, err = p.count(k, val)
+			case "message":
+				f.Message, err = p.str(k, val)
+			default:
+				err = p.errf(k, "unknown field %q in fail", k.Value)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if f.Action == "" || f.Times == 0 {
+			return nil, p.errf(item, "fail: action and times are required")
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func (p yamlParser) disconnect(v *yaml.Node) (*Disconnect, error) {
+	if v.Kind != yaml.MappingNode {
+		return nil, p.errf(v, "disconnect: want a mapping with after and optional for")
+	}
+	d := &Disconnect{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		var err error
+		switch k.Value {
+		case "after":
+			d.After, err = p.action(k, val)
+		case "for":
+			d.For, err = p.duration(k, val)
+		default:
+			err = p.errf(k, "unknown field %q in disconnect", k.Value)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if d.After == "" {
+		return nil, p.errf(v, "disconnect: after is required")
+	}
+	return d, nil
+}
