@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// headers a forwarded request keeps; everything else (cookies, hop-by-hop headers) stays here.
+var forwardedRequestHeaders = []string{"Authorization", "Content-Type", "Accept", "User-Agent"}
+
+// headers a forwarded answer keeps.
+var forwardedResponseHeaders = []string{"Content-Type", api.HeaderLeader, "WWW-Authenticate", "X-Content-Type-Options"}
+
+// toLeader serves a request this member cannot: it forwards it to the leader once, or answers
+// 421 with the leader's address (redirect mode, an already forwarded request), or 503 without a leader.
+func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, route string, body []byte) {
+	leader := s.svc.LeaderAPIAddress()
+	if leader == "" {
+		s.metrics.forwarded.WithLabelValues(route, "no_leader").Inc()
+		writeError(w, http.StatusServiceUnavailable, api.CodeNoLeader, "this member is not the leader and no leader is known; retry shortly", "")
+		return
+	}
+	if s.redirect || r.Header.Get(api.HeaderForwarded) != "" {
+		s.metrics.forwarded.WithLabelValues(route, "redirected").Inc()
+		writeError(w, http.StatusMisdirectedRequest, api.CodeNotLeader, "this member is not the leader; the leader is "+leader, leader)
+		return
+	}
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, leader+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, fmt.Sprintf("forward to leader %s: %v", leader, err), leader)
+		return
+	}
+	for _, h := range forwardedRequestHeaders {
+		if v := r.Header.Values(h); len(v) > 0 {
+			req.Header[h] = v
+		}
+	}
+	req.Header.Set(api.HeaderForwarded, "1")
+	resp, err := s.fwd.Do(req)
+	if err != nil {
+		s.metrics.forwarded.WithLabelValues(route, "failed").Inc()
+		writeError(w, http.StatusBadGateway, api.CodeUnavailable, fmt.Sprintf("forward to leader %s failed: %v", leader, err), "")
+		return
+	}
+	defer resp.Body.Close()
+	s.metrics.forwarded.WithLabelValues(route, "ok").Inc()
+	for _, h := range forwardedResponseHeaders {
+		w.Header().Del(h)
+		if v := resp.Header.Values(h); len(v) > 0 {
+			w.Header()[h] = v
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}

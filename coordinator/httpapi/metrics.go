@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics count API requests per route and status, and forwards to the leader.
+type metrics struct {
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	forwarded *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "muster_coordinator_http_requests_total",
+			Help: "API requests answered by this member, by route and HTTP status",
+		}, []string{"route", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "muster_coordinator_http_request_seconds",
+			Help:    "Time to answer an API request, long polls included, by route",
+			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 30, 120},
+		}, []string{"route"}),
+		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "muster_coordinator_http_forwarded_total",
+			Help: "Requests this member forwarded to the leader, by route and outcome",
+		}, []string{"route", "outcome"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.forwarded} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("httpapi metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) observe(route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(route).Observe(d.Seconds())
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Page sizes of the node listing.
+const (
+	defaultNodesLimit = 500
+	maxNodesLimit     = 10000
+)
+
+// getGuard checks method, admin credential and the query parameters a read accepts.
+func (s *Server) getGuard(w http.ResponseWriter, r *http.Request, route string, allowed ...string) (url.Values, bool) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, fmt.Sprintf("%s needs GET, not %s", route, r.Method), "")
+		return nil, false
+	}
+	if !s.authorize(w, r, true) {
+		return nil, false
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query: %v", err), "")
+		return nil, false
+	}
+	for k, v := range q {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter %q is not accepted by %s (accepted: %v)", k, route, allowed), "")
+			return nil, false
+		}
+		if len(v) > 1 {
+			writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter %q is given %d times", k, len(v)), "")
+			return nil, false
+		}
+	}
+	return q, true
+}
+
+// stale reports whether the caller accepts this member's own, possibly lagging, copy of the ledger.
+func stale(w http.ResponseWriter, q url.Values) (bool, bool) {
+	v := q.Get("stale")
+	if v == "" {
+		return false, true
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter stale: %q is not true or false", v), "")
+		return false, false
+	}
+	return b, true
+}
+
+// status answers with this member's own view: it must work without a leader, to show there is none.
+func (s *Server) status() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.getGuard(w, r, api.PathStatus); !ok {
+			return
+		}
+		st, err := s.svc.Status(r.Context())
+		if err != nil {
+			s.fail(w, r, api.PathStatus, nil, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, st)
+	})
+}
+
+// nodes lists nodes, read on the leader unless stale=true.
+func (s *Server) nodes() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, ok := s.getGuard(w, r, api.PathNodes, "region", "state", "after", "limit", "stale")
+		if !ok {
+			return
+		}
+		f := api.NodeFilter{Region: q.Get("region"), State: api.NodeState(q.Get("state")), After: q.Get("after"), Limit: defaultNodesLimit}
+		if v := q.Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxNodesLimit {
+				writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter limit: %q is not a number in 1..%d", v, maxNodesLimit), "")
+				return
+			}
+			f.Limit = n
+		}
+		if err := f.Validate(); err != nil {
+			writeError(w, http.StatusBadRequest, api.CodeBadRequest, "query parameter "+err.Error(), "")
+			return
+		}
+		local, ok := stale(w, q)
+		if !ok {
+			return
+		}
+		if !local && !s.svc.IsLeader() {
+			s.toLeader(w, r, api.PathNodes, nil)
+			return
+		}
+		out, err := s.svc.Nodes(r.Context(), f)
+		if err != nil {
+			s.fail(w, r, api.PathNodes, nil, err)
+			return
+		}
+		if out.Nodes == nil {
+			out.Nodes = []api.Node{}
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+}
+
+// node returns one node with its history, read on the leader unless stale=true.
+func (s *Server) node() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, ok := s.getGuard(w, r, api.PathNode+"{identity}", "stale")
+		if !ok {
+			return
+		}
+		id := r.PathValue("identity")
+		if err := api.ValidateName("identity", id); err != nil {
+			writeError(w, http.StatusBadRequest, api.CodeBadRequest, err.Error(), "")
+			return
+		}
+		local, ok := stale(w, q)
+		if !ok {
+			return
+		}
+		if !local && !s.svc.IsLeader() {
+			s.toLeader(w, r, api.PathNode+"{identity}", nil)
+			return
+		}
+		n, err := s.svc.Node(r.Context(), id)
+		if err != nil {
+			s.fail(w, r, api.PathNode+"{identity}", nil, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, n)
+	})
+}

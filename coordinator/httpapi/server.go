@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// DefaultMaxBodyBytes bounds a request body when the configuration does not.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config holds what the HTTP layer needs besides the service.
+type Config struct {
+	// EdgeTokens open the edge API; any one of them is accepted.
+	EdgeTokens []string
+	// AdminTokens open the admin API; with none the admin API answers 403.
+	AdminTokens []string
+	// ClientCerts accepts edge requests whose TLS client certificate the server verified against its CA.
+	ClientCerts bool
+	// Insecure opens the edge API without a credential; only for local experiments.
+	Insecure bool
+	// MaxBodyBytes bounds every request body (DefaultMaxBodyBytes when 0).
+	MaxBodyBytes int64
+	// Redirect answers 421 with the leader's address instead of forwarding a follower's request.
+	Redirect bool
+	// ForwardClient sends forwarded requests to the leader (TLS settings of the member); nil uses a plain client.
+	ForwardClient *http.Client
+	// Errors maps the service's sentinel errors to HTTP answers.
+	Errors []ErrorMapping
+	// Logger receives one line per failed request; tokens never reach it.
+	Logger *slog.Logger
+	// Registry receives the HTTP metrics; nil registers nothing.
+	Registry prometheus.Registerer
+}
+
+// Server serves the edge and admin APIs of one coordinator member.
+type Server struct {
+	svc         Service
+	edgeTokens  []secret
+	adminTokens []secret
+	clientCerts bool
+	insecure    bool
+	maxBody     int64
+	redirect    bool
+	fwd         *http.Client
+	errors      []ErrorMapping
+	log         *slog.Logger
+	metrics     *metrics
+	mux         *http.ServeMux
+}
+
+// New builds a server for svc; it refuses a configuration that leaves the edge API open by accident.
+func New(svc Service, cfg Config) (*Server, error) {
+	if svc == nil {
+		return nil, errors.New("httpapi: nil service")
+	}
+	if len(cfg.EdgeTokens) == 0 && !cfg.ClientCerts && !cfg.Insecure {
+		return nil, errors.New("httpapi: no edge credential configured (edge tokens or client certificates), and insecure is not set")
+	}
+	s := &Server{
+		svc:         svc,
+		clientCerts: cfg.ClientCerts,
+		insecure:    cfg.Insecure,
+		maxBody:     cfg.MaxBodyBytes,
+		redirect:    cfg.Redirect,
+		fwd:         cfg.ForwardClient,
+		errors:      cfg.Errors,
+		log:         cfg.Logger,
+	}
+	for _, t := range cfg.EdgeTokens {
+		if t == "" {
+			return nil, errors.New("httpapi: an edge token is empty")
+		}
+		s.edgeTokens = append(s.edgeTokens, newSecret(t))
+	}
+	for _, t := range cfg.AdminTokens {
+		if t == "" {
+			return nil, errors.New("httpapi: an admin token is empty")
+		}
+		s.adminTokens = append(s.adminTokens, newSecret(t))
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.fwd == nil {
+		s.fwd = &http.Client{}
+	}
+	// The forwarded answer goes back as it is, redirects included.
+	fwd := *s.fwd
+	fwd.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	s.fwd = &fwd
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	s.handle(api.PathRegister, s.register())
+	s.handle(api.PathAcquire, s.acquire())
+	s.handle(api.PathRenew, s.renew())
+	s.handle(api.PathReport, s.report())
+	s.handle(api.PathHeartbeat, s.heartbeat())
+	s.handle(api.PathStatus, s.status())
+	s.handle(api.PathNodes, s.nodes())
+	s.handle(api.PathNode+"{identity}", s.node())
+	s.handle(api.PathPause, s.pause())
+	s.handle(api.PathResume, s.resume())
+	s.handle(api.PathJoin, s.join())
+	s.handle(api.PathRemove, s.remove())
+	s.handle(api.PathSnapshot, s.snapshot())
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, "no such endpoint: "+r.URL.Path, "")
+	})
+}
+
+// handle registers h under pattern with the leader header, metrics and a log line per failure.
+func (s *Server) handle(pattern string, h http.Handler) {
+	route := pattern
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		if l := s.svc.LeaderAPIAddress(); l != "" {
+			w.Header().Set(api.HeaderLeader, l)
+		}
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		s.metrics.observe(route, sw.status, time.Since(start))
+		if sw.status >= 400 {
+			// Method, path and status only: headers carry the credentials.
+			s.log.Info("api request refused", "method", r.Method, "path", r.URL.Path, "status", sw.status, "remote", r.RemoteAddr)
+		}
+	}))
+}
+
+// statusWriter remembers the status for metrics and logs.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

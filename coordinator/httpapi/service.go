@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi
+
+import (
+	"context"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Service is what the HTTP layer needs from a coordinator member; the core's Service satisfies it.
+type Service interface {
+	Register(ctx context.Context, req api.RegisterRequest) (api.RegisterResponse, error)
+	Acquire(ctx context.Context, req api.AcquireRequest) (api.AcquireResponse, error)
+	Renew(ctx context.Context, req api.RenewRequest) (api.RenewResponse, error)
+	Report(ctx context.Context, req api.ReportRequest) (api.ReportResponse, error)
+	Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error)
+	Pause(ctx context.Context, req api.PauseRequest) (api.PauseResponse, error)
+	Resume(ctx context.Context) (api.PauseResponse, error)
+	Status(ctx context.Context) (api.StatusResponse, error)
+	Nodes(ctx context.Context, f api.NodeFilter) (api.NodesResponse, error)
+	Node(ctx context.Context, identity string) (api.Node, error)
+	Join(ctx context.Context, req api.JoinRequest) error
+	Remove(ctx context.Context, req api.RemoveRequest) error
+	Snapshot(ctx context.Context) (api.SnapshotResponse, error)
+	IsLeader() bool
+	LeaderAPIAddress() string
+}
+
+// ErrorMapping turns a sentinel error of the service into an HTTP status and API code (matched with errors.Is).
+type ErrorMapping struct {
+	Err    error
+	Status int
+	Code   api.Code
+}

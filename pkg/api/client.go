@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxResponseBody bounds what the client reads from one answer (a page of nodes can be large).
+const maxResponseBody = 256 << 20
+
+// Client calls the coordinator API on any of its members and finds the leader on its own.
+//
+// It tries the last known leader first, then every configured member; a member that is down or
+// answers without a leader is skipped, and a not-leader answer or redirect naming the leader is
+// followed. The number of tries is bounded and every wait honours the context. A request whose
+// connection broke mid-way may be sent again to another member: every edge call is safe to repeat
+// (register is idempotent, a repeated acquire at worst leaves a lease to expire, renew and report
+// are checked against the lease token).
+type Client struct {
+	members  []string
+	hc       *http.Client
+	token    string
+	attempts int
+	delay    time.Duration
+
+	mu     sync.Mutex
+	leader string
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the HTTP client, e.g. one with TLS client certificates; its redirects are handled by Client.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithToken sends the token as a bearer credential on every request.
+func WithToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// WithAttempts bounds the tries of one call across members and leader hops (default 3 per member + 2).
+func WithAttempts(n int) Option { return func(c *Client) { c.attempts = n } }
+
+// WithRetryDelay sets the pause before retrying after a member had no leader (default 250ms).
+func WithRetryDelay(d time.Duration) Option { return func(c *Client) { c.delay = d } }
+
+// NewClient returns a client for the members' API base URLs (scheme://host:port).
+func NewClient(members []string, opts ...Option) (*Client, error) {
+	if len(members) == 0 {
+		return nil, errors.New("coordinator client: no member addresses")
+	}
+	c := &Client{delay: 250 * time.Millisecond}
+	for i, m := range members {
+		m = strings.TrimRight(strings.TrimSpace(m), "/")
+		if err := ValidateBaseURL(fmt.Sprintf("members[%d]", i), m); err != nil {
+			return nil, fmt.Errorf("coordinator client: %w", err)
+		}
+		c.members = append(c.members, m)
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.attempts <= 0 {
+		c.attempts = 3*len(c.members) + 2
+	}
+	base := c.hc
+	if base == nil {
+		base = &http.Client{}
+	}
+	// A copy, so the caller's client keeps its own redirect policy: the leader hop must keep the
+	// credential and the method, which net/http's redirect following does not promise across hosts.
+	hc := *base
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.hc = &hc
+	return c, nil
+}
+
+// Leader returns the API address of the leader the client last reached or was told of.
+func (c *Client) Leader() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leader
+}
+
+func (c *Client) setLeader(l string) {
+	c.mu.Lock()
+	c.leader = l
+	c.mu.Unlock()
+}
+
+// candidates lists the members to try, the known leader first.
+func (c *Client) candidates() []string {
+	l := c.Leader()
+	out := make([]string, 0, len(c.members)+1)
+	if l != "" {
+		out = append(out, l)
+	}
+	for _, m := range c.members {
+		if m != l {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Register records discovered nodes.
+func (c *Client) Register(ctx context.Context, req RegisterRequest) (RegisterResponse, error) {
+	var out RegisterResponse
+	return out, c.do(ctx, http.MethodPost, PathRegister, nil, &req, &out)
+}
+
+// Acquire asks for a lease and blocks on the server up to req.Wait; a nil Lease means none was granted.
+func (c *Client) Acquire(ctx context.Context, req AcquireRequest) (AcquireResponse, error) {
+	var out AcquireResponse
+	return out, c.do(ctx, http.MethodPost, PathAcquire, nil, &req, &out)
+}
+
+// Renew extends a lease.
+func (c *Client) Renew(ctx context.Context, req RenewRequest) (RenewResponse, error) {
+	var out RenewResponse
+	return out, c.do(ctx, http.MethodPost, PathRenew, nil, &req, &out)
+}
+
+// Report delivers results for nodes of a lease.
+func (c *Client) Report(ctx context.Context, req ReportRequest) (ReportResponse, error) {
+	var out ReportResponse
+	return out, c.do(ctx, http.MethodPost, PathReport, nil, &req, &out)
+}
+
+// Heartbeat tells the leader the edge is alive and learns the pause flag.
+func (c *Client) Heartbeat(ctx context.Context, req HeartbeatRequest) (HeartbeatResponse, error) {
+	var out HeartbeatResponse
+	return out, c.do(ctx, http.MethodPost, PathHeartbeat, nil, &req, &out)
+}
+
+// Status returns the view of the first member that answers, the known leader first.
+func (c *Client) Status(ctx context.Context) (StatusResponse, error) {
+	var out StatusResponse
+	return out, c.do(ctx, http.MethodGet, PathStatus, nil, nil, &out)
+}
+
+// StatusOf returns one member's own view, without trying any other member.
+func (c *Client) StatusOf(ctx context.Context, member string) (StatusResponse, error) {
+	var out StatusResponse
+	member = strings.TrimRight(member, "/")
+	if err := ValidateBaseURL("member", member); err != nil {
+		return out, err
+	}
+	_, err := c.once(ctx, member, http.MethodGet, PathStatus, nil, nil, &out)
+	return out, err
+}
+
+// Nodes returns one page of the ledger's nodes matching f, read on the leader.
+func (c *Client) Nodes(ctx context.Context, f NodeFilter) (NodesResponse, error) {
+	var out NodesResponse
+	if err := f.Validate(); err != nil {
+		return out, err
+	}
+	q := url.Values{}
+	if f.Region != "" {
+		q.Set("region", f.Region)
+	}
+	if f.State != "" {
+		q.Set("state", string(f.State))
+	}
+	if f.After != "" {
+		q.Set("after", f.After)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	return out, c.do(ctx, http.MethodGet, PathNodes, q, nil, &out)
+}
+
+// Node returns one node with its history, read on the leader.
+func (c *Client) Node(ctx context.Context, identity string) (Node, error) {
+	var out Node
+	if err := ValidateName("identity", identity); err != nil {
+		return out, err
+	}
+	return out, c.do(ctx, http.MethodGet, PathNode+url.PathEscape(identity), nil, nil, &out)
+}
+
+// Pause sets the replicated pause flag.
+func (c *Client) Pause(ctx context.Context, req PauseRequest) (PauseResponse, error) {
+	var out PauseResponse
+	return out, c.do(ctx, http.MethodPost, PathPause, nil, &req, &out)
+}
+
+// Resume clears the replicated pause flag.
+func (c *Client) Resume(ctx context.Context) (PauseResponse, error) {
+	var out PauseResponse
+	return out, c.do(ctx, http.MethodPost, PathResume, nil, &struct{}{}, &out)
+}
+
+// Join adds a member to the cluster.
+func (c *Client) Join(ctx context.Context, req JoinRequest) error {
+	return c.do(ctx, http.MethodPost, PathJoin, nil, &req, nil)
+}
+
+// Remove removes a member from the cluster.
+func (c *Client) Remove(ctx context.Context, req RemoveRequest) error {
+	return c.do(ctx, http.MethodPost, PathRemove, nil, &req, nil)
+}
+
+// Snapshot asks the leader to take a Raft snapshot now.
+func (c *Client) Snapshot(ctx context.Context) (SnapshotResponse, error) {
+	var out SnapshotResponse
+	return out, c.do(ctx, http.MethodPost, PathSnapshot, nil, &struct{}{}, &out)
+}
+
+// do sends one call, moving across members and towards the leader within the attempt budget.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	var body []byte
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", path, err)
+		}
+		body = b
+	}
+	var lastErr error
+	queue := c.candidates()
+	for attempt := 0; attempt < c.attempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return joinCtx(err, lastErr)
+		}
+		if len(queue) == 0 {
+			// Every member was tried once: pause, then go round again.
+			if err := sleepCtx(ctx, c.delay); err != nil {
+				return joinCtx(err, lastErr)
+			}
+			queue = c.candidates()
+		}
+		member := queue[0]
+		queue = queue[1:]
+
+		leader, err := c.once(ctx, member, method, path, q, body, out)
+		if err == nil {
+			c.noteServed(member, leader, path)
+			return nil
+		}
+		lastErr = err
+		var apiErr *Error
+		switch {
+		case errors.As(err, &apiErr) && leader != "" && leader != member:
+			// Not the leader, but it told us who is: go there next.
+			c.setLeader(leader)
+			queue = append([]string{leader}, without(queue, leader)...)
+		case errors.As(err, &apiErr) && retryable(apiErr):
+			if c.Leader() == member {
+				c.setLeader("")
+			}
+		case errors.As(err, &apiErr):
+			return err
+		default:
+			// Transport failure: the member may be down; forget it as leader and try the next.
+			if ctx.Err() != nil {
+				return joinCtx(ctx.Err(), err)
+			}
+			if c.Leader() == member {
+				c.setLeader("")
+			}
+		}
+	}
+	return fmt.Errorf("%s %s: gave up after %d attempts: %w", method, path, c.attempts, lastErr)
+}
+
+// noteServed remembers the leader after a success: the one the answer names (a follower that
+// forwarded names it), else the member itself when it served a leader-only call.
+func (c *Client) noteServed(member, leader, path string) {
+	switch {
+	case leader != "":
+		c.setLeader(leader)
+	case path != PathStatus: // any member answers status, so it says nothing about leadership
+		c.setLeader(member)
+	}
+}
+
+// once sends the call to one member and returns the leader's address when the answer names one
+// (X-Muster-Leader, a not-leader body, or a redirect).
+func (c *Client) once(ctx context.Context, member, method, path string, q url.Values, body []byte, out any) (string, error) {
+	u := member + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	if err != nil {
+		return "", fmt.Errorf("%s %s: read answer: %w", method, u, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		leader := resp.Header.Get(HeaderLeader)
+		if ValidateBaseURL("leader", leader) != nil {
+			leader = ""
+		}
+		if out == nil || len(bytes.TrimSpace(raw)) == 0 {
+			return leader, nil
+		}
+		if err := json.Unmarshal(raw, out); err != nil {
+			return "", fmt.Errorf("%s %s: decode answer: %w", method, u, err)
+		}
+		return leader, nil
+	}
+	e := &Error{Status: resp.StatusCode, Member: member}
+	var eb ErrorBody
+	if json.Unmarshal(raw, &eb) == nil && eb.Error != "" {
+		e.Code, e.Message, e.Leader = eb.Code, eb.Error, eb.Leader
+	} else {
+		e.Code, e.Message = codeForStatus(resp.StatusCode), strings.TrimSpace(string(truncate(raw, 512)))
+		if e.Message == "" {
+			e.Message = http.StatusText(resp.StatusCode)
+		}
+	}
+	if e.Leader == "" {
+		e.Leader = resp.Header.Get(HeaderLeader)
+	}
+	if e.Leader == "" && (resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect) {
+		if loc, err := resp.Location(); err == nil {
+			e.Leader = loc.Scheme + "://" + loc.Host
+		}
+	}
+	if e.Leader != "" && ValidateBaseURL("leader", e.Leader) != nil {
+		e.Leader = "" // never follow a malformed address
+	}
+	return e.Leader, e
+}
+
+// retryable reports whether another member (or the same one later) may succeed.
+func retryable(e *Error) bool {
+	switch e.Code {
+	case CodeNotLeader, CodeNoLeader, CodeUnavailable:
+		return true
+	}
+	return e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout
+}
+
+func codeForStatus(status int) Code {
+	switch status {
+	case http.StatusBadRequest:
+		return CodeBadRequest
+	case http.StatusUnauthorized:
+		return CodeUnauthorized
+	case http.StatusForbidden:
+		return CodeForbidden
+	case http.StatusNotFound:
+		return CodeNotFound
+	case http.StatusMethodNotAllowed:
+		return CodeMethodNotAllowed
+	case http.StatusRequestEntityTooLarge:
+		return CodeBodyTooLarge
+	case http.StatusMisdirectedRequest, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return CodeNotLeader
+	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return CodeUnavailable
+	}
+	return CodeInternal
+}
+
+func without(list []string, s string) []string {
+	out := list[:0:0]
+	for _, v := range list {
+		if v != s {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func joinCtx(ctxErr, last error) error {
+	if last == nil {
+		return ctxErr
+	}
+	return fmt.Errorf("%w (last error: %v)", ctxErr, last)
+}
