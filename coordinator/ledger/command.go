@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// CommandType is the first byte of every log entry the coordinator writes.
+type CommandType uint8
+
+// IgnoreUnknown is OR-ed into the type byte of a command that an older member may skip: during a
+// rolling upgrade a member that does not know the type ignores it instead of halting its FSM.
+const IgnoreUnknown CommandType = 0x80
+
+// Command types. Values are part of the on-disk log format: never renumber.
+const (
+	CmdRegister CommandType = 1
+	CmdGrant    CommandType = 2
+	CmdRenew    CommandType = 3
+	CmdReport   CommandType = 4
+	CmdExpire   CommandType = 5
+	CmdExtend   CommandType = 6
+	CmdPause    CommandType = 7
+)
+
+func (t CommandType) String() string {
+	switch t &^ IgnoreUnknown {
+	case CmdRegister:
+		return "register"
+	case CmdGrant:
+		return "grant"
+	case CmdRenew:
+		return "renew"
+	case CmdReport:
+		return "report"
+	case CmdExpire:
+		return "expire"
+	case CmdExtend:
+		return "extend"
+	case CmdPause:
+		return "pause"
+	}
+	return fmt.Sprintf("type-%d", uint8(t))
+}
+
+// RegisterNode is one node seen by an edge's discovery.
+type RegisterNode struct {
+	Identity         string          `json:"identity"`
+	Region           string          `json:"region"`
+	InventoryVersion string          `json:"inventory_version,omitempty"`
+	Facts            json.RawMessage `json:"facts,omitempty"`
+}
+
+// Register adds nodes (idempotent) and puts finished nodes seen again back to waiting.
+type Register struct {
+	Now    time.Time      `json:"now"`
+	Edge   string         `json:"edge,omitempty"`
+	Policy Policy         `json:"policy"`
+	Nodes  []RegisterNode `json:"nodes"`
+}
+
+// Grant leases up to Max eligible waiting nodes of Region to Edge. The token is the log index.
+type Grant struct {
+	Now     time.Time     `json:"now"`
+	LeaseID string        `json:"lease_id"`
+	Edge    string        `json:"edge"`
+	Region  string        `json:"region"`
+	Max     int           `json:"max"`
+	TTL     time.Duration `json:"ttl"`
+	Policy  Policy        `json:"policy"`
+}
+
+// Renew moves a lease's expiry to Now+TTL.
+type Renew struct {
+	Now     time.Time     `json:"now"`
+	LeaseID string        `json:"lease_id"`
+	Token   uint64        `json:"token"`
+	TTL     time.Duration `json:"ttl"`
+}
+
+// Outcome is what an edge's host flow ended with.
+type Outcome string
+
+// Outcomes an edge reports.
+const (
+	OutcomeProvisioned Outcome = "provisioned"
+	OutcomeDeferred    Outcome = "deferred"
+	OutcomeShutdown    Outcome = "shutdown"
+	// OutcomeFailed puts the node back to waiting with attempts+1, or abandons it.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeUpgraded means an upgrade was sent; the node restarts and is provisioned again.
+	OutcomeUpgraded Outcome = "upgraded"
+	// OutcomeLocked means the node answered "Could not obtain provisioning lock": another worker
+	// owns it, so nobody is offered it again before the lock window passes.
+	OutcomeLocked Outcome = "locked"
+)
+
+// Valid reports whether o is a known outcome.
+func (o Outcome) Valid() bool {
+	switch o {
+	case OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgraded, OutcomeLocked:
+		return true
+	}
+	return false
+}
+
+// Result is one node's outcome under a lease.
+type Result struct {
+	Identity         string  `json:"identity"`
+	Outcome          Outcome `json:"outcome"`
+	Error            string  `json:"error,omitempty"`
+	InventoryVersion string  `json:"inventory_version,omitempty"`
+	TargetVersion    string  `json:"target_version,omitempty"`
+}
+
+// Report applies results under one lease; each is applied only if the node's current lease and
+// token are the ones named here.
+type Report struct {
+	Now     time.Time `json:"now"`
+	LeaseID string    `json:"lease_id"`
+	Token   uint64    `json:"token"`
+	Policy  Policy    `json:"policy"`
+	Results []Result  `json:"results"`
+}
+
+// Expire ends leases whose ExpiresAt+Grace is not after Now; nodes still held go back to waiting.
+type Expire struct {
+	Now      time.Time     `json:"now"`
+	Grace    time.Duration `json:"grace"`
+	Policy   Policy        `json:"policy"`
+	LeaseIDs []string      `json:"lease_ids"`
+}
+
+// Extend moves every outstanding lease's expiry to max(ExpiresAt, Now)+By; a new leader writes it
+// before it expires anything so a failover alone never costs a healthy edge its lease.
+type Extend struct {
+	Now time.Time     `json:"now"`
+	By  time.Duration `json:"by"`
+}
+
+// Pause sets the replicated operator pause flag.
+type Pause struct {
+	Now    time.Time `json:"now"`
+	Paused bool      `json:"paused"`
+	By     string    `json:"by,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Encode returns the log entry for a command: the type byte then the JSON body.
+func Encode(t CommandType, body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s command: %w", t, err)
+	}
+	out := make([]byte, 0, len(b)+1)
+	out = append(out, byte(t))
+	return append(out, b...), nil
+}
+
+// EncodeCommand picks the type byte from the body's Go type.
+func EncodeCommand(body any) ([]byte, error) {
+	var t CommandType
+	switch body.(type) {
+	case *Register, Register:
+		t = CmdRegister
+	case *Grant, Grant:
+		t = CmdGrant
+	case *Renew, Renew:
+		t = CmdRenew
+	case *Report, Report:
+		t = CmdReport
+	case *Expire, Expire:
+		t = CmdExpire
+	case *Extend, Extend:
+		t = CmdExtend
+	case *Pause, Pause:
+		t = CmdPause
+	default:
+		return nil, fmt.Errorf("%w: no command type for %T", ErrBadCommand, body)
+	}
+	return Encode(t, body)
+}
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrBadCommand}, args...)...)
+}

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import "errors"
+
+// Errors returned in apply results and by queries; callers compare them with errors.Is.
+var (
+	// ErrUnknownCommand means a command type this version does not know and that may not be ignored.
+	ErrUnknownCommand = errors.New("unknown ledger command")
+	// ErrBadCommand means a command failed validation; nothing was changed.
+	ErrBadCommand = errors.New("invalid ledger command")
+	// ErrUnknownLease means the lease does not exist (never granted, finished or expired).
+	ErrUnknownLease = errors.New("unknown lease")
+	// ErrTokenMismatch means the fencing token is not the lease's current token.
+	ErrTokenMismatch = errors.New("lease token mismatch")
+	// ErrLeaseExpired means the lease's expiry has passed and it can no longer be renewed.
+	ErrLeaseExpired = errors.New("lease expired")
+	// ErrWrongRegion means a node or request names a region other than the lease's or the node's.
+	ErrWrongRegion = errors.New("wrong region")
+	// ErrNotInLease means the node is not held by the lease the result was reported under.
+	ErrNotInLease = errors.New("node not held by this lease")
+	// ErrUnknownNode means the node is not in the ledger.
+	ErrUnknownNode = errors.New("unknown node")
+	// ErrPaused means the operator paused provisioning, so no lease is granted.
+	ErrPaused = errors.New("provisioning paused")
+	// ErrClosed means the ledger was closed.
+	ErrClosed = errors.New("ledger closed")
+)

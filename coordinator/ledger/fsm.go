@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
+)
+
+// FSM adapts a Ledger to raft.FSM; it only delegates, so the ledger's command processing can be
+// driven directly by tests and by recovery tools.
+type FSM struct{ l *Ledger }
+
+var (
+	_ raft.FSM         = (*FSM)(nil)
+	_ raft.BatchingFSM = (*FSM)(nil)
+)
+
+// FSM returns the raft.FSM view of the ledger.
+func (l *Ledger) FSM() *FSM { return &FSM{l: l} }
+
+// Apply applies one committed log entry.
+func (f *FSM) Apply(lg *raft.Log) any { return f.l.ApplyLogs([]*raft.Log{lg})[0] }
+
+// ApplyBatch applies committed entries in one bbolt transaction.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any { return f.l.ApplyLogs(logs) }
+
+// Snapshot pins the current state; the copy happens in Persist.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) { return f.l.Snapshot() }
+
+// Restore replaces all state with the snapshot's.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	return f.l.Restore(rc)
+}
+
+// ApplyLogs applies entries in order inside ONE bbolt write transaction that also stores the last
+// entry's index and term, so the ledger is never ahead of or behind what it says it applied.
+// Entries at or below the stored applied index are skipped: Raft replays the log tail after a
+// restart and the ledger already holds their effect. A refused command is its entry's result; a
+// storage failure panics, because skipping an entry would let this member diverge from the others.
+func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	applied := l.applied.Load()
+	var last *raft.Log
+	for _, lg := range logs {
+		if lg.Index > applied {
+			last = lg
+		}
+	}
+	if last == nil {
+		return out
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.db == nil {
+		panic(fmt.Sprintf("ledger %s: apply at index %d after close", l.path, last.Index))
+	}
+	var t *txn
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		t = newTxn(tx)
+		for i, lg := range logs {
+			if lg.Index <= applied || lg.Type != raft.LogCommand {
+				continue
+			}
+			r := l.applyOne(t, lg.Index, lg.Data)
+			if se, ok := r.(storageError); ok {
+				return fmt.Errorf("index %d: %w", lg.Index, se.error)
+			}
+			out[i] = r
+		}
+		return t.finish(last.Index, last.Term)
+	})
+	if err != nil {
+		panic(fmt.Sprintf("ledger %s: apply: %v", l.path, err))
+	}
+	l.applied.Store(last.Index)
+	if l.opts.OnApply != nil {
+		l.opts.OnApply(Applied{Index: last.Index, Regions: t.changedRegions(), PauseChanged: t.pauseChanged})
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+var t0 = time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+
+func testPolicy() Policy {
+	return Policy{
+		MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: 4 * time.Second,
+		LockWindow: 2 * time.Minute, HistoryLimit: 5, ReprovisionAfter: 30 * time.Second,
+	}
+}
+
+// harness feeds commands to a real ledger file as a Raft log would, one index per command.
+type harness struct {
+	t     testing.TB
+	l     *Ledger
+	index uint64
+	term  uint64
+}
+
+func newHarness(t testing.TB) *harness {
+	t.Helper()
+	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return &harness{t: t, l: l, term: 1}
+}
+
+func (h *harness) entry(cmd any) *raft.Log {
+	h.t.Helper()
+	data, err := EncodeCommand(cmd)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.index++
+	return &raft.Log{Index: h.index, Term: h.term, Type: raft.LogCommand, Data: data}
+}
+
+func (h *harness) apply(cmd any) any {
+	h.t.Helper()
+	return h.l.ApplyLogs([]*raft.Log{h.entry(cmd)})[0]
+}
+
+func (h *harness) register(at time.Time, region string, ids ...string) *RegisterResult {
+	h.t.Helper()
+	c := &Register{Now: at, Edge: "edge-a", Policy: testPolicy()}
+	for _, id := range ids {
+		c.Nodes = append(c.Nodes, RegisterNode{Identity: id, Region: region})
+	}
+	return mustResult[*RegisterResult](h.t, h.apply(c))
+}
+
+func (h *harness) grant(at time.Time, edge, region string, max int) *Lease {
+	h.t.Helper()
+	c := &Grant{Now: at, LeaseID: fmt.Sprintf("lease-%d", h.index+1), Edge: edge, Region: region, Max: max, TTL: 30 * time.Second, Policy: testPolicy()}
+	return mustResult[*GrantResult](h.t, h.apply(c)).Lease
+}
+
+func (h *harness) report(at time.Time, ls *Lease, outcome Outcome, ids ...string) any {
+	h.t.Helper()
+	c := &Report{Now: at, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy()}
+	for _, id := range ids {
+		c.Results = append(c.Results, Result{Identity: id, Outcome: outcome, Error: errIf(outcome)})
+	}
+	return h.apply(c)
+}
+
+func errIf(o Outcome) string {
+	if o == OutcomeFailed {
+		return "inventory failed"
+	}
+	return ""
+}
+
+func (h *harness) node(id string) *Node {
+	h.t.Helper()
+	n, err := h.l.Node(id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+func (h *harness) counts() map[string]map[State]int {
+	h.t.Helper()
+	c, err := h.l.Counts()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+func mustResult[T any](t testing.TB, r any) T {
+	t.Helper()
+	if err, ok := r.(error); ok {
+		t.Fatalf("apply failed: %v", err)
+	}
+	v, ok := r.(T)
+	if !ok {
+		t.Fatalf("apply returned %T (%v), want %T", r, r, *new(T))
+	}
+	return v
+}
+
+func mustErr(t testing.TB, r any, want error) {
+	t.Helper()
+	err, ok := r.(error)
+	if !ok {
+		t.Fatalf("apply returned %T (%+v), want error %v", r, r, want)
+	}
+	if !errors.Is(err, want) {
+		t.Fatalf("apply error %v, want %v", err, want)
+	}
+}

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Node returns one node's record, or ErrUnknownNode.
+func (l *Ledger) Node(identity string) (*Node, error) {
+	var n *Node
+	err := l.view(func(tx *bolt.Tx) error {
+		var err error
+		n, err = getNode(tx.Bucket(bucketNodes), identity)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownNode, identity)
+	}
+	return n, nil
+}
+
+// NodeFilter selects nodes for Nodes; zero fields match everything.
+type NodeFilter struct {
+	Region string
+	State  State
+	// After resumes a listing after this identity.
+	After string
+	// Limit caps the page; 0 means 1000.
+	Limit int
+	// WithHistory keeps each node's history; listings drop it by default.
+	WithHistory bool
+}
+
+// Nodes lists nodes in identity order; next is the After of the following page, "" at the end.
+func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
+	if f.Limit <= 0 {
+		f.Limit = 1000
+	}
+	if f.State != "" && !f.State.Valid() {
+		return nil, "", fmt.Errorf("unknown state %q", f.State)
+	}
+	err = l.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketNodes).Cursor()
+		k, v := c.First()
+		if f.After != "" {
+			k, v = c.Seek([]byte(f.After))
+			if k != nil && string(k) == f.After {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil; k, v = c.Next() {
+			var n Node
+			if err := json.Unmarshal(v, &n); err != nil {
+				return fmt.Errorf("decode node %q: %w", k, err)
+			}
+			if (f.Region != "" && n.Region != f.Region) || (f.State != "" && n.State != f.State) {
+				continue
+			}
+			if len(nodes) == f.Limit {
+				next = nodes[len(nodes)-1].Identity
+				return nil
+			}
+			if !f.WithHistory {
+				n.History = nil
+			}
+			nodes = append(nodes, n)
+		}
+		return nil
+	})
+	return nodes, next, err
+}
+
+// Counts returns the number of nodes per region and state.
+func (l *Ledger) Counts() (map[string]map[State]int, error) {
+	out := map[string]map[State]int{}
+	err := l.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCounts).ForEach(func(k, v []byte) error {
+			i := bytes.IndexByte(k, 0)
+			if i < 0 {
+				return fmt.Errorf("malformed count key %q", k)
+			}
+			r := string(k[:i])
+			if out[r] == nil {
+				out[r] = map[State]int{}
+			}
+			out[r][State(k[i+1:])] = int(getUint(v))
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Leases returns every outstanding lease in id order.
+func (l *Ledger) Leases() ([]Lease, error) {
+	var out []Lease
+	err := l.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+			var ls Lease
+			if err := json.Unmarshal(v, &ls); err != nil {
+				return fmt.Errorf("decode lease %q: %w", k, err)
+			}
+			out = append(out, ls)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Lease returns one outstanding lease, or ErrUnknownLease.
+func (l *Ledger) Lease(id string) (*Lease, error) {
+	var ls *Lease
+	err := l.view(func(tx *bolt.Tx) error {
+		var err error
+		ls, err = getLease(tx.Bucket(bucketLeases), id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ls == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownLease, id)
+	}
+	return ls, nil
+}
+
+// Pause returns the replicated operator pause flag.
+func (l *Ledger) Pause() (PauseState, error) {
+	var p PauseState
+	err := l.view(func(tx *bolt.Tx) error {
+		var err error
+		p, err = readPause(tx.Bucket(bucketMeta))
+		return err
+	})
+	return p, err
+}
+
+// Eligible counts, up to limit, the waiting nodes of region that edge could be granted at now.
+func (l *Ledger) Eligible(region, edge string, now time.Time, limit int) (int, error) {
+	var n int
+	err := l.view(func(tx *bolt.Tx) error {
+		ids, err := eligible(tx.Bucket(bucketWaiting), region, edge, now, limit)
+		n = len(ids)
+		return err
+	})
+	return n, err
+}
+
+// Digest hashes every bucket's keys and values in order; two members that applied the same log
+// have the same digest, whatever their files' page layout.
+func (l *Ledger) Digest() ([]byte, error) {
+	h := sha256.New()
+	err := l.view(func(tx *bolt.Tx) error {
+		names := slices.Clone(allBuckets)
+		for _, name := range names {
+			h.Write(name)
+			h.Write([]byte{0xff})
+			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
+				fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import "time"
+
+// Rejection names one node a command did not apply to, and why.
+type Rejection struct {
+	Identity string `json:"identity"`
+	Err      error  `json:"-"`
+	Reason   string `json:"reason"`
+}
+
+func reject(id string, err error) Rejection {
+	return Rejection{Identity: id, Err: err, Reason: err.Error()}
+}
+
+// RegisterResult says what a Register did to each node.
+type RegisterResult struct {
+	Added     int
+	Requeued  int
+	Unchanged int
+	Rejected  []Rejection
+}
+
+// GrantResult holds the granted lease; Lease is nil when no node was eligible.
+type GrantResult struct {
+	Lease *Lease
+}
+
+// RenewResult holds the renewed lease.
+type RenewResult struct {
+	Lease *Lease
+}
+
+// ReportResult says which results were applied; Rejected ones are stale or wrong.
+type ReportResult struct {
+	Accepted int
+	Rejected []Rejection
+	// LeaseDone is true when the report finished the lease's last node and the lease was removed.
+	LeaseDone bool
+}
+
+// ExpireResult lists the leases that were expired and how many nodes went back to waiting or
+// were abandoned.
+type ExpireResult struct {
+	Expired   []string
+	Returned  int
+	Abandoned int
+}
+
+// ExtendResult counts the leases that were extended.
+type ExtendResult struct {
+	Extended int
+}
+
+// PauseState is the replicated operator pause flag.
+type PauseState struct {
+	Paused bool      `json:"paused"`
+	At     time.Time `json:"at,omitzero"`
+	By     string    `json:"by,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+}

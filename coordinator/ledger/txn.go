@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// txn is one bbolt write transaction with the bookkeeping every command shares: the waiting index
+// and the per-region state counts follow each node write, so no command can forget them.
+type txn struct {
+	tx      *bolt.Tx
+	nodes   *bolt.Bucket
+	leases  *bolt.Bucket
+	waiting *bolt.Bucket
+	counts  *bolt.Bucket
+	meta    *bolt.Bucket
+
+	deltas       map[string]int64
+	regions      map[string]struct{}
+	pauseChanged bool
+}
+
+func newTxn(tx *bolt.Tx) *txn {
+	return &txn{
+		tx:      tx,
+		nodes:   tx.Bucket(bucketNodes),
+		leases:  tx.Bucket(bucketLeases),
+		waiting: tx.Bucket(bucketWaiting),
+		counts:  tx.Bucket(bucketCounts),
+		meta:    tx.Bucket(bucketMeta),
+		deltas:  map[string]int64{},
+		regions: map[string]struct{}{},
+	}
+}
+
+// putNode stores n; old is its previous record, nil when new.
+func (t *txn) putNode(old, n *Node) error {
+	if old != nil {
+		if old.State == StateWaiting {
+			if err := t.waiting.Delete(waitKey(old)); err != nil {
+				return fmt.Errorf("unindex node %q: %w", old.Identity, err)
+			}
+		}
+		t.deltas[string(countKey(old.Region, old.State))]--
+	}
+	if n.State == StateWaiting {
+		if err := t.waiting.Put(waitKey(n), waitValue(n)); err != nil {
+			return fmt.Errorf("index node %q: %w", n.Identity, err)
+		}
+		t.regions[n.Region] = struct{}{}
+	}
+	t.deltas[string(countKey(n.Region, n.State))]++
+	v, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("encode node %q: %w", n.Identity, err)
+	}
+	if err := t.nodes.Put([]byte(n.Identity), v); err != nil {
+		return fmt.Errorf("store node %q: %w", n.Identity, err)
+	}
+	return nil
+}
+
+func (t *txn) putLease(ls *Lease) error {
+	v, err := json.Marshal(ls)
+	if err != nil {
+		return fmt.Errorf("encode lease %q: %w", ls.ID, err)
+	}
+	if err := t.leases.Put([]byte(ls.ID), v); err != nil {
+		return fmt.Errorf("store lease %q: %w", ls.ID, err)
+	}
+	return nil
+}
+
+// finish writes the count deltas in key order and the applied index and term.
+func (t *txn) finish(index, term uint64) error {
+	keys := make([]string, 0, len(t.deltas))
+	for k, d := range t.deltas {
+		if d != 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		n := int64(getUint(t.counts.Get([]byte(k)))) + t.deltas[k]
+		var err error
+		if n <= 0 {
+			err = t.counts.Delete([]byte(k))
+		} else {
+			err = t.counts.Put([]byte(k), putUint(uint64(n)))
+		}
+		if err != nil {
+			return fmt.Errorf("store count: %w", err)
+		}
+	}
+	if err := t.meta.Put(keyAppliedIndex, putUint(index)); err != nil {
+		return fmt.Errorf("store applied index: %w", err)
+	}
+	if err := t.meta.Put(keyAppliedTerm, putUint(term)); err != nil {
+		return fmt.Errorf("store applied term: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) changedRegions() []string {
+	out := make([]string, 0, len(t.regions))
+	for r := range t.regions {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}
