@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 	"unicode"
 )
@@ -204,12 +205,12 @@ func (r *JoinRequest) Validate() error {
 
 // ValidateBaseURL checks a member's API address: an http or https URL with a host and no path.
 func ValidateBaseURL(field, v string) error {
+	if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+		return fmt.Errorf("%s: %q must start with http:// or https://", field, v)
+	}
 	u, err := url.Parse(v)
 	if err != nil {
-		return fmt.Errorf("%s: %w", field, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%s: %q must start with http:// or https://", field, v)
+		return fmt.Errorf("%s: %q is not a URL: %w", field, v, err)
 	}
 	if u.Host == "" {
 		return fmt.Errorf("%s: %q has no host", field, v)

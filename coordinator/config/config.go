@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import "time"
+
+// Config is a coordinator member's checked configuration.
+type Config struct {
+	NodeID    string
+	DataDir   string
+	Bootstrap bool
+	Join      []string
+	Raft      Raft
+	HTTP      HTTP
+	Auth      Auth
+	TLS       TLS
+	Lease     Lease
+	Ledger    Ledger
+	Log       Log
+}
+
+// Raft configures the consensus transport and timing.
+type Raft struct {
+	Bind               string
+	Advertise          string
+	TLS                bool
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	CommitTimeout      time.Duration
+	SnapshotThreshold  uint64
+	SnapshotInterval   time.Duration
+}
+
+// HTTP configures the edge and admin API listener.
+type HTTP struct {
+	Bind         string
+	Advertise    string
+	MaxBodyBytes int64
+	Redirect     bool
+}
+
+// Auth holds the API credentials; String never shows them.
+type Auth struct {
+	EdgeTokens  []string
+	AdminToken  string
+	ClientCerts bool
+	Insecure    bool
+}
+
+// TLS names the PEM files of this member.
+type TLS struct {
+	Cert string
+	Key  string
+	CA   string
+}
+
+// Enabled reports whether the API (and optionally Raft) serve TLS.
+func (t TLS) Enabled() bool { return t.Cert != "" }
+
+// Lease configures lease lifetimes and the retry policy of nodes.
+type Lease struct {
+	TTL          time.Duration
+	Grace        time.Duration
+	LockWindow   time.Duration
+	MaxAttempts  int
+	RetryBackoff time.Duration
+}
+
+// Ledger configures what the ledger keeps.
+type Ledger struct {
+	HistoryLength int
+}
+
+// Log configures the process logger.
+type Log struct {
+	Level  string
+	Format string
+}

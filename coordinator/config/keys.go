@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"strings"
+	"time"
+)
+
+// kind says how a key's value is parsed and which flag type carries it.
+type kind int
+
+const (
+	kString kind = iota
+	kBool
+	kInt
+	kDuration
+	kList
+)
+
+// key is one configuration setting: its dotted name, default, flag and help.
+type key struct {
+	name  string
+	kind  kind
+	def   any
+	usage string
+}
+
+// Keys of the coordinator's configuration. The YAML file nests on the dots; the environment
+// variable is MUSTER_ and the upper-cased key with dots as underscores; the flag is the key with
+// dots and underscores as dashes.
+const (
+	KeyNodeID            = "node_id"
+	KeyDataDir           = "data_dir"
+	KeyBootstrap         = "bootstrap"
+	KeyJoin              = "join"
+	KeyRaftBind          = "raft.bind"
+	KeyRaftAdvertise     = "raft.advertise"
+	KeyRaftTLS           = "raft.tls"
+	KeyRaftHeartbeat     = "raft.heartbeat_timeout"
+	KeyRaftElection      = "raft.election_timeout"
+	KeyRaftLeaderLease   = "raft.leader_lease_timeout"
+	KeyRaftCommit        = "raft.commit_timeout"
+	KeyRaftSnapThreshold = "raft.snapshot_threshold"
+	KeyRaftSnapInterval  = "raft.snapshot_interval"
+	KeyHTTPBind          = "http.bind"
+	KeyHTTPAdvertise     = "http.advertise"
+	KeyHTTPMaxBody       = "http.max_body_bytes"
+	KeyHTTPRedirect      = "http.redirect"
+	KeyEdgeTokens        = "auth.edge_tokens"
+	KeyAdminToken        = "auth.admin_token"
+	KeyClientCerts       = "auth.client_certs"
+	KeyInsecure          = "auth.insecure"
+	KeyTLSCert           = "tls.cert"
+	KeyTLSKey            = "tls.key"
+	KeyTLSCA             = "tls.ca"
+	KeyLeaseTTL          = "lease.ttl"
+	KeyLeaseGrace        = "lease.grace"
+	KeyLockWindow        = "lease.lock_window"
+	KeyMaxAttempts       = "lease.max_attempts"
+	KeyRetryBackoff      = "lease.retry_backoff"
+	KeyHistoryLength     = "ledger.history_length"
+	KeyLogLevel          = "log.level"
+	KeyLogFormat         = "log.format"
+)
+
+// allKeys lists every setting with its default; an unknown key in the file is refused.
+func allKeys() []key {
+	return []key{
+		{KeyNodeID, kString, "", "this member's Raft server id (unique in the cluster)"},
+		{KeyDataDir, kString, "", "directory of the Raft log, snapshots and the ledger file"},
+		{KeyBootstrap, kBool, false, "bootstrap a new single-member cluster on first start"},
+		{KeyJoin, kList, []string{}, "API addresses of existing members to join through (needs the admin token)"},
+		{KeyRaftBind, kString, "127.0.0.1:7000", "host:port the Raft transport listens on"},
+		{KeyRaftAdvertise, kString, "", "host:port other members reach the Raft transport at (default: raft.bind)"},
+		{KeyRaftTLS, kBool, false, "run the Raft transport over TLS with tls.cert/key/ca"},
+		{KeyRaftHeartbeat, kDuration, 500 * time.Millisecond, "Raft heartbeat timeout"},
+		{KeyRaftElection, kDuration, 500 * time.Millisecond, "Raft election timeout"},
+		{KeyRaftLeaderLease, kDuration, 250 * time.Millisecond, "Raft leader lease timeout"},
+		{KeyRaftCommit, kDuration, 50 * time.Millisecond, "Raft commit timeout"},
+		{KeyRaftSnapThreshold, kInt, 8192, "Raft log entries between snapshots"},
+		{KeyRaftSnapInterval, kDuration, 2 * time.Minute, "how often Raft checks whether to snapshot"},
+		{KeyHTTPBind, kString, "127.0.0.1:8000", "host:port the edge and admin API listens on"},
+		{KeyHTTPAdvertise, kString, "", "API base URL other members and edges reach this member at (default: from http.bind)"},
+		{KeyHTTPMaxBody, kInt, 1 << 20, "largest request body accepted, in bytes"},
+		{KeyHTTPRedirect, kBool, false, "answer followers' requests with the leader's address instead of forwarding them"},
+		{KeyEdgeTokens, kList, []string{}, "bearer tokens that open the edge API (prefer the file or MUSTER_AUTH_EDGE_TOKENS)"},
+		{KeyAdminToken, kString, "", "bearer token that opens the admin API (prefer the file or MUSTER_AUTH_ADMIN_TOKEN)"},
+		{KeyClientCerts, kBool, false, "accept edge requests with a TLS client certificate signed by tls.ca"},
+		{KeyInsecure, kBool, false, "open the edge API without any credential (local experiments only)"},
+		{KeyTLSCert, kString, "", "PEM certificate of this member (enables HTTPS)"},
+		{KeyTLSKey, kString, "", "PEM private key of tls.cert"},
+		{KeyTLSCA, kString, "", "PEM CA that client certificates and other members must chain to"},
+		{KeyLeaseTTL, kDuration, 30 * time.Second, "lifetime of a lease between renewals"},
+		{KeyLeaseGrace, kDuration, 5 * time.Second, "time after expiry before a node is offered again (>= the clock drift allowed)"},
+		{KeyLockWindow, kDuration, 2 * time.Minute, "go-choria's provisioning lock: a node is not offered to another edge sooner"},
+		{KeyMaxAttempts, kInt, 5, "attempts before a node is abandoned"},
+		{KeyRetryBackoff, kDuration, 10 * time.Second, "first delay before a failed node is offered again (doubles per attempt)"},
+		{KeyHistoryLength, kInt, 32, "transitions kept in each node's history"},
+		{KeyLogLevel, kString, "info", "log level: debug, info, warn or error"},
+		{KeyLogFormat, kString, "text", "log format: text or json"},
+	}
+}
+
+// flagName is the command-line flag of a key.
+func flagName(k string) string {
+	return strings.NewReplacer(".", "-", "_", "-").Replace(k)
+}
+
+// EnvName is the environment variable of a key.
+func EnvName(k string) string {
+	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
+}
+
+// EnvPrefix starts every environment variable of the coordinator.
+const EnvPrefix = "MUSTER"

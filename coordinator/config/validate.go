@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Limits of the checked values.
+const (
+	minTokenLength = 16 // shorter tokens are guessable
+	minMaxBody     = 1 << 10
+	maxMaxBody     = 64 << 20
+	maxAttempts    = 1000
+	maxHistory     = 10000
+)
+
+// Validate checks every value and how they fit together; the error names the key and the reason.
+func (c *Config) Validate() error {
+	if err := api.ValidateName(KeyNodeID, c.NodeID); err != nil {
+		return err
+	}
+	if c.DataDir == "" {
+		return fmt.Errorf("%s: must be set (Raft log, snapshots and ledger live there)", KeyDataDir)
+	}
+	if c.Bootstrap && len(c.Join) > 0 {
+		return fmt.Errorf("%s and %s: a member either bootstraps a new cluster or joins one, not both", KeyBootstrap, KeyJoin)
+	}
+	for i, j := range c.Join {
+		if err := api.ValidateBaseURL(fmt.Sprintf("%s[%d]", KeyJoin, i), j); err != nil {
+			return err
+		}
+	}
+	if err := hostPort(KeyRaftBind, c.Raft.Bind, false); err != nil {
+		return err
+	}
+	if err := hostPort(KeyRaftAdvertise, c.Raft.Advertise, true); err != nil {
+		return err
+	}
+	if err := c.validateRaftTiming(); err != nil {
+		return err
+	}
+	if err := hostPort(KeyHTTPBind, c.HTTP.Bind, false); err != nil {
+		return err
+	}
+	if err := api.ValidateBaseURL(KeyHTTPAdvertise, c.HTTP.Advertise); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(c.HTTP.Advertise); u != nil {
+		if err := hostPort(KeyHTTPAdvertise, u.Host, true); err != nil {
+			return fmt.Errorf("%w (set %s to the URL others reach this member at)", err, KeyHTTPAdvertise)
+		}
+		if (u.Scheme == "https") != c.TLS.Enabled() {
+			return fmt.Errorf("%s: %q uses %s but tls.cert is %q", KeyHTTPAdvertise, c.HTTP.Advertise, u.Scheme, c.TLS.Cert)
+		}
+	}
+	if c.HTTP.MaxBodyBytes < minMaxBody || c.HTTP.MaxBodyBytes > maxMaxBody {
+		return fmt.Errorf("%s: %d is outside %d..%d", KeyHTTPMaxBody, c.HTTP.MaxBodyBytes, minMaxBody, maxMaxBody)
+	}
+	if err := c.validateTLS(); err != nil {
+		return err
+	}
+	if err := c.validateAuth(); err != nil {
+		return err
+	}
+	return c.validateLease()
+}
+
+// hostPort checks a host:port; advertised addresses must name a concrete host.
+func hostPort(key, v string, concrete bool) error {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("%s: %q is not host:port: %v", key, v, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%s: %q has an invalid port", key, v)
+	}
+	if concrete {
+		if p == 0 {
+			return fmt.Errorf("%s: %q: an advertised address needs a real port, not 0", key, v)
+		}
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			return fmt.Errorf("%s: %q: an advertised address needs a concrete host, not a wildcard", key, v)
+		}
+	}
+	return nil
+}
+
+// validateRaftTiming repeats hashicorp/raft's own checks so they fail here with the key's name.
+func (c *Config) validateRaftTiming() error {
+	r := c.Raft
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+		min time.Duration
+	}{
+		{KeyRaftHeartbeat, r.HeartbeatTimeout, 5 * time.Millisecond},
+		{KeyRaftElection, r.ElectionTimeout, 5 * time.Millisecond},
+		{KeyRaftLeaderLease, r.LeaderLeaseTimeout, 5 * time.Millisecond},
+		{KeyRaftCommit, r.CommitTimeout, time.Millisecond},
+		{KeyRaftSnapInterval, r.SnapshotInterval, 5 * time.Millisecond},
+	} {
+		if d.v < d.min {
+			return fmt.Errorf("%s: %s is below the minimum of %s", d.key, d.v, d.min)
+		}
+	}
+	if r.LeaderLeaseTimeout > r.HeartbeatTimeout {
+		return fmt.Errorf("%s: %s must not exceed %s (%s)", KeyRaftLeaderLease, r.LeaderLeaseTimeout, KeyRaftHeartbeat, r.HeartbeatTimeout)
+	}
+	if r.ElectionTimeout < r.HeartbeatTimeout {
+		return fmt.Errorf("%s: %s must be at least %s (%s)", KeyRaftElection, r.ElectionTimeout, KeyRaftHeartbeat, r.HeartbeatTimeout)
+	}
+	return nil
+}
+
+func (c *Config) validateTLS() error {
+	t := c.TLS
+	if (t.Cert == "") != (t.Key == "") {
+		return fmt.Errorf("%s and %s: give both or neither", KeyTLSCert, KeyTLSKey)
+	}
+	for _, f := range []struct{ key, path string }{{KeyTLSCert, t.Cert}, {KeyTLSKey, t.Key}, {KeyTLSCA, t.CA}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			return fmt.Errorf("%s: %w", f.key, err)
+		}
+	}
+	if t.CA != "" && t.Cert == "" {
+		return fmt.Errorf("%s: set, but without %s the API does not serve TLS", KeyTLSCA, KeyTLSCert)
+	}
+	if c.Raft.TLS && (t.Cert == "" || t.CA == "") {
+		return fmt.Errorf("%s: needs %s, %s and %s", KeyRaftTLS, KeyTLSCert, KeyTLSKey, KeyTLSCA)
+	}
+	if c.Auth.ClientCerts && (t.Cert == "" || t.CA == "") {
+		return fmt.Errorf("%s: needs %s, %s and %s to verify client certificates", KeyClientCerts, KeyTLSCert, KeyTLSKey, KeyTLSCA)
+	}
+	return nil
+}
+
+func (c *Config) validateAuth() error {
+	a := c.Auth
+	seen := map[string]int{}
+	for i, t := range a.EdgeTokens {
+		if len(t) < minTokenLength {
+			return fmt.Errorf("%s[%d]: shorter than %d characters", KeyEdgeTokens, i, minTokenLength)
+		}
+		if j, dup := seen[t]; dup {
+			return fmt.Errorf("%s[%d]: repeats item %d", KeyEdgeTokens, i, j)
+		}
+		seen[t] = i
+	}
+	if a.AdminToken != "" {
+		if len(a.AdminToken) < minTokenLength {
+			return fmt.Errorf("%s: shorter than %d characters", KeyAdminToken, minTokenLength)
+		}
+		if _, dup := seen[a.AdminToken]; dup {
+			return fmt.Errorf("%s: equals an edge token; the admin token must open the admin API only", KeyAdminToken)
+		}
+	}
+	if len(a.EdgeTokens) == 0 && !a.ClientCerts && !a.Insecure {
+		return fmt.Errorf("%s: empty, and neither %s nor %s is set: no edge could call the API", KeyEdgeTokens, KeyClientCerts, KeyInsecure)
+	}
+	if len(c.Join) > 0 && a.AdminToken == "" {
+		return fmt.Errorf("%s: needed to join through %s", KeyAdminToken, KeyJoin)
+	}
+	return nil
+}
+
+func (c *Config) validateLease() error {
+	l := c.Lease
+	switch {
+	case l.TTL < time.Second:
+		return fmt.Errorf("%s: %s is below 1s", KeyLeaseTTL, l.TTL)
+	case l.Grace < 0:
+		return fmt.Errorf("%s: %s is negative", KeyLeaseGrace, l.Grace)
+	case l.LockWindow < 0:
+		return fmt.Errorf("%s: %s is negative", KeyLockWindow, l.LockWindow)
+	case l.RetryBackoff < 0:
+		return fmt.Errorf("%s: %s is negative", KeyRetryBackoff, l.RetryBackoff)
+	case l.MaxAttempts < 1 || l.MaxAttempts > maxAttempts:
+		return fmt.Errorf("%s: %d is outside 1..%d", KeyMaxAttempts, l.MaxAttempts, maxAttempts)
+	case c.Ledger.HistoryLength < 1 || c.Ledger.HistoryLength > maxHistory:
+		return fmt.Errorf("%s: %d is outside 1..%d", KeyHistoryLength, c.Ledger.HistoryLength, maxHistory)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("%s: %q is not debug, info, warn or error", KeyLogLevel, c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("%s: %q is not text or json", KeyLogFormat, c.Log.Format)
+	}
+	return nil
+}
+
+// String shows the credentials' count, never their value.
+func (a Auth) String() string {
+	admin := "unset"
+	if a.AdminToken != "" {
+		admin = "set"
+	}
+	return fmt.Sprintf("{edge_tokens:%d admin_token:%s client_certs:%t insecure:%t}", len(a.EdgeTokens), admin, a.ClientCerts, a.Insecure)
+}
+
+// GoString keeps %#v from printing the tokens either.
+func (a Auth) GoString() string { return a.String() }
