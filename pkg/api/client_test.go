@@ -217,4 +217,3 @@ func TestNewClient_RefusesBadAddresses(t *testing.T) {
 		}
 	}
 }
-
