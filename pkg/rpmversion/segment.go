@@ -2,115 +2,161 @@
 
 package rpmversion
 
-import "strings"
-
 // compareSegments orders two version or release strings as rpmvercmp does.
 //
 // Each string is read as a sequence of tokens ('~', '^', a digit run, a letter run, then the
 // end), skipping every other byte; the first differing token decides. Token order is
-// '~' < end < '^' < letters < digits.
+// '~' < end < '^' < letters < digits. Both strings are walked once, side by side.
 func compareSegments(a, b string) int {
-	if a == b {
+	// Equal bytes make equal tokens, so start at the token boundary before the first difference.
+	k := 0
+	for k < len(a) && k < len(b) && a[k] == b[k] {
+		k++
+	}
+	if k == len(a) && k == len(b) {
 		return 0
 	}
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
+	switch {
+	case k > 0 && isDigit(a[k-1]):
+		for k > 0 && isDigit(a[k-1]) {
+			k--
+		}
+	case k > 0 && isLetter(a[k-1]):
+		for k > 0 && isLetter(a[k-1]) {
+			k--
+		}
+	}
+	i, j := k, k
+	for {
 		for i < len(a) && isSeparator(a[i]) {
 			i++
 		}
 		for j < len(b) && isSeparator(b[j]) {
 			j++
 		}
-		aEnd, bEnd := i == len(a), j == len(b)
+		var ca, cb byte // 0 stands for the end: NUL itself is a separator, skipped above
+		if i < len(a) {
+			ca = a[i]
+		}
+		if j < len(b) {
+			cb = b[j]
+		}
 
-		aTilde, bTilde := !aEnd && a[i] == '~', !bEnd && b[j] == '~'
-		if aTilde || bTilde {
-			if !aTilde {
+		switch {
+		case ca == '~' || cb == '~':
+			if ca != '~' {
 				return 1
 			}
-			if !bTilde {
+			if cb != '~' {
 				return -1
 			}
 			i++
 			j++
 			continue
-		}
-
-		aCaret, bCaret := !aEnd && a[i] == '^', !bEnd && b[j] == '^'
-		if aCaret || bCaret {
+		case ca == '^' || cb == '^':
 			switch {
-			case aEnd:
+			case ca == 0:
 				return -1
-			case bEnd:
+			case cb == 0:
 				return 1
-			case !aCaret:
+			case ca != '^':
 				return 1
-			case !bCaret:
+			case cb != '^':
 				return -1
 			}
 			i++
 			j++
 			continue
-		}
-
-		if aEnd || bEnd {
-			break
-		}
-
-		si, sj := i, j
-		if isDigit(a[i]) {
-			for i < len(a) && isDigit(a[i]) {
-				i++
+		case ca == 0 || cb == 0:
+			switch {
+			case ca == cb:
+				return 0
+			case ca == 0:
+				return -1
 			}
-			for j < len(b) && isDigit(b[j]) {
-				j++
-			}
-			if j == sj {
+			return 1
+		case isDigit(ca):
+			if !isDigit(cb) {
 				return 1 // digits beat letters
 			}
-			if c := compareNumbers(a[si:i], b[sj:j]); c != 0 {
+			var c int
+			if i, j, c = compareNumberRuns(a, b, i, j); c != 0 {
 				return c
 			}
-			continue
+		default:
+			if isDigit(cb) {
+				return -1 // letters lose to digits
+			}
+			var c int
+			if i, j, c = compareLetterRuns(a, b, i, j); c != 0 {
+				return c
+			}
 		}
-		for i < len(a) && isLetter(a[i]) {
-			i++
-		}
-		for j < len(b) && isLetter(b[j]) {
-			j++
-		}
-		if j == sj {
-			return -1 // letters lose to digits
-		}
-		if c := strings.Compare(a[si:i], b[sj:j]); c != 0 {
-			return c
-		}
-	}
-	switch {
-	case i == len(a) && j == len(b):
-		return 0
-	case i == len(a):
-		return -1
-	default:
-		return 1
 	}
 }
 
-// compareNumbers orders two runs of ASCII digits by value, whatever their length.
+// compareNumberRuns compares the digit runs starting at a[i] and b[j] by value (any length,
+// leading zeros ignored) and returns the indexes just past them.
+func compareNumberRuns(a, b string, i, j int) (int, int, int) {
+	for i < len(a) && a[i] == '0' {
+		i++
+	}
+	for j < len(b) && b[j] == '0' {
+		j++
+	}
+	first := 0 // the first differing digit decides between runs of equal length
+	for i < len(a) && j < len(b) && isDigit(a[i]) && isDigit(b[j]) {
+		if first == 0 && a[i] != b[j] {
+			first = 1
+			if a[i] < b[j] {
+				first = -1
+			}
+		}
+		i++
+		j++
+	}
+	aMore, bMore := i < len(a) && isDigit(a[i]), j < len(b) && isDigit(b[j])
+	switch {
+	case aMore:
+		return i, j, 1 // more digits: a larger number
+	case bMore:
+		return i, j, -1
+	}
+	return i, j, first
+}
+
+// compareLetterRuns compares the letter runs starting at a[i] and b[j] bytewise, a prefix
+// sorting first, and returns the indexes just past them.
+func compareLetterRuns(a, b string, i, j int) (int, int, int) {
+	for i < len(a) && j < len(b) && isLetter(a[i]) && isLetter(b[j]) {
+		if a[i] != b[j] {
+			if a[i] < b[j] {
+				return i, j, -1
+			}
+			return i, j, 1
+		}
+		i++
+		j++
+	}
+	aMore, bMore := i < len(a) && isLetter(a[i]), j < len(b) && isLetter(b[j])
+	switch {
+	case aMore:
+		return i, j, 1
+	case bMore:
+		return i, j, -1
+	}
+	return i, j, 0
+}
+
+// compareNumbers orders two strings of ASCII digits by value, whatever their length.
 func compareNumbers(a, b string) int {
-	a, b = trimZeros(a), trimZeros(b)
-	switch {
-	case len(a) < len(b):
-		return -1
-	case len(a) > len(b):
-		return 1
-	}
-	return strings.Compare(a, b)
+	_, _, c := compareNumberRuns(a, b, 0, 0)
+	return c
 }
 
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isDigit(c byte) bool { return c-'0' < 10 }
 
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isLetter(c byte) bool { return (c|0x20)-'a' < 26 }
 
 // isSeparator reports bytes that only end a segment: anything that is not an ASCII letter or
 // digit, '~' or '^'.

@@ -21,7 +21,7 @@ type vector struct {
 
 // loadVectors reads name and its *-sources.tsv twin, checks they hold the same rows, and returns
 // the rows with their sources. Fields are split on TAB only and never trimmed.
-func loadVectors(t *testing.T, name string) []vector {
+func loadVectors(t testing.TB, name string) []vector {
 	t.Helper()
 	plain := readTSV(t, name, 3)
 	twin := readTSV(t, strings.TrimSuffix(name, ".tsv")+"-sources.tsv", 4)
@@ -42,7 +42,7 @@ func loadVectors(t *testing.T, name string) []vector {
 	return out
 }
 
-func readTSV(t *testing.T, name string, fields int) [][]string {
+func readTSV(t testing.TB, name string, fields int) [][]string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {

@@ -15,29 +15,27 @@ type Version struct {
 
 // NewVersion parses s; it never fails, because every string has an RPM ordering.
 func NewVersion(s string) Version {
-	v := Version{raw: s}
+	e, v, r, hasR := split(s)
+	return Version{raw: s, epoch: e, version: v, release: r, hasRelease: hasR}
+}
+
+// split returns the parts of s, the epoch without leading zeros ("" for 0).
+func split(s string) (epoch, version, release string, hasRelease bool) {
 	rest := s
-	if i := strings.IndexByte(s, ':'); i >= 0 && allDigits(s[:i]) {
-		v.epoch = trimZeros(s[:i])
+	// The text before the first ':' is all digits exactly when the leading digits end at a ':'.
+	// Any other text there means epoch 0 and, as in librpm, stays part of the version.
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	if i < len(s) && s[i] == ':' {
+		epoch = trimZeros(s[:i])
 		rest = s[i+1:]
 	}
 	if i := strings.LastIndexByte(rest, '-'); i >= 0 {
-		v.version, v.release, v.hasRelease = rest[:i], rest[i+1:], true
-	} else {
-		v.version = rest
+		return epoch, rest[:i], rest[i+1:], true
 	}
-	return v
-}
-
-// allDigits reports whether e can be an epoch. Otherwise librpm reads no epoch (0) and keeps
-// the text, ':' included, as part of the version; so does NewVersion.
-func allDigits(e string) bool {
-	for k := 0; k < len(e); k++ {
-		if !isDigit(e[k]) {
-			return false
-		}
-	}
-	return true
+	return epoch, rest, "", false
 }
 
 func trimZeros(n string) string {
@@ -49,24 +47,30 @@ func trimZeros(n string) string {
 
 // Compare parses a and b and returns -1, 0 or 1 as a sorts before, equal to or after b.
 func Compare(a, b string) int {
-	va, vb := NewVersion(a), NewVersion(b)
-	return va.Compare(vb)
+	// Parts go through registers rather than Version values: half the cost on short strings.
+	ea, va, ra, hasA := split(a)
+	eb, vb, rb, hasB := split(b)
+	return compareParts(ea, va, ra, hasA, eb, vb, rb, hasB)
 }
 
 // Compare returns -1, 0 or 1 as v sorts before, equal to or after o.
 func (v Version) Compare(o Version) int {
-	if c := compareNumbers(v.epoch, o.epoch); c != 0 {
+	return compareParts(v.epoch, v.version, v.release, v.hasRelease, o.epoch, o.version, o.release, o.hasRelease)
+}
+
+func compareParts(ea, va, ra string, hasA bool, eb, vb, rb string, hasB bool) int {
+	if c := compareNumbers(ea, eb); c != 0 {
 		return c
 	}
-	if c := compareSegments(v.version, o.version); c != 0 {
+	if c := compareSegments(va, vb); c != 0 {
 		return c
 	}
 	switch {
-	case v.hasRelease && o.hasRelease:
-		return compareSegments(v.release, o.release)
-	case v.hasRelease:
+	case hasA && hasB:
+		return compareSegments(ra, rb)
+	case hasA:
 		return 1
-	case o.hasRelease:
+	case hasB:
 		return -1
 	}
 	return 0

@@ -47,8 +47,8 @@ func Parse(evr string) (EVR, error) {
 	}, nil
 }
 
-// VerCmp returns librpm's rpmverCmp of the two parsed strings; it treats a missing release as
-// matching any release, as a dependency range does.
+// VerCmp returns librpm's rpmverCmp of the two rpmverParse'd strings, normalised to -1, 0 or 1:
+// epochs (missing is 0), versions, then releases, a missing release below any present one.
 func VerCmp(a, b string) (int, error) {
 	ra, err := parse(a)
 	if err != nil {
@@ -61,45 +61,6 @@ func VerCmp(a, b string) (int, error) {
 	}
 	defer C.rpmverFree(rb)
 	return sign(int(C.rpmverCmp(ra, rb))), nil
-}
-
-// LabelCompare orders a and b as rpm's labelCompare does on librpm's split: epochs (missing is
-// "0"), versions, then releases, where a missing release sorts below any present one.
-func LabelCompare(a, b string) (int, error) {
-	ea, err := Parse(a)
-	if err != nil {
-		return 0, err
-	}
-	eb, err := Parse(b)
-	if err != nil {
-		return 0, err
-	}
-	zero := "0"
-	if ea.Epoch == nil {
-		ea.Epoch = &zero
-	}
-	if eb.Epoch == nil {
-		eb.Epoch = &zero
-	}
-	for _, f := range [][2]*string{{ea.Epoch, eb.Epoch}, {ea.Version, eb.Version}, {ea.Release, eb.Release}} {
-		c, err := compareValues(f[0], f[1])
-		if err != nil || c != 0 {
-			return c, err
-		}
-	}
-	return 0, nil
-}
-
-func compareValues(a, b *string) (int, error) {
-	switch {
-	case a == nil && b == nil:
-		return 0, nil
-	case b == nil:
-		return 1, nil
-	case a == nil:
-		return -1, nil
-	}
-	return Vercmp(*a, *b)
 }
 
 func parse(evr string) (C.rpmver, error) {
