@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package rpc
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/choria-io/go-choria/inter"
+	"github.com/choria-io/go-choria/protocol"
+	rpcclient "github.com/choria-io/go-choria/providers/agent/mcorpc/client"
+	"github.com/nats-io/nats.go"
+)
+
+// Conn is a Transport that keeps one broker connection for the life of the edge and multiplexes
+// every request over it: one subscription on the caller's reply subjects, replies routed by
+// request id. go-choria's generated clients open fresh TLS connections for every call, which
+// costs 13-20 ms of CPU per RPC; its own Connection option cannot be shared by concurrent
+// requests because every request subscribes under the same name.
+type Conn struct {
+	fw         inter.Framework
+	conn       inter.Connector
+	sub        *nats.Subscription
+	collective string
+	replyBase  string
+	timeout    time.Duration
+	grace      time.Duration
+
+	mu      sync.Mutex
+	pending map[string]chan []byte
+	closed  bool
+}
+
+// ConnOptions tune a Conn.
+type ConnOptions struct {
+	// Name is the broker connection name; it defaults to the framework's caller id.
+	Name string
+	// Timeout bounds one request when the Request carries none; default 10s.
+	Timeout time.Duration
+	// DuplicateGrace is how long to keep listening after the first reply so that a second machine
+	// answering to the same identity is seen; default 20ms.
+	DuplicateGrace time.Duration
+}
+
+// Dial connects to the framework's middleware servers in its main collective.
+func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.DuplicateGrace <= 0 {
+		o.DuplicateGrace = 20 * time.Millisecond
+	}
+	if o.Name == "" {
+		o.Name = fw.CallerID()
+	}
+
+	connector, err := fw.NewConnector(ctx, fw.MiddlewareServers, o.Name, fw.Logger("muster-rpc"))
+	if err != nil {
+		return nil, fmt.Errorf("connect to broker as %s: %w", o.Name, err)
+	}
+
+	collective := fw.Configuration().MainCollective
+	// The same subject scheme as go-choria's reply targets, so broker permissions granted to
+	// ordinary clients cover it.
+	sum := md5.Sum([]byte(fw.CallerID()))
+	c := &Conn{
+		fw:         fw,
+		conn:       connector,
+		collective: collective,
+		replyBase:  fmt.Sprintf("%s.reply.%s.", collective, hex.EncodeToString(sum[:])),
+		timeout:    o.Timeout,
+		grace:      o.DuplicateGrace,
+		pending:    make(map[string]chan []byte),
+	}
+
+	c.sub, err = connector.Nats().Subscribe(c.replyBase+"*", c.route)
+	if err != nil {
+		connector.Close()
+		return nil, fmt.Errorf("subscribe to replies on %s*: %w", c.replyBase, err)
+	}
+	if err := connector.Nats().Flush(); err != nil {
+		connector.Close()
+		return nil, fmt.Errorf("subscribe to replies on %s*: %w", c.replyBase, err)
+	}
+
+	return c, nil
+}
+
+// route runs on the NATS delivery goroutine: hand the bytes over, never block, decode elsewhere.
+func (c *Conn) route(m *nats.Msg) {
+	id := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	c.mu.Lock()
+	ch := c.pending[id]
+	c.mu.Unlock()
+	if ch == nil {
+		return // late reply to a finished request
+	}
+	select {
+	case ch <- m.Data:
+	default:
+	}
+}
+
+// Request implements Transport.
+func (c *Conn) Request(ctx context.Context, req Request) ([]Reply, error) {
+	msg, err := c.message(req)
+	if err != nil {
+		return nil, err
+	}
+
+	// Buffered beyond one so duplicate answers are counted, not dropped.
+	ch := make(chan []byte, 8)
+	id := msg.RequestID()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errors.New("rpc connection is closed")
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+
+	if err := c.conn.Publish(msg); err != nil {
+		return nil, fmt.Errorf("publish %s to %s: %w", req.Label(), req.Identity, err)
+	}
+
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = c.timeout
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+
+	var raw [][]byte
+	var grace <-chan time.Time
+wait:
+	for {
+		select {
+		case data := <-ch:
+			raw = append(raw, data)
+			if grace == nil {
+				t := time.NewTimer(c.grace)
+				defer t.Stop()
+				grace = t.C
+			}
+		case <-grace:
+			break wait
+		case <-deadline.C:
+			break wait
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+
+	replies := make([]Reply, 0, len(raw))
+	for _, data := range raw {
+		r, err := c.decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s from %s: %w", req.Label(), req.Identity, err)
+		}
+		replies = append(replies, r)
+	}
+	return replies, nil
+}
+
+func (c *Conn) message(req Request) (inter.Message, error) {
+	body, err := json.Marshal(rpcclient.RPCRequest{Agent: req.Agent, Action: req.Action, Data: req.Data})
+	if err != nil {
+		return nil, fmt.Errorf("%s to %s: encode request: %w", req.Label(), req.Identity, err)
+	}
+	msg, err := c.fw.NewMessage(body, req.Agent, c.collective, inter.DirectRequestMessageType, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s to %s: new message: %w", req.Label(), req.Identity, err)
+	}
+	filter := protocol.NewFilter()
+	filter.AddAgentFilter(req.Agent)
+	msg.SetFilter(filter)
+	msg.SetDiscoveredHosts([]string{req.Identity})
+	msg.SetProtocolVersion(c.fw.RequestProtocol())
+	if err := msg.SetReplyTo(c.replyBase + msg.RequestID()); err != nil {
+		return nil, fmt.Errorf("%s to %s: reply target: %w", req.Label(), req.Identity, err)
+	}
+	return msg, nil
+}
+
+func (c *Conn) decode(data []byte) (Reply, error) {
+	reply, err := c.fw.NewReplyFromTransportJSON(data, false)
+	if err != nil {
+		return Reply{}, fmt.Errorf("decode reply: %w", err)
+	}
+	r, err := rpcclient.ParseReply(reply)
+	if err != nil {
+		return Reply{}, fmt.Errorf("decode reply from %s: %w", reply.SenderID(), err)
+	}
+	return Reply{Sender: r.Sender, Code: int(r.Statuscode), Message: r.Statusmsg, Data: r.Data}, nil
+}
+
+// Close unsubscribes and closes the broker connection; requests in flight end at their timeout.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+
+	err := c.sub.Unsubscribe()
+	c.conn.Close()
+	if err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		return fmt.Errorf("close rpc connection: %w", err)
+	}
+	return nil
+}

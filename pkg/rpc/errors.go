@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package rpc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// LockedMessage is the status message go-choria's provision agent answers while another caller
+// holds the node's provisioning lock.
+const LockedMessage = "Could not obtain provisioning lock"
+
+var (
+	// ErrMaxTries is returned when every allowed attempt of an action failed.
+	ErrMaxTries = errors.New("maximum tries reached")
+	// ErrPaused is matched by the error of a call refused or stopped because provisioning is paused.
+	ErrPaused = errors.New("provisioning is paused")
+	// ErrLocked is matched when the node's provisioning lock belongs to another caller: another
+	// worker owns the node, so the call ends at once without further tries.
+	ErrLocked = errors.New(LockedMessage)
+	// ErrResponseCount is matched when a call did not receive exactly one reply.
+	ErrResponseCount = errors.New("unexpected number of responses")
+	// ErrInvalidResponse is matched when the node answered with a status other than OK.
+	ErrInvalidResponse = errors.New("invalid response")
+)
+
+// pausedError carries the seed's exact message while matching ErrPaused.
+type pausedError struct{ action string }
+
+func (e pausedError) Error() string {
+	return fmt.Sprintf("provisioning is paused, cannot perform %s", e.action)
+}
+
+func (e pausedError) Is(target error) bool { return target == ErrPaused }
+
+// ResponseCountError reports how many replies arrived for a call that expects exactly one.
+type ResponseCountError struct {
+	What     string
+	Count    int
+	Identity string
+}
+
+func (e *ResponseCountError) Error() string {
+	return fmt.Sprintf("could not %s: received %d responses while expecting a response from %s", e.What, e.Count, e.Identity)
+}
+
+// Is lets errors.Is match ErrResponseCount.
+func (e *ResponseCountError) Is(target error) bool { return target == ErrResponseCount }
+
+// InvalidResponseError is a reply whose status is not OK.
+type InvalidResponseError struct {
+	Sender  string
+	Message string
+	Code    int
+}
+
+func (e *InvalidResponseError) Error() string {
+	return fmt.Sprintf("invalid response from %s: %s (%d)", e.Sender, e.Message, e.Code)
+}
+
+// Is lets errors.Is match ErrInvalidResponse, and ErrLocked when the node reported its lock held.
+func (e *InvalidResponseError) Is(target error) bool {
+	switch target {
+	case ErrInvalidResponse:
+		return true
+	case ErrLocked:
+		return e.Message == LockedMessage
+	}
+	return false
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Request is one RPC to one node.
+type Request struct {
+	Agent    string
+	Action   string
+	Identity string
+	// Data is the JSON-encoded action input.
+	Data json.RawMessage
+	// Timeout bounds how long replies are awaited; zero uses the transport's default.
+	Timeout time.Duration
+}
+
+// Label is the request's agent#action, the rpc label of the wrapper's metrics.
+func (r Request) Label() string { return r.Agent + "#" + r.Action }
+
+// Reply is one node's answer, decoded as far as the mcorpc envelope.
+type Reply struct {
+	Sender  string
+	Code    int
+	Message string
+	Data    json.RawMessage
+}
+
+// OK is true when the node reported success.
+func (r Reply) OK() bool { return r.Code == 0 }
+
+// Transport sends one request and returns every reply received before its timeout.
+type Transport interface {
+	Request(ctx context.Context, req Request) ([]Reply, error)
+}

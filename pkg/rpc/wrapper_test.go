@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package rpc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/choria-io/go-choria/backoff"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/seed96588659/muster/pkg/metrics"
+)
+
+const testAction = "choria_provision#jwt"
+
+func newTestWrapper(t *testing.T, millis ...int) (*Wrapper, *metrics.Registry) {
+	t.Helper()
+	if len(millis) == 0 {
+		millis = []int{1}
+	}
+	reg := metrics.New()
+	w, err := NewWrapper(WrapperOptions{Site: "eu", Metrics: reg, Policy: backoff.Policy{Millis: millis}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, reg
+}
+
+func sampleCount(reg *metrics.Registry) uint64 {
+	families, _ := reg.Gatherer().Gather()
+	for _, f := range families {
+		if f.GetName() != "choria_provisioner_rpc_time" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			return m.GetSummary().GetSampleCount()
+		}
+	}
+	return 0
+}
+
+var never = PauseFunc(func() bool { return false })
+
+func TestWrapper_GivesUpAfterTriesWithOneErrorCount(t *testing.T) {
+	w, reg := newTestWrapper(t)
+	var calls atomic.Int32
+	err := w.Run(context.Background(), never, testAction, 3, func(context.Context) error {
+		calls.Add(1)
+		return errors.New("no answer")
+	})
+	if !errors.Is(err, ErrMaxTries) || !strings.Contains(err.Error(), "maximum tries reached") {
+		t.Fatalf("want maximum tries reached, got %v", err)
+	}
+	if calls.Load() != 3 || sampleCount(reg) != 3 {
+		t.Fatalf("want 3 attempts timed, got %d calls, %d samples", calls.Load(), sampleCount(reg))
+	}
+	if got := testutil.ToFloat64(reg.RPCErrors.WithLabelValues("eu", testAction)); got != 1 {
+		t.Fatalf("rpc_errors = %v, want 1", got)
+	}
+}
+
+func TestWrapper_SuccessCountsNoError(t *testing.T) {
+	w, reg := newTestWrapper(t)
+	var calls int
+	err := w.Run(context.Background(), never, testAction, 5, func(context.Context) error {
+		calls++
+		if calls < 2 {
+			return errors.New("transient")
+		}
+		return nil
+	})
+	if err != nil || calls != 2 || sampleCount(reg) != 2 {
+		t.Fatalf("err=%v calls=%d samples=%d", err, calls, sampleCount(reg))
+	}
+	if got := testutil.ToFloat64(reg.RPCErrors.WithLabelValues("eu", testAction)); got != 0 {
+		t.Fatalf("rpc_errors = %v, want 0", got)
+	}
+}
+
+func TestWrapper_PausedBeforeCallMakesNoAttempt(t *testing.T) {
+	w, reg := newTestWrapper(t)
+	err := w.Run(context.Background(), PauseFunc(func() bool { return true }), testAction, 5, func(context.Context) error {
+		t.Fatal("callback ran while paused")
+		return nil
+	})
+	if !errors.Is(err, ErrPaused) || !strings.HasSuffix(err.Error(), "provisioning is paused, cannot perform "+testAction) {
+		t.Fatalf("got %v", err)
+	}
+	if sampleCount(reg) != 0 {
+		t.Fatalf("paused call was timed")
+	}
+}
+
+func TestWrapper_PauseStopsAtNextAttempt(t *testing.T) {
+	w, reg := newTestWrapper(t)
+	var paused atomic.Bool
+	var calls int
+	err := w.Run(context.Background(), PauseFunc(paused.Load), testAction, 5, func(context.Context) error {
+		calls++
+		if calls == 2 {
+			paused.Store(true)
+		}
+		return errors.New("fail")
+	})
+	if !errors.Is(err, ErrPaused) || calls != 2 || sampleCount(reg) != 2 {
+		t.Fatalf("err=%v calls=%d samples=%d", err, calls, sampleCount(reg))
+	}
+	if got := testutil.ToFloat64(reg.RPCErrors.WithLabelValues("eu", testAction)); got != 1 {
+		t.Fatalf("rpc_errors = %v, want 1", got)
+	}
+}
+
+func TestWrapper_LockHeldEndsAtOnce(t *testing.T) {
+	w, _ := newTestWrapper(t)
+	var calls int
+	err := w.Run(context.Background(), never, testAction, 5, func(context.Context) error {
+		calls++
+		return &InvalidResponseError{Sender: "n1", Message: LockedMessage, Code: 1}
+	})
+	if !errors.Is(err, ErrLocked) || calls != 1 {
+		t.Fatalf("err=%v calls=%d", err, calls)
+	}
+}
+
+func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {
+	// A backoff of an hour: only cancellation can end the wait.
+	w, _ := newTestWrapper(t, 3_600_000)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	tried := make(chan struct{})
+	go func() {
+		done <- w.Run(ctx, never, testAction, 5, func(context.Context) error {
+			close(tried)
+			return errors.New("fail")
+		})
+	}()
+	<-tried
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("wrapper did not return after cancellation")
+	}
+}
