@@ -77,7 +77,7 @@ func allKeys() []key {
 		{KeyRaftHeartbeat, kDuration, 500 * time.Millisecond, "Raft heartbeat timeout"},
 		{KeyRaftElection, kDuration, 500 * time.Millisecond, "Raft election timeout"},
 		{KeyRaftLeaderLease, kDuration, 250 * time.Millisecond, "Raft leader lease timeout"},
-		{KeyRaftCommit, kDuration, 50 * time.Millisecond, "Raft commit timeout"},
+		{KeyRaftCommit, kDuration, 10 * time.Millisecond, "Raft commit timeout"},
 		{KeyRaftSnapThreshold, kInt, 8192, "Raft log entries between snapshots"},
 		{KeyRaftSnapInterval, kDuration, 2 * time.Minute, "how often Raft checks whether to snapshot"},
 		{KeyHTTPBind, kString, "127.0.0.1:8000", "host:port the edge and admin API listens on"},
