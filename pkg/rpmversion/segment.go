@@ -34,6 +34,22 @@ func compareSegments(a, b string) int {
 		for j < len(b) && isSeparator(b[j]) {
 			j++
 		}
+		if i < len(a) && j < len(b) {
+			ca, cb := a[i], b[j]
+			var c int
+			switch {
+			case isDigit(ca) && isDigit(cb):
+				if i, j, c = compareNumberRuns(a, b, i, j); c != 0 {
+					return c
+				}
+				continue
+			case isLetter(ca) && isLetter(cb):
+				if i, j, c = compareLetterRuns(a, b, i, j); c != 0 {
+					return c
+				}
+				continue
+			}
+		}
 		var ca, cb byte // 0 stands for the end: NUL itself is a separator, skipped above
 		if i < len(a) {
 			ca = a[i]
@@ -41,7 +57,6 @@ func compareSegments(a, b string) int {
 		if j < len(b) {
 			cb = b[j]
 		}
-
 		switch {
 		case ca == '~' || cb == '~':
 			if ca != '~' {
@@ -50,9 +65,6 @@ func compareSegments(a, b string) int {
 			if cb != '~' {
 				return -1
 			}
-			i++
-			j++
-			continue
 		case ca == '^' || cb == '^':
 			switch {
 			case ca == 0:
@@ -64,34 +76,19 @@ func compareSegments(a, b string) int {
 			case cb != '^':
 				return -1
 			}
-			i++
-			j++
-			continue
-		case ca == 0 || cb == 0:
-			switch {
-			case ca == cb:
-				return 0
-			case ca == 0:
-				return -1
-			}
+		case ca == 0 && cb == 0:
+			return 0
+		case ca == 0:
+			return -1
+		case cb == 0:
 			return 1
 		case isDigit(ca):
-			if !isDigit(cb) {
-				return 1 // digits beat letters
-			}
-			var c int
-			if i, j, c = compareNumberRuns(a, b, i, j); c != 0 {
-				return c
-			}
+			return 1 // digits beat letters
 		default:
-			if isDigit(cb) {
-				return -1 // letters lose to digits
-			}
-			var c int
-			if i, j, c = compareLetterRuns(a, b, i, j); c != 0 {
-				return c
-			}
+			return -1 // letters lose to digits
 		}
+		i++
+		j++
 	}
 }
 

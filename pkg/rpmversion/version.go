@@ -59,8 +59,8 @@ func (v Version) Compare(o Version) int {
 }
 
 func compareParts(ea, va, ra string, hasA bool, eb, vb, rb string, hasB bool) int {
-	if c := compareNumbers(ea, eb); c != 0 {
-		return c
+	if ea != eb {
+		return compareNumbers(ea, eb)
 	}
 	if c := compareSegments(va, vb); c != 0 {
 		return c
