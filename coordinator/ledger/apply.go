@@ -44,6 +44,8 @@ func (l *Ledger) applyOne(t *txn, index uint64, data []byte) any {
 		return decodeAnd(body, typ, func(c *Extend) (any, error) { return applyExtend(t, c) })
 	case CmdPause:
 		return decodeAnd(body, typ, func(c *Pause) (any, error) { return applyPause(t, c) })
+	case CmdMember:
+		return decodeAnd(body, typ, func(c *Member) (any, error) { return applyMember(t, c) })
 	}
 	if typ&IgnoreUnknown != 0 {
 		l.log.Warn("ignoring unknown ledger command", "type", uint8(typ), "index", index)
@@ -248,7 +250,7 @@ func eligible(waiting *bolt.Bucket, region, edge string, now time.Time, limit in
 	return ids, nil
 }
 
-func checkLease(t *txn, id string, token uint64) (*Lease, error) {
+func checkLease(t *txn, id string, token uint64, edge, region string) (*Lease, error) {
 	if err := validID("lease id", id); err != nil {
 		return nil, err
 	}
@@ -262,6 +264,12 @@ func checkLease(t *txn, id string, token uint64) (*Lease, error) {
 	if ls.Token != token {
 		return nil, fmt.Errorf("%w: lease %s has token %d, request carries %d", ErrTokenMismatch, id, ls.Token, token)
 	}
+	if region != "" && region != ls.Region {
+		return nil, fmt.Errorf("%w: lease %s is for region %s, request names %s", ErrWrongRegion, id, ls.Region, region)
+	}
+	if edge != "" && edge != ls.Edge {
+		return nil, fmt.Errorf("%w: lease %s is held by edge %s, request comes from %s", ErrWrongRegion, id, ls.Edge, edge)
+	}
 	return ls, nil
 }
 
@@ -272,7 +280,7 @@ func applyRenew(t *txn, c *Renew) (any, error) {
 	if c.TTL <= 0 {
 		return nil, errorf("renew ttl %s: must be positive", c.TTL)
 	}
-	ls, err := checkLease(t, c.LeaseID, c.Token)
+	ls, err := checkLease(t, c.LeaseID, c.Token, c.Edge, c.Region)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +311,7 @@ func applyReport(t *txn, c *Report) (any, error) {
 			return nil, errorf("node %s: unknown outcome %q", r.Identity, r.Outcome)
 		}
 	}
-	ls, err := checkLease(t, c.LeaseID, c.Token)
+	ls, err := checkLease(t, c.LeaseID, c.Token, c.Edge, c.Region)
 	if err != nil {
 		return nil, err
 	}
@@ -353,10 +361,10 @@ func applyReport(t *txn, c *Report) (any, error) {
 			n.transition(StateDeferred, tr, c.Policy.HistoryLimit)
 		case OutcomeFailed:
 			retry(&n, tr, "failed", c.Now, c.Policy)
-		case OutcomeUpgraded:
+		case OutcomeUpgradeSent:
 			n.LastError = ""
 			retry(&n, tr, "upgrade sent", c.Now, c.Policy)
-		case OutcomeLocked:
+		case OutcomeLockHeld:
 			// Another worker holds the node's lock: nobody may be offered it for a full window.
 			n.LockEdge, n.LockUntil = "", time.Time{}
 			retry(&n, tr, "provisioning lock held by another worker", c.Now, c.Policy)
@@ -367,6 +375,7 @@ func applyReport(t *txn, c *Report) (any, error) {
 		}
 		done[r.Identity] = true
 		res.Accepted++
+		res.Applied = append(res.Applied, r.Identity)
 	}
 	if res.Accepted > 0 {
 		kept := ls.Nodes[:0]
@@ -518,4 +527,23 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+func applyMember(t *txn, c *Member) (any, error) {
+	if err := validID("member id", c.ID); err != nil {
+		return nil, err
+	}
+	if c.Remove {
+		if err := t.members.Delete([]byte(c.ID)); err != nil {
+			return nil, storageError{err}
+		}
+		return c, nil
+	}
+	if len(c.APIAddress) > 1024 {
+		return nil, errorf("member %s: api address longer than 1024 bytes", c.ID)
+	}
+	if err := t.members.Put([]byte(c.ID), []byte(c.APIAddress)); err != nil {
+		return nil, storageError{err}
+	}
+	return c, nil
 }

@@ -24,6 +24,7 @@ const (
 	CmdExpire   CommandType = 5
 	CmdExtend   CommandType = 6
 	CmdPause    CommandType = 7
+	CmdMember   CommandType = 8
 )
 
 func (t CommandType) String() string {
@@ -42,6 +43,8 @@ func (t CommandType) String() string {
 		return "extend"
 	case CmdPause:
 		return "pause"
+	case CmdMember:
+		return "member"
 	}
 	return fmt.Sprintf("type-%d", uint8(t))
 }
@@ -79,6 +82,9 @@ type Renew struct {
 	LeaseID string        `json:"lease_id"`
 	Token   uint64        `json:"token"`
 	TTL     time.Duration `json:"ttl"`
+	// Edge and Region, when set, must be the lease's.
+	Edge   string `json:"edge,omitempty"`
+	Region string `json:"region,omitempty"`
 }
 
 // Outcome is what an edge's host flow ended with.
@@ -91,17 +97,17 @@ const (
 	OutcomeShutdown    Outcome = "shutdown"
 	// OutcomeFailed puts the node back to waiting with attempts+1, or abandons it.
 	OutcomeFailed Outcome = "failed"
-	// OutcomeUpgraded means an upgrade was sent; the node restarts and is provisioned again.
-	OutcomeUpgraded Outcome = "upgraded"
-	// OutcomeLocked means the node answered "Could not obtain provisioning lock": another worker
+	// OutcomeUpgradeSent means an upgrade was sent; the node restarts and is provisioned again.
+	OutcomeUpgradeSent Outcome = "upgrade_sent"
+	// OutcomeLockHeld means the node answered "Could not obtain provisioning lock": another worker
 	// owns it, so nobody is offered it again before the lock window passes.
-	OutcomeLocked Outcome = "locked"
+	OutcomeLockHeld Outcome = "lock_held"
 )
 
 // Valid reports whether o is a known outcome.
 func (o Outcome) Valid() bool {
 	switch o {
-	case OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgraded, OutcomeLocked:
+	case OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld:
 		return true
 	}
 	return false
@@ -124,6 +130,9 @@ type Report struct {
 	Token   uint64    `json:"token"`
 	Policy  Policy    `json:"policy"`
 	Results []Result  `json:"results"`
+	// Edge and Region, when set, must be the lease's.
+	Edge   string `json:"edge,omitempty"`
+	Region string `json:"region,omitempty"`
 }
 
 // Expire ends leases whose ExpiresAt+Grace is not after Now; nodes still held go back to waiting.
@@ -147,6 +156,14 @@ type Pause struct {
 	Paused bool      `json:"paused"`
 	By     string    `json:"by,omitempty"`
 	Reason string    `json:"reason,omitempty"`
+}
+
+// Member records (or, with Remove, forgets) the API address of a coordinator member, so any
+// member can tell a client where the leader's API is.
+type Member struct {
+	ID         string `json:"id"`
+	APIAddress string `json:"api_address,omitempty"`
+	Remove     bool   `json:"remove,omitempty"`
 }
 
 // Encode returns the log entry for a command: the type byte then the JSON body.
@@ -178,6 +195,8 @@ func EncodeCommand(body any) ([]byte, error) {
 		t = CmdExtend
 	case *Pause, Pause:
 		t = CmdPause
+	case *Member, Member:
+		t = CmdMember
 	default:
 		return nil, fmt.Errorf("%w: no command type for %T", ErrBadCommand, body)
 	}

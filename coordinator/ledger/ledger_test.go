@@ -243,7 +243,7 @@ func TestLedger_LockedOutcomeKeepsEveryoneOut(t *testing.T) {
 	h := newHarness(t)
 	h.register(t0, "eu", "a")
 	ls := h.grant(t0, "edge-a", "eu", 1)
-	mustResult[*ReportResult](t, h.report(t0, ls, OutcomeLocked, "a"))
+	mustResult[*ReportResult](t, h.report(t0, ls, OutcomeLockHeld, "a"))
 	n := h.node("a")
 	if n.State != StateWaiting || !n.NotBefore.Equal(t0.Add(testPolicy().LockWindow)) {
 		t.Fatalf("locked node = %+v", n)
@@ -304,7 +304,7 @@ func TestLedger_HistoryIsBounded(t *testing.T) {
 	now := t0
 	for i := 0; i < 10; i++ {
 		ls := h.grant(now, "e", "eu", 1)
-		h.report(now, ls, OutcomeUpgraded, "a")
+		h.report(now, ls, OutcomeUpgradeSent, "a")
 		h.apply(&Report{}) // a refused command in between changes nothing
 		n := h.node("a")
 		if n.State == StateAbandoned {
@@ -362,5 +362,30 @@ func TestLedger_ReplayedEntriesAreSkipped(t *testing.T) {
 	after, _ := l.Digest()
 	if !bytes.Equal(before, after) {
 		t.Fatal("replay changed the ledger")
+	}
+}
+
+func TestLedger_MemberAddresses(t *testing.T) {
+	h := newHarness(t)
+	mustResult[*Member](t, h.apply(&Member{ID: "c1", APIAddress: "http://127.0.0.1:1"}))
+	mustResult[*Member](t, h.apply(&Member{ID: "c2", APIAddress: "http://127.0.0.1:2"}))
+	mustResult[*Member](t, h.apply(&Member{ID: "c1", Remove: true}))
+	mustErr(t, h.apply(&Member{APIAddress: "x"}), ErrBadCommand)
+	m, err := h.l.Members()
+	if err != nil || len(m) != 1 || m["c2"] != "http://127.0.0.1:2" {
+		t.Fatalf("members = %v, %v", m, err)
+	}
+}
+
+func TestLedger_WrongEdgeOrRegionRefused(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a")
+	ls := h.grant(t0, "edge-a", "eu", 1)
+	mustErr(t, h.apply(&Renew{Now: t0, LeaseID: ls.ID, Token: ls.Token, TTL: time.Minute, Region: "us"}), ErrWrongRegion)
+	mustErr(t, h.apply(&Renew{Now: t0, LeaseID: ls.ID, Token: ls.Token, TTL: time.Minute, Edge: "edge-b"}), ErrWrongRegion)
+	mustErr(t, h.apply(&Report{Now: t0, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Region: "us",
+		Results: []Result{{Identity: "a", Outcome: OutcomeProvisioned}}}), ErrWrongRegion)
+	if n := h.node("a"); n.State != StateLeased {
+		t.Fatalf("node changed by a refused report: %s", n.State)
 	}
 }

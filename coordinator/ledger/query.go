@@ -180,3 +180,15 @@ func (l *Ledger) Digest() ([]byte, error) {
 	}
 	return h.Sum(nil), nil
 }
+
+// Members returns the recorded API address of each member by id.
+func (l *Ledger) Members() (map[string]string, error) {
+	out := map[string]string{}
+	err := l.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMembers).ForEach(func(k, v []byte) error {
+			out[string(k)] = string(v)
+			return nil
+		})
+	})
+	return out, err
+}

@@ -36,6 +36,8 @@ type RenewResult struct {
 // ReportResult says which results were applied; Rejected ones are stale or wrong.
 type ReportResult struct {
 	Accepted int
+	// Applied names the accepted nodes in report order.
+	Applied  []string
 	Rejected []Rejection
 	// LeaseDone is true when the report finished the lease's last node and the lease was removed.
 	LeaseDone bool

@@ -151,7 +151,7 @@ func randomLog(seed uint64, n int) []any {
 			cmds = append(cmds, &Pause{Now: now, Paused: rng.IntN(4) == 0})
 		default:
 			// Reports reference node ids by guess; the FSM fences the wrong ones.
-			c := &Report{Now: now, Policy: testPolicy(), Results: []Result{{Identity: fmt.Sprintf("n%03d", rng.IntN(300)), Outcome: []Outcome{OutcomeProvisioned, OutcomeFailed, OutcomeLocked, OutcomeDeferred}[rng.IntN(4)]}}}
+			c := &Report{Now: now, Policy: testPolicy(), Results: []Result{{Identity: fmt.Sprintf("n%03d", rng.IntN(300)), Outcome: []Outcome{OutcomeProvisioned, OutcomeFailed, OutcomeLockHeld, OutcomeDeferred}[rng.IntN(4)]}}}
 			if len(grants) > 0 {
 				c.LeaseID = grants[rng.IntN(len(grants))]
 			}

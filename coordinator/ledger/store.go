@@ -23,13 +23,14 @@ var (
 	bucketLeases  = []byte("leases")
 	bucketWaiting = []byte("waiting")
 	bucketCounts  = []byte("counts")
+	bucketMembers = []byte("members")
 
 	keyAppliedIndex = []byte("applied_index")
 	keyAppliedTerm  = []byte("applied_term")
 	keyPause        = []byte("pause")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts}
+var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers}
 
 // Options tune how a Ledger opens its file.
 type Options struct {

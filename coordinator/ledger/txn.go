@@ -19,6 +19,7 @@ type txn struct {
 	waiting *bolt.Bucket
 	counts  *bolt.Bucket
 	meta    *bolt.Bucket
+	members *bolt.Bucket
 
 	deltas       map[string]int64
 	regions      map[string]struct{}
@@ -33,6 +34,7 @@ func newTxn(tx *bolt.Tx) *txn {
 		waiting: tx.Bucket(bucketWaiting),
 		counts:  tx.Bucket(bucketCounts),
 		meta:    tx.Bucket(bucketMeta),
+		members: tx.Bucket(bucketMembers),
 		deltas:  map[string]int64{},
 		regions: map[string]struct{}{},
 	}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Pause sets the replicated operator pause flag; edges learn it at their next poll or renewal.
+func (s *Service) Pause(ctx context.Context, req api.PauseRequest) (api.PauseResponse, error) {
+	return s.setPause(ctx, true, req.Reason)
+}
+
+// Resume clears the operator pause flag.
+func (s *Service) Resume(ctx context.Context) (api.PauseResponse, error) {
+	return s.setPause(ctx, false, "")
+}
+
+func (s *Service) setPause(ctx context.Context, paused bool, reason string) (api.PauseResponse, error) {
+	if err := s.leaderOnly(); err != nil {
+		return api.PauseResponse{}, err
+	}
+	res, err := s.propose(ctx, &ledger.Pause{Now: s.clock.Now(), Paused: paused, By: "operator", Reason: reason})
+	if err != nil {
+		return api.PauseResponse{}, fmt.Errorf("set pause to %t: %w", paused, err)
+	}
+	p := res.(*ledger.PauseState)
+	return api.PauseResponse{Paused: p.Paused, Reason: p.Reason}, nil
+}
+
+// Status is this member's view: members, leader, term, indexes, pause and per-region counts.
+// Any member answers it.
+func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
+	resp := api.StatusResponse{
+		ID: s.cfg.ID, State: s.node.State(), Term: s.node.Term(), CommitIndex: s.node.CommitIndex(),
+		Regions: map[string]map[api.NodeState]int{},
+	}
+	_, leaderID := s.node.Leader()
+	resp.LeaderID = leaderID
+	resp.Leader = s.LeaderAPIAddress()
+	var err error
+	if resp.AppliedIndex, _, err = s.ledger.AppliedIndex(); err != nil {
+		return resp, err
+	}
+	addrs, err := s.ledger.Members()
+	if err != nil {
+		return resp, err
+	}
+	servers, err := s.node.Servers()
+	if err != nil {
+		return resp, err
+	}
+	for _, srv := range servers {
+		m := api.Member{ID: string(srv.ID), RaftAddress: string(srv.Address), APIAddress: addrs[string(srv.ID)],
+			Voter: srv.Suffrage == raft.Voter, Leader: string(srv.ID) == leaderID}
+		if m.ID == s.cfg.ID {
+			m.APIAddress = s.cfg.APIAddress
+		}
+		resp.Members = append(resp.Members, m)
+	}
+	slices.SortFunc(resp.Members, func(a, b api.Member) int { return cmpString(a.ID, b.ID) })
+	p, err := s.ledger.Pause()
+	if err != nil {
+		return resp, err
+	}
+	resp.Paused, resp.PauseReason = p.Paused, p.Reason
+	leases, err := s.ledger.Leases()
+	if err != nil {
+		return resp, err
+	}
+	resp.LeasesActive = len(leases)
+	counts, err := s.ledger.Counts()
+	if err != nil {
+		return resp, err
+	}
+	for region, states := range counts {
+		resp.Regions[region] = map[api.NodeState]int{}
+		for st, n := range states {
+			resp.Regions[region][api.NodeState(st)] = n
+		}
+	}
+	return resp, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Nodes lists one page of nodes from this member's ledger, without history.
+func (s *Service) Nodes(ctx context.Context, f api.NodeFilter) (api.NodesResponse, error) {
+	nodes, next, err := s.ledger.Nodes(ledger.NodeFilter{Region: f.Region, State: ledger.State(f.State), After: f.After, Limit: f.Limit})
+	if err != nil {
+		return api.NodesResponse{}, fmt.Errorf("list nodes: %w", err)
+	}
+	resp := api.NodesResponse{Nodes: make([]api.Node, 0, len(nodes)), Next: next}
+	for i := range nodes {
+		resp.Nodes = append(resp.Nodes, toAPINode(&nodes[i]))
+	}
+	return resp, nil
+}
+
+// Node returns one node with its history, or ErrUnknownNode.
+func (s *Service) Node(ctx context.Context, identity string) (api.Node, error) {
+	n, err := s.ledger.Node(identity)
+	if err != nil {
+		return api.Node{}, err
+	}
+	return toAPINode(n), nil
+}
+
+// Join adds a member to the Raft configuration and records its API address.
+func (s *Service) Join(ctx context.Context, req api.JoinRequest) error {
+	if err := s.leaderOnly(); err != nil {
+		return err
+	}
+	if err := s.node.Join(req.ID, req.RaftAddress, req.NonVoter); err != nil {
+		return err
+	}
+	if _, err := s.propose(ctx, &ledger.Member{ID: req.ID, APIAddress: req.APIAddress}); err != nil {
+		return fmt.Errorf("record api address of %s: %w", req.ID, err)
+	}
+	return nil
+}
+
+// Remove takes a member out of the Raft configuration and forgets its API address.
+func (s *Service) Remove(ctx context.Context, req api.RemoveRequest) error {
+	if err := s.leaderOnly(); err != nil {
+		return err
+	}
+	servers, err := s.node.Servers()
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(servers, func(srv raft.Server) bool { return string(srv.ID) == req.ID }) {
+		return fmt.Errorf("remove member %q: %w: not in the configuration", req.ID, ErrBadRequest)
+	}
+	if _, err := s.propose(ctx, &ledger.Member{ID: req.ID, Remove: true}); err != nil {
+		return fmt.Errorf("forget api address of %s: %w", req.ID, err)
+	}
+	return s.node.Remove(req.ID)
+}
+
+// Snapshot takes a Raft snapshot of this member now.
+func (s *Service) Snapshot(ctx context.Context) (api.SnapshotResponse, error) {
+	meta, err := s.node.Snapshot()
+	if err != nil {
+		return api.SnapshotResponse{}, err
+	}
+	return api.SnapshotResponse{ID: meta.ID, Index: meta.Index, Term: meta.Term, Size: meta.Size, At: s.clock.Now()}, nil
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Register records nodes an edge found in provisioning mode; repeating it is harmless. Large
+// requests are split into ledger batches; a node refused by the ledger (for example one leased in
+// another region) is named in the error while the others are recorded.
+func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.RegisterResponse, error) {
+	var resp api.RegisterResponse
+	if err := s.leaderOnly(); err != nil {
+		return resp, err
+	}
+	policy := s.leases.Load().Config().Policy
+	var rejected []string
+	var firstErr error
+	for start := 0; start < len(req.Nodes); start += ledger.MaxBatch {
+		chunk := req.Nodes[start:min(start+ledger.MaxBatch, len(req.Nodes))]
+		cmd := &ledger.Register{Now: s.clock.Now(), Edge: req.Edge, Policy: policy, Nodes: make([]ledger.RegisterNode, len(chunk))}
+		for i, n := range chunk {
+			cmd.Nodes[i] = ledger.RegisterNode{Identity: n.Identity, Region: req.Region, InventoryVersion: n.Version, Facts: n.Facts}
+		}
+		res, err := s.propose(ctx, cmd)
+		if err != nil {
+			return resp, fmt.Errorf("register %d nodes of %s in %s: %w", len(chunk), req.Edge, req.Region, err)
+		}
+		r := res.(*ledger.RegisterResult)
+		resp.Added += r.Added
+		resp.Requeued += r.Requeued
+		resp.Unchanged += r.Unchanged
+		for _, rej := range r.Rejected {
+			rejected = append(rejected, rej.Reason)
+			if firstErr == nil {
+				firstErr = rej.Err
+			}
+		}
+	}
+	if firstErr != nil {
+		return resp, fmt.Errorf("register: %d node(s) refused: %s: %w", len(rejected), strings.Join(rejected, "; "), firstErr)
+	}
+	return resp, nil
+}
+
+// Acquire grants a lease on up to req.MaxNodes waiting nodes of req.Region, waiting up to req.Wait
+// (long poll). An empty response means nothing became eligible in time, or Paused.
+func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.AcquireResponse, error) {
+	resp := api.AcquireResponse{Leader: s.cfg.APIAddress}
+	if err := s.leaderOnly(); err != nil {
+		return resp, err
+	}
+	ls, paused, err := s.leases.Load().Acquire(ctx, req.Edge, req.Region, req.MaxNodes, req.Wait.Std())
+	if err != nil {
+		return resp, s.mapLeaseErr(err)
+	}
+	resp.Lease, resp.Paused = toAPILease(ls), paused
+	return resp, nil
+}
+
+// Renew extends a lease by the configured TTL from now.
+func (s *Service) Renew(ctx context.Context, req api.RenewRequest) (api.RenewResponse, error) {
+	var resp api.RenewResponse
+	if err := s.leaderOnly(); err != nil {
+		return resp, err
+	}
+	ls, err := s.leases.Load().Renew(ctx, req.LeaseID, req.Token, req.Edge, req.Region)
+	if err != nil {
+		return resp, s.mapLeaseErr(err)
+	}
+	resp.Lease = *toAPILease(ls)
+	p, err := s.ledger.Pause()
+	if err != nil {
+		return resp, err
+	}
+	resp.Paused = p.Paused
+	return resp, nil
+}
+
+// Report applies results under a lease. A lease that is unknown or a token that does not match
+// fails the whole request; single results the ledger refuses (node not held by this lease) are
+// listed in Rejected. Both are counted as stale reports.
+func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.ReportResponse, error) {
+	resp := api.ReportResponse{Applied: []string{}}
+	if err := s.leaderOnly(); err != nil {
+		return resp, err
+	}
+	rr, err := s.leases.Load().Report(ctx, req.LeaseID, req.Token, req.Edge, req.Region, toLedgerResults(req.Results))
+	if err != nil {
+		return resp, s.mapLeaseErr(err)
+	}
+	resp.Applied = append(resp.Applied, rr.Applied...)
+	for _, r := range rr.Rejected {
+		resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
+	}
+	return resp, nil
+}
+
+// Heartbeat records that an edge is alive and tells it whether provisioning is paused. It is
+// answered by the leader only: a follower would have to call itself paused.
+func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
+	resp := api.HeartbeatResponse{Leader: s.cfg.APIAddress, Time: s.clock.Now()}
+	if err := s.leaderOnly(); err != nil {
+		return resp, err
+	}
+	p, err := s.ledger.Pause()
+	if err != nil {
+		return resp, err
+	}
+	resp.Paused = p.Paused
+	s.edgesMu.Lock()
+	s.edges[req.Edge] = EdgeSeen{Region: req.Region, At: resp.Time, Leases: append([]string(nil), req.Leases...)}
+	s.edgesMu.Unlock()
+	return resp, nil
+}
+
+// Edges returns the last heartbeat of every edge this member heard from while leading.
+func (s *Service) Edges() map[string]EdgeSeen {
+	s.edgesMu.Lock()
+	defer s.edgesMu.Unlock()
+	out := make(map[string]EdgeSeen, len(s.edges))
+	for k, v := range s.edges {
+		out[k] = v
+	}
+	return out
+}

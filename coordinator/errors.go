@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator
+
+import (
+	"errors"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/raftnode"
+)
+
+// Errors of the Service. They are the same values the ledger and raftnode return, so errors.Is
+// works whichever layer wrapped them; messages name the lease, node or member concerned.
+var (
+	// ErrNotLeader: this member does not lead; send the request to LeaderAPIAddress (421 / forward).
+	ErrNotLeader = raftnode.ErrNotLeader
+	// ErrNoLeader: no leader is known right now (an election is running); retry shortly (503).
+	ErrNoLeader = errors.New("no raft leader known")
+	// ErrNotReady: this member just won leadership and is still catching up (Barrier, lease
+	// extension); retry shortly (503).
+	ErrNotReady = errors.New("leader not ready yet")
+	// ErrUnknownLease: the lease is not outstanding (never granted, finished or expired) (404).
+	ErrUnknownLease = ledger.ErrUnknownLease
+	// ErrTokenMismatch: the token is not the lease's (409).
+	ErrTokenMismatch = ledger.ErrTokenMismatch
+	// ErrWrongRegion: the region or edge does not match the lease or node (409).
+	ErrWrongRegion = ledger.ErrWrongRegion
+	// ErrLeaseExpired: a renewal arrived after the lease's expiry (409; the edge must acquire again).
+	ErrLeaseExpired = ledger.ErrLeaseExpired
+	// ErrUnknownNode: no such node in the ledger (404).
+	ErrUnknownNode = ledger.ErrUnknownNode
+	// ErrBadRequest: the ledger refused the command as invalid; nothing changed (400).
+	ErrBadRequest = ledger.ErrBadCommand
+	// ErrTimeout: the command was not committed in time; it may still apply (503).
+	ErrTimeout = raftnode.ErrTimeout
+	// ErrClosed: the member is shutting down (503).
+	ErrClosed = raftnode.ErrShutdown
+)

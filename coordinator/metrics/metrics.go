@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package metrics holds the coordinator's muster_coordinator_* Prometheus metrics, registered on a
+// registry the process owns.
+package metrics
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Sources are read at scrape time, so the gauges never go stale.
+type Sources struct {
+	Leader       func() bool
+	Term         func() uint64
+	AppliedIndex func() uint64
+	LeasesActive func() int
+	// Nodes returns counts by region then state.
+	Nodes func() (map[string]map[string]int, error)
+}
+
+// Metrics are the counters and histograms the coordinator updates as it works.
+type Metrics struct {
+	LeaseGrants       prometheus.Counter
+	LeaseNodesGranted prometheus.Counter
+	LeaseRenewals     prometheus.Counter
+	LeaseExpiries     prometheus.Counter
+	StaleReports      prometheus.Counter
+	ResultsApplied    *prometheus.CounterVec
+	ApplyLatency      *prometheus.HistogramVec
+	LeadershipChanges prometheus.Counter
+}
+
+// New creates the metrics and registers them on reg.
+func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
+	m := &Metrics{
+		LeaseGrants: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_lease_grants_total", Help: "Leases granted by this member while leader."}),
+		LeaseNodesGranted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_lease_nodes_granted_total", Help: "Nodes handed out in granted leases."}),
+		LeaseRenewals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_lease_renewals_total", Help: "Lease renewals accepted."}),
+		LeaseExpiries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_lease_expiries_total", Help: "Leases expired after expires_at plus grace."}),
+		StaleReports: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_stale_reports_total", Help: "Results rejected because their lease or token is not the node's current one."}),
+		ResultsApplied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "muster_coordinator_results_applied_total", Help: "Node results applied, by outcome."}, []string{"outcome"}),
+		ApplyLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "muster_coordinator_apply_seconds", Help: "Time from raft apply to the FSM's response, by command.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"command"}),
+		LeadershipChanges: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_leadership_changes_total", Help: "Times this member gained or lost leadership."}),
+	}
+	cs := []prometheus.Collector{
+		m.LeaseGrants, m.LeaseNodesGranted, m.LeaseRenewals, m.LeaseExpiries, m.StaleReports,
+		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leader", Help: "1 when this member is the Raft leader."},
+			func() float64 { return b2f(src.Leader()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_term", Help: "Current Raft term."},
+			func() float64 { return float64(src.Term()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_applied_index", Help: "Last Raft index applied to the ledger."},
+			func() float64 { return float64(src.AppliedIndex()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leases_active", Help: "Outstanding leases in the ledger."},
+			func() float64 { return float64(src.LeasesActive()) }),
+		&nodesCollector{src: src.Nodes, desc: prometheus.NewDesc("muster_coordinator_ledger_nodes",
+			"Nodes in the ledger by region and state.", []string{"region", "state"}, nil)},
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register coordinator metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type nodesCollector struct {
+	src  func() (map[string]map[string]int, error)
+	desc *prometheus.Desc
+}
+
+func (c *nodesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *nodesCollector) Collect(ch chan<- prometheus.Metric) {
+	counts, err := c.src()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for region, states := range counts {
+		for state, n := range states {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), region, state)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package raftnode
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Config describes one member.
+type Config struct {
+	// ID is the member's stable Raft server id.
+	ID string
+	// Dir holds raft.db (log and stable store), snapshots/ and the ledger file.
+	Dir string
+	// Bind is the TCP address the transport listens on, e.g. 127.0.0.1:0.
+	Bind string
+	// Advertise is the address other members dial; empty means the bound address.
+	Advertise string
+	// Bootstrap makes this member a one-member cluster if it has no state yet.
+	Bootstrap bool
+	// Timeouts tune failure detection; zero values take Defaults.
+	Timeouts Timeouts
+	// SnapshotThreshold and SnapshotInterval control automatic snapshots; zero takes raft's.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	// TrailingLogs is how many entries stay in the log after a snapshot; zero takes raft's.
+	TrailingLogs uint64
+	// NoSync skips fsync of the Raft log; only for benchmarks that measure something else.
+	NoSync bool
+	// Dial, when set, replaces net.DialTimeout for outgoing Raft connections (a test inserts a
+	// TCP proxy here to partition the member).
+	Dial func(address string, timeout time.Duration) (net.Conn, error)
+	// Logger receives raft's log lines at RaftLogLevel and above.
+	Logger       *slog.Logger
+	RaftLogLevel slog.Level
+}
+
+// Timeouts are raft's failure-detection settings.
+type Timeouts struct {
+	Heartbeat   time.Duration
+	Election    time.Duration
+	LeaderLease time.Duration
+	Commit      time.Duration
+}
+
+// LoopbackTimeouts suit members on one host or a LAN: a lost leader is replaced in about a second
+// while a loaded 2-core machine does not flap.
+func LoopbackTimeouts() Timeouts {
+	return Timeouts{Heartbeat: 500 * time.Millisecond, Election: 500 * time.Millisecond, LeaderLease: 250 * time.Millisecond, Commit: 10 * time.Millisecond}
+}
+
+// WANTimeouts are raft's own defaults, for members in different datacenters.
+func WANTimeouts() Timeouts {
+	d := raft.DefaultConfig()
+	return Timeouts{Heartbeat: d.HeartbeatTimeout, Election: d.ElectionTimeout, LeaderLease: d.LeaderLeaseTimeout, Commit: d.CommitTimeout}
+}
+
+func (t Timeouts) withDefaults() Timeouts {
+	d := LoopbackTimeouts()
+	if t.Heartbeat == 0 {
+		t.Heartbeat = d.Heartbeat
+	}
+	if t.Election == 0 {
+		t.Election = d.Election
+	}
+	if t.LeaderLease == 0 {
+		t.LeaderLease = min(d.LeaderLease, t.Heartbeat)
+	}
+	if t.Commit == 0 {
+		t.Commit = d.Commit
+	}
+	return t
+}
+
+func (c Config) raftConfig() (*raft.Config, error) {
+	if c.ID == "" {
+		return nil, fmt.Errorf("raft config: member id is empty")
+	}
+	if c.Dir == "" {
+		return nil, fmt.Errorf("raft config %s: data dir is empty", c.ID)
+	}
+	t := c.Timeouts.withDefaults()
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(c.ID)
+	rc.HeartbeatTimeout = t.Heartbeat
+	rc.ElectionTimeout = t.Election
+	rc.LeaderLeaseTimeout = t.LeaderLease
+	rc.CommitTimeout = t.Commit
+	// The ledger is durable itself: it says which index it holds, and raftnode restores a newer
+	// snapshot into it before raft starts (see openLedger), so raft need not restore on start.
+	rc.NoSnapshotRestoreOnStart = true
+	rc.BatchApplyCh = true
+	rc.MaxAppendEntries = 256
+	if c.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = c.SnapshotThreshold
+	}
+	if c.SnapshotInterval > 0 {
+		rc.SnapshotInterval = c.SnapshotInterval
+	}
+	if c.TrailingLogs > 0 {
+		rc.TrailingLogs = c.TrailingLogs
+	}
+	if err := raft.ValidateConfig(rc); err != nil {
+		return nil, fmt.Errorf("raft config %s: %w", c.ID, err)
+	}
+	return rc, nil
+}

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package raftnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/seed96588659/muster/coordinator/ledger"
+)
+
+// Node is one running member: raft plus the ledger it applies to.
+type Node struct {
+	cfg    Config
+	log    *slog.Logger
+	raft   *raft.Raft
+	trans  *raft.NetworkTransport
+	store  *raftboltdb.BoltStore
+	snaps  *raft.FileSnapshotStore
+	ledger *ledger.Ledger
+
+	observer  *raft.Observer
+	obsCh     chan raft.Observation
+	leaderCh  chan bool
+	dropped   atomic.Uint64
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// Open starts a member from cfg.Dir, creating it if empty. ledgerOpts configures the FSM's file.
+func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RaftLogLevel == 0 {
+		cfg.RaftLogLevel = slog.LevelWarn
+	}
+	rc, err := cfg.raftConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc.Logger = newHCLogger("raft", cfg.Logger, cfg.RaftLogLevel)
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("member %s: data dir: %w", cfg.ID, err)
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, leaderCh: make(chan bool, 1), stop: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			n.closeResources()
+		}
+	}()
+
+	n.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db"), NoSync: cfg.NoSync})
+	if err != nil {
+		return nil, fmt.Errorf("member %s: raft log store: %w", cfg.ID, err)
+	}
+	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rc.Logger.Named("snapshots"))
+	if err != nil {
+		return nil, fmt.Errorf("member %s: snapshot store: %w", cfg.ID, err)
+	}
+	if ledgerOpts.Logger == nil {
+		ledgerOpts.Logger = cfg.Logger
+	}
+	n.ledger, err = ledger.Open(filepath.Join(cfg.Dir, "ledger.db"), ledgerOpts)
+	if err != nil {
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
+	}
+	if err := n.catchUpFromSnapshot(); err != nil {
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
+	}
+	stream, err := newStreamLayer(cfg.Bind, cfg.Advertise, cfg.Dial)
+	if err != nil {
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
+	}
+	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: rc.Logger.Named("transport"),
+	})
+
+	if cfg.Bootstrap {
+		has, err := raft.HasExistingState(n.store, n.store, n.snaps)
+		if err != nil {
+			return nil, fmt.Errorf("member %s: check state: %w", cfg.ID, err)
+		}
+		if !has {
+			conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: n.trans.LocalAddr()}}}
+			if err := raft.BootstrapCluster(rc, n.store, n.store, n.snaps, n.trans, conf); err != nil {
+				return nil, fmt.Errorf("member %s: bootstrap: %w", cfg.ID, err)
+			}
+		}
+	}
+	n.raft, err = raft.NewRaft(rc, n.ledger.FSM(), n.store, n.store, n.snaps, n.trans)
+	if err != nil {
+		return nil, fmt.Errorf("member %s: start raft: %w", cfg.ID, err)
+	}
+	n.observe()
+	ok = true
+	return n, nil
+}
+
+// catchUpFromSnapshot restores the newest snapshot into the ledger when the ledger is older (a
+// lost or replaced ledger file); raft itself is told not to restore on start, because a ledger
+// that is already current would be rewritten for nothing.
+func (n *Node) catchUpFromSnapshot() error {
+	metas, err := n.snaps.List()
+	if err != nil {
+		return fmt.Errorf("list snapshots: %w", err)
+	}
+	if len(metas) == 0 {
+		return nil
+	}
+	applied, _, err := n.ledger.AppliedIndex()
+	if err != nil {
+		return err
+	}
+	if applied >= metas[0].Index {
+		return nil
+	}
+	_, rc, err := n.snaps.Open(metas[0].ID)
+	if err != nil {
+		return fmt.Errorf("open snapshot %s: %w", metas[0].ID, err)
+	}
+	n.log.Info("ledger is behind the newest snapshot; restoring it", "applied", applied, "snapshot", metas[0].Index)
+	if err := n.ledger.Restore(rc); err != nil {
+		return fmt.Errorf("restore snapshot %s: %w", metas[0].ID, err)
+	}
+	return nil
+}
+
+// Ledger is the FSM this member applies to; read it for queries.
+func (n *Node) Ledger() *ledger.Ledger { return n.ledger }
+
+// ID is this member's server id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Addr is the Raft address other members dial.
+func (n *Node) Addr() string { return string(n.trans.LocalAddr()) }
+
+// ElectionTimeout is the configured election timeout (the lease extension on promotion).
+func (n *Node) ElectionTimeout() time.Duration { return n.cfg.Timeouts.withDefaults().Election }
+
+// Apply replicates data and returns the FSM's response; an error response of the FSM is returned
+// as the error. ctx's deadline bounds the wait for the enqueue (default 10s).
+func (n *Node) Apply(ctx context.Context, data []byte) (any, uint64, error) {
+	timeout := 10 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	f := n.raft.Apply(data, timeout)
+	if err := f.Error(); err != nil {
+		return nil, 0, mapRaftError("apply", err)
+	}
+	resp := f.Response()
+	if err, ok := resp.(error); ok {
+		return nil, f.Index(), err
+	}
+	return resp, f.Index(), nil
+}
+
+// Barrier waits until every entry committed before it is applied to the ledger.
+func (n *Node) Barrier(timeout time.Duration) error {
+	return mapRaftError("barrier", n.raft.Barrier(timeout).Error())
+}
+
+// VerifyLeader checks with a quorum that this member still leads.
+func (n *Node) VerifyLeader() error {
+	return mapRaftError("verify leader", n.raft.VerifyLeader().Error())
+}
+
+// IsLeader reports whether this member believes it leads.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Leader returns the leader's Raft address and id, empty when unknown.
+func (n *Node) Leader() (addr, id string) {
+	a, i := n.raft.LeaderWithID()
+	return string(a), string(i)
+}
+
+// State is raft's state name (Leader, Follower, Candidate, Shutdown).
+func (n *Node) State() string { return n.raft.State().String() }
+
+// Term is the current term.
+func (n *Node) Term() uint64 { return n.raft.CurrentTerm() }
+
+// AppliedIndex is the last index raft applied to the FSM.
+func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }
+
+// CommitIndex is the last index known committed.
+func (n *Node) CommitIndex() uint64 { return n.raft.CommitIndex() }
+
+// Servers returns the latest Raft configuration.
+func (n *Node) Servers() ([]raft.Server, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, mapRaftError("configuration", err)
+	}
+	return f.Configuration().Servers, nil
+}
+
+// Join adds a member (a voter unless nonVoter); joining again with the same id and address is a no-op.
+func (n *Node) Join(id, addr string, nonVoter bool) error {
+	if id == "" || addr == "" {
+		return fmt.Errorf("join: member id and raft address are required (got %q, %q)", id, addr)
+	}
+	servers, err := n.Servers()
+	if err != nil {
+		return err
+	}
+	for _, s := range servers {
+		if string(s.ID) == id && string(s.Address) == addr && (s.Suffrage == raft.Voter) == !nonVoter {
+			return nil
+		}
+		if string(s.ID) == id || string(s.Address) == addr {
+			// A member that came back with a new address (or id) is replaced, not duplicated.
+			if err := n.raft.RemoveServer(s.ID, 0, 0).Error(); err != nil {
+				return mapRaftError(fmt.Sprintf("join %s: remove old entry %s", id, s.ID), err)
+			}
+		}
+	}
+	var f raft.IndexFuture
+	if nonVoter {
+		f = n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0)
+	} else {
+		f = n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0)
+	}
+	return mapRaftError(fmt.Sprintf("join %s at %s", id, addr), f.Error())
+}
+
+// Remove takes a member out of the configuration.
+func (n *Node) Remove(id string) error {
+	if id == "" {
+		return errors.New("remove: member id is required")
+	}
+	return mapRaftError("remove "+id, n.raft.RemoveServer(raft.ServerID(id), 0, 0).Error())
+}
+
+// Snapshot takes a snapshot now and returns its metadata.
+func (n *Node) Snapshot() (*raft.SnapshotMeta, error) {
+	f := n.raft.Snapshot()
+	if err := f.Error(); err != nil {
+		return nil, mapRaftError("snapshot", err)
+	}
+	meta, rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("open snapshot: %w", err)
+	}
+	rc.Close()
+	return meta, nil
+}
+
+// LeadershipChanges delivers true when this member gains leadership and false when it loses it.
+// Values are coalesced: read the latest with IsLeader when one arrives.
+func (n *Node) LeadershipChanges() <-chan bool { return n.leaderCh }
+
+// DroppedObservations counts leadership notifications coalesced because nobody was reading.
+func (n *Node) DroppedObservations() uint64 { return n.dropped.Load() }
+
+// observe registers a raft observer rather than using LeaderCh, which drops signals; a slow
+// ticker catches any observation raft itself dropped.
+func (n *Node) observe() {
+	n.obsCh = make(chan raft.Observation, 16)
+	n.observer = raft.NewObserver(n.obsCh, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.LeaderObservation, raft.RaftState:
+			return true
+		}
+		return false
+	})
+	n.raft.RegisterObserver(n.observer)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		last := false
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-n.stop:
+				return
+			case <-n.obsCh:
+			case <-tick.C:
+			}
+			now := n.IsLeader()
+			if now == last {
+				continue
+			}
+			last = now
+			select {
+			case n.leaderCh <- now:
+			default:
+				// Replace the unread value with the newest one.
+				select {
+				case <-n.leaderCh:
+					n.dropped.Add(1)
+				default:
+				}
+				n.leaderCh <- now
+			}
+		}
+	}()
+}
+
+// Shutdown stops raft and closes the stores; the member's files stay for a restart.
+func (n *Node) Shutdown() error {
+	var err error
+	n.closeOnce.Do(func() {
+		close(n.stop)
+		if n.raft != nil {
+			n.raft.DeregisterObserver(n.observer)
+			err = mapRaftError("shutdown", n.raft.Shutdown().Error())
+		}
+		n.wg.Wait()
+		if cerr := n.closeResources(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+func (n *Node) closeResources() error {
+	var errs []error
+	if n.trans != nil {
+		errs = append(errs, n.trans.Close())
+	}
+	if n.store != nil {
+		errs = append(errs, n.store.Close())
+	}
+	if n.ledger != nil {
+		errs = append(errs, n.ledger.Close())
+	}
+	return errors.Join(errs...)
+}

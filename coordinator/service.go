@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/seed96588659/muster/coordinator/lease"
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/metrics"
+	"github.com/seed96588659/muster/coordinator/raftnode"
+)
+
+// Config describes one coordinator member.
+type Config struct {
+	// ID is the member's stable Raft server id.
+	ID string
+	// DataDir holds the Raft log, snapshots and the ledger.
+	DataDir string
+	// RaftBind is the Raft TCP listen address (127.0.0.1:0 in tests); RaftAdvertise the address
+	// others dial, empty for the bound one.
+	RaftBind      string
+	RaftAdvertise string
+	// APIAddress is this member's API base URL, replicated so any member can name the leader's.
+	APIAddress string
+	// Bootstrap starts a new one-member cluster when DataDir has no state.
+	Bootstrap bool
+	// Timeouts of Raft; zero values take raftnode.LoopbackTimeouts.
+	Timeouts raftnode.Timeouts
+	// Leases tunes the lease manager; zero fields take lease.DefaultConfig, and Extension
+	// defaults to the election timeout.
+	Leases lease.Config
+	// Snapshot tuning; zero takes raft's defaults.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+	// LedgerNoSync and RaftNoSync skip fsync; see ledger/DESIGN.md before using either.
+	LedgerNoSync bool
+	RaftNoSync   bool
+	// RaftDial replaces the Raft dialer (tests insert a TCP proxy to partition members).
+	RaftDial func(address string, timeout time.Duration) (net.Conn, error)
+	// Clock, Logger and Registry are injected; nil takes the system clock, a discarding logger
+	// and a private registry.
+	Clock    Clock
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+}
+
+// Service is one coordinator member: the core the HTTP layer calls. Every write goes through Raft
+// on the leader; reads answer from this member's ledger.
+type Service struct {
+	cfg     Config
+	log     *slog.Logger
+	clock   Clock
+	node    *raftnode.Node
+	ledger  *ledger.Ledger
+	leases  atomic.Pointer[lease.Manager]
+	metrics *metrics.Metrics
+
+	edgesMu sync.Mutex
+	edges   map[string]EdgeSeen
+
+	closing   chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	ready     atomic.Bool
+}
+
+// EdgeSeen is the last heartbeat of one edge, kept in the leader's memory only.
+type EdgeSeen struct {
+	Region string
+	At     time.Time
+	Leases []string
+}
+
+// New opens (or creates) the member's state and starts Raft and the leadership monitor.
+func New(cfg Config) (*Service, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.RaftBind == "" {
+		return nil, fmt.Errorf("coordinator %s: raft bind address is empty", cfg.ID)
+	}
+	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, edges: map[string]EdgeSeen{}, closing: make(chan struct{})}
+
+	node, err := raftnode.Open(raftnode.Config{
+		ID: cfg.ID, Dir: cfg.DataDir, Bind: cfg.RaftBind, Advertise: cfg.RaftAdvertise, Bootstrap: cfg.Bootstrap,
+		Timeouts: cfg.Timeouts, SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
+		TrailingLogs: cfg.TrailingLogs, NoSync: cfg.RaftNoSync, Dial: cfg.RaftDial, Logger: s.log,
+	}, ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
+	if err != nil {
+		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
+	}
+	s.node, s.ledger = node, node.Ledger()
+
+	s.metrics, err = metrics.New(cfg.Registry, metrics.Sources{
+		Leader:       node.IsLeader,
+		Term:         node.Term,
+		AppliedIndex: func() uint64 { i, _, _ := s.ledger.AppliedIndex(); return i },
+		LeasesActive: func() int { ls, _ := s.ledger.Leases(); return len(ls) },
+		Nodes:        s.countsByName,
+	})
+	if err != nil {
+		node.Shutdown()
+		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
+	}
+	lc := cfg.Leases
+	if lc.Extension <= 0 {
+		lc.Extension = node.ElectionTimeout()
+	}
+	mgr, err := lease.New(lc, s.ledger, s.propose, s.clock, s.metrics, s.log)
+	if err != nil {
+		node.Shutdown()
+		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
+	}
+	s.leases.Store(mgr)
+
+	s.wg.Add(1)
+	go s.monitorLeadership()
+	return s, nil
+}
+
+func (s *Service) onApply(a ledger.Applied) {
+	if m := s.leases.Load(); m != nil {
+		m.Notify(a)
+	}
+}
+
+func (s *Service) countsByName() (map[string]map[string]int, error) {
+	c, err := s.ledger.Counts()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]int, len(c))
+	for r, states := range c {
+		out[r] = make(map[string]int, len(states))
+		for st, n := range states {
+			out[r][string(st)] = n
+		}
+	}
+	return out, nil
+}
+
+// propose replicates one command and measures how long the leader waited for its result.
+func (s *Service) propose(ctx context.Context, cmd any) (any, error) {
+	data, err := ledger.EncodeCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, _, err := s.node.Apply(ctx, data)
+	s.metrics.ApplyLatency.WithLabelValues(ledger.CommandType(data[0]).String()).Observe(time.Since(start).Seconds())
+	return res, err
+}
+
+// leaderOnly refuses a write on a member that does not lead or is not ready to.
+func (s *Service) leaderOnly() error {
+	select {
+	case <-s.closing:
+		return ErrClosed
+	default:
+	}
+	if !s.node.IsLeader() {
+		if _, id := s.node.Leader(); id == "" {
+			return fmt.Errorf("member %s: %w", s.cfg.ID, ErrNoLeader)
+		}
+		return fmt.Errorf("member %s: %w", s.cfg.ID, ErrNotLeader)
+	}
+	if !s.ready.Load() {
+		return fmt.Errorf("member %s: %w", s.cfg.ID, ErrNotReady)
+	}
+	return nil
+}
+
+// mapLeaseErr turns the lease manager's "disabled" into the error a client can act on.
+func (s *Service) mapLeaseErr(err error) error {
+	if errors.Is(err, lease.ErrDisabled) {
+		if lerr := s.leaderOnly(); lerr != nil {
+			return lerr
+		}
+		return fmt.Errorf("member %s: %w", s.cfg.ID, ErrNotReady)
+	}
+	return err
+}
+
+// IsLeader reports whether this member leads and has established its leadership.
+func (s *Service) IsLeader() bool { return s.node.IsLeader() && s.ready.Load() }
+
+// LeaderAPIAddress is the leader's API base URL from the replicated member table, "" when unknown.
+func (s *Service) LeaderAPIAddress() string {
+	_, id := s.node.Leader()
+	if id == "" {
+		return ""
+	}
+	if id == s.cfg.ID {
+		return s.cfg.APIAddress
+	}
+	m, err := s.ledger.Members()
+	if err != nil {
+		return ""
+	}
+	return m[id]
+}
+
+// ID is this member's id.
+func (s *Service) ID() string { return s.cfg.ID }
+
+// RaftAddress is the address other members dial (use it to Join this member).
+func (s *Service) RaftAddress() string { return s.node.Addr() }
+
+// Ledger exposes this member's ledger for read-only inspection (tests, tools).
+func (s *Service) Ledger() *ledger.Ledger { return s.ledger }
+
+// Leases exposes the lease manager (tests drive ExpireDue directly).
+func (s *Service) Leases() *lease.Manager { return s.leases.Load() }
+
+// Close stops the member; its files stay for a restart.
+func (s *Service) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.wg.Wait()
+		err = s.node.Shutdown()
+	})
+	return err
+}
