@@ -179,7 +179,7 @@ func (c *Conn) message(req Request) (inter.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s to %s: encode request: %w", req.Label(), req.Identity, err)
 	}
-	msg, err := c.fw.NewMessage(body, req.Agent, c.collective, inter.DirectRequestMessageType, nil)
+	msg, err := c.fw.NewMessage(body, req.Agent, c.collective, inter.RequestMessageType, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s to %s: new message: %w", req.Label(), req.Identity, err)
 	}
@@ -187,6 +187,11 @@ func (c *Conn) message(req Request) (inter.Message, error) {
 	filter.AddAgentFilter(req.Agent)
 	msg.SetFilter(filter)
 	msg.SetDiscoveredHosts([]string{req.Identity})
+	// A direct request is published to the node's own subject only; go-choria accepts the type
+	// once the target is known.
+	if err := msg.SetType(inter.DirectRequestMessageType); err != nil {
+		return nil, fmt.Errorf("%s to %s: %w", req.Label(), req.Identity, err)
+	}
 	msg.SetProtocolVersion(c.fw.RequestProtocol())
 	if err := msg.SetReplyTo(c.replyBase + msg.RequestID()); err != nil {
 		return nil, fmt.Errorf("%s to %s: reply target: %w", req.Label(), req.Identity, err)

@@ -120,11 +120,11 @@ func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tri
 	w.errors.WithLabelValues(w.site, action).Inc()
 	switch {
 	case errors.Is(final, ErrMaxTries) && last != nil:
-		err = fmt.Errorf("%w (last attempt: %v)", final, last)
+		err = fmt.Errorf("%w (last attempt: %w)", final, last)
 	case final != nil:
 		err = final
 	case last != nil:
-		err = fmt.Errorf("%w (last attempt: %v)", err, last)
+		err = fmt.Errorf("%w (last attempt: %w)", err, last)
 	}
 	return fmt.Errorf("%s failed: %w", action, err)
 }
