@@ -13,6 +13,10 @@ RACE ?= -race
 TESTFLAGS ?=
 BENCHTIME ?= 1s
 FUZZTIME ?= 5m
+# Extra flags for the fuzz run, e.g. FUZZFLAGS='-parallel 1' on a shared machine.
+FUZZFLAGS ?=
+# Random pairs `make fuzz` compares against the real librpm (make test runs the default 200000).
+LIBRPM_PAIRS ?= 2000000
 
 .PHONY: all build test bench fuzz lint tools deps
 
@@ -27,10 +31,16 @@ build:
 		if [ -d $$m/cmd ]; then (cd $$m && go build -o ../bin/ ./cmd/...) || exit 1; fi; \
 	done
 
+# pkg/rpmversion's differential against the real librpm needs librpm's headers and cgo; without
+# them the pkg module is tested without it.
 test: build
 	@set -e; for m in $(MODULES); do \
 		echo "== test $$m"; \
-		(cd $$m && go test $(RACE) -count=1 -timeout 20m $(TESTFLAGS) ./...); \
+		tags=; \
+		if [ $$m = pkg ] && [ "$$(go env CGO_ENABLED)" = 1 ] && pkg-config --exists rpm 2>/dev/null; then \
+			tags="-tags librpm"; echo "   (librpm found: with the librpm differential)"; \
+		fi; \
+		(cd $$m && go test $(RACE) -count=1 -timeout 20m $$tags $(TESTFLAGS) ./...); \
 	done
 
 bench:
@@ -38,6 +48,20 @@ bench:
 		echo "== bench $$m"; \
 		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...); \
 	done
+
+# fuzz installs Debian's librpm-dev if it is missing, compares $(LIBRPM_PAIRS) random pairs with
+# the real librpm, then fuzzes pkg/rpmversion for $(FUZZTIME).
+fuzz:
+	@if ! pkg-config --exists rpm 2>/dev/null; then \
+		echo "== installing librpm-dev"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq librpm-dev pkg-config >/dev/null; \
+	fi
+	@echo "== librpm differential ($(LIBRPM_PAIRS) pairs)"
+	cd pkg && go test -count=1 -tags librpm -run 'TestLibrpm' -v ./rpmversion/ -librpm.pairs=$(LIBRPM_PAIRS)
+	@echo "== fuzz pkg/rpmversion for $(FUZZTIME)"
+	cd pkg && go test -run '^$$' -fuzz '^FuzzCompare$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./rpmversion/
 
 lint:
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
