@@ -60,11 +60,15 @@ func (t TLS) Enabled() bool { return t.Cert != "" }
 
 // Lease configures lease lifetimes and the retry policy of nodes.
 type Lease struct {
-	TTL          time.Duration
-	Grace        time.Duration
-	LockWindow   time.Duration
-	MaxAttempts  int
-	RetryBackoff time.Duration
+	TTL              time.Duration
+	Grace            time.Duration
+	LockWindow       time.Duration
+	MaxAttempts      int
+	RetryBackoff     time.Duration
+	RetryBackoffMax  time.Duration
+	ReprovisionAfter time.Duration
+	MaxWait          time.Duration
+	MaxNodes         int
 }
 
 // Ledger configures what the ledger keeps.

@@ -59,6 +59,10 @@ const (
 	KeyLockWindow        = "lease.lock_window"
 	KeyMaxAttempts       = "lease.max_attempts"
 	KeyRetryBackoff      = "lease.retry_backoff"
+	KeyRetryBackoffMax   = "lease.retry_backoff_max"
+	KeyReprovisionAfter  = "lease.reprovision_after"
+	KeyMaxWait           = "lease.max_wait"
+	KeyLeaseMaxNodes     = "lease.max_nodes"
 	KeyHistoryLength     = "ledger.history_length"
 	KeyLogLevel          = "log.level"
 	KeyLogFormat         = "log.format"
@@ -95,8 +99,12 @@ func allKeys() []key {
 		{KeyLeaseGrace, kDuration, 5 * time.Second, "time after expiry before a node is offered again (>= the clock drift allowed)"},
 		{KeyLockWindow, kDuration, 2 * time.Minute, "go-choria's provisioning lock: a node is not offered to another edge sooner"},
 		{KeyMaxAttempts, kInt, 5, "attempts before a node is abandoned"},
-		{KeyRetryBackoff, kDuration, 10 * time.Second, "first delay before a failed node is offered again (doubles per attempt)"},
-		{KeyHistoryLength, kInt, 32, "transitions kept in each node's history"},
+		{KeyRetryBackoff, kDuration, 5 * time.Second, "first delay before a failed node is offered again (doubles per attempt)"},
+		{KeyRetryBackoffMax, kDuration, 5 * time.Minute, "longest delay before a failed node is offered again"},
+		{KeyReprovisionAfter, kDuration, 30 * time.Second, "a provisioned node seen again in provisioning mode is re-queued only this long after it finished"},
+		{KeyMaxWait, kDuration, 30 * time.Second, "longest long poll of an acquire"},
+		{KeyLeaseMaxNodes, kInt, 1000, "most nodes in one lease"},
+		{KeyHistoryLength, kInt, 20, "transitions kept in each node's history"},
 		{KeyLogLevel, kString, "info", "log level: debug, info, warn or error"},
 		{KeyLogFormat, kString, "text", "log format: text or json"},
 	}

@@ -186,6 +186,14 @@ func (c *Config) validateLease() error {
 		return fmt.Errorf("%s: %s is negative", KeyLockWindow, l.LockWindow)
 	case l.RetryBackoff < 0:
 		return fmt.Errorf("%s: %s is negative", KeyRetryBackoff, l.RetryBackoff)
+	case l.RetryBackoffMax < l.RetryBackoff:
+		return fmt.Errorf("%s: %s is below %s (%s)", KeyRetryBackoffMax, l.RetryBackoffMax, KeyRetryBackoff, l.RetryBackoff)
+	case l.ReprovisionAfter < 0:
+		return fmt.Errorf("%s: %s is negative", KeyReprovisionAfter, l.ReprovisionAfter)
+	case l.MaxWait < 0 || l.MaxWait > api.MaxWait:
+		return fmt.Errorf("%s: %s is outside 0..%s", KeyMaxWait, l.MaxWait, api.MaxWait)
+	case l.MaxNodes < 1 || l.MaxNodes > api.MaxLeaseNodes:
+		return fmt.Errorf("%s: %d is outside 1..%d", KeyLeaseMaxNodes, l.MaxNodes, api.MaxLeaseNodes)
 	case l.MaxAttempts < 1 || l.MaxAttempts > maxAttempts:
 		return fmt.Errorf("%s: %d is outside 1..%d", KeyMaxAttempts, l.MaxAttempts, maxAttempts)
 	case c.Ledger.HistoryLength < 1 || c.Ledger.HistoryLength > maxHistory:

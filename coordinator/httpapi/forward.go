@@ -26,6 +26,13 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, route string, 
 		writeError(w, http.StatusServiceUnavailable, api.CodeNoLeader, "this member is not the leader and no leader is known; retry shortly", "")
 		return
 	}
+	if leader == s.self {
+		// Raft elected this member but it is still establishing leadership (barrier, lease
+		// extension): nobody else can serve this either, so the client retries shortly.
+		s.metrics.forwarded.WithLabelValues(route, "not_ready").Inc()
+		writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "this member was just elected leader and is not ready yet; retry shortly", "")
+		return
+	}
 	if s.redirect || r.Header.Get(api.HeaderForwarded) != "" {
 		s.metrics.forwarded.WithLabelValues(route, "redirected").Inc()
 		writeError(w, http.StatusMisdirectedRequest, api.CodeNotLeader, "this member is not the leader; the leader is "+leader, leader)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,8 @@ type Config struct {
 	MaxBodyBytes int64
 	// Redirect answers 421 with the leader's address instead of forwarding a follower's request.
 	Redirect bool
+	// Self is this member's own API base URL: a request is never forwarded to it.
+	Self string
 	// ForwardClient sends forwarded requests to the leader (TLS settings of the member); nil uses a plain client.
 	ForwardClient *http.Client
 	// Errors maps the service's sentinel errors to HTTP answers.
@@ -49,6 +52,7 @@ type Server struct {
 	insecure    bool
 	maxBody     int64
 	redirect    bool
+	self        string
 	fwd         *http.Client
 	errors      []ErrorMapping
 	log         *slog.Logger
@@ -70,6 +74,7 @@ func New(svc Service, cfg Config) (*Server, error) {
 		insecure:    cfg.Insecure,
 		maxBody:     cfg.MaxBodyBytes,
 		redirect:    cfg.Redirect,
+		self:        strings.TrimRight(cfg.Self, "/"),
 		fwd:         cfg.ForwardClient,
 		errors:      cfg.Errors,
 		log:         cfg.Logger,

@@ -51,7 +51,7 @@ func WithToken(token string) Option { return func(c *Client) { c.token = token }
 // WithAttempts bounds the tries of one call across members and leader hops (default 3 per member + 2).
 func WithAttempts(n int) Option { return func(c *Client) { c.attempts = n } }
 
-// WithRetryDelay sets the pause before retrying after a member had no leader (default 250ms).
+// WithRetryDelay sets the first pause after every member failed once (default 250ms; it doubles per round up to 8x).
 func WithRetryDelay(d time.Duration) Option { return func(c *Client) { c.delay = d } }
 
 // NewClient returns a client for the members' API base URLs (scheme://host:port).
@@ -231,15 +231,18 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	}
 	var lastErr error
 	queue := c.candidates()
+	delay := c.delay
 	for attempt := 0; attempt < c.attempts; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return joinCtx(err, lastErr)
 		}
 		if len(queue) == 0 {
-			// Every member was tried once: pause, then go round again.
-			if err := sleepCtx(ctx, c.delay); err != nil {
+			// Every member was tried once (an election, most likely): pause, then go round again,
+			// pausing longer each round so a slow election is outlasted within the attempts.
+			if err := sleepCtx(ctx, delay); err != nil {
 				return joinCtx(err, lastErr)
 			}
+			delay = min(2*delay, 8*c.delay)
 			queue = c.candidates()
 		}
 		member := queue[0]

@@ -32,6 +32,8 @@ const (
 	CodeUnknownLease Code = "unknown_lease"
 	// CodeTokenMismatch is a lease id with a token that is not the lease's current one (409).
 	CodeTokenMismatch Code = "token_mismatch"
+	// CodeLeaseExpired is a renewal or report after the lease's expiry; acquire again (409).
+	CodeLeaseExpired Code = "lease_expired"
 	// CodeWrongRegion is a request whose region or edge does not match the lease or node (409).
 	CodeWrongRegion Code = "wrong_region"
 	// CodeConflict is a request that contradicts the ledger, such as a duplicate member (409).

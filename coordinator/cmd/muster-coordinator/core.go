@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/config"
+	"github.com/seed96588659/muster/coordinator/lease"
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/raftnode"
+)
+
+// openCore starts the member's Raft node, ledger and lease manager from the checked configuration.
+func openCore(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (*coordinator.Service, error) {
+	if cfg.Raft.TLS {
+		return nil, fmt.Errorf("%s: the Raft transport over TLS is not implemented yet", config.KeyRaftTLS)
+	}
+	lc := lease.DefaultConfig()
+	lc.TTL = cfg.Lease.TTL
+	lc.Grace = cfg.Lease.Grace
+	lc.MaxNodes = cfg.Lease.MaxNodes
+	lc.MaxWait = cfg.Lease.MaxWait
+	lc.Extension = 0 // the core takes one election timeout
+	lc.Policy = ledger.Policy{
+		MaxAttempts:      cfg.Lease.MaxAttempts,
+		BackoffBase:      cfg.Lease.RetryBackoff,
+		BackoffMax:       cfg.Lease.RetryBackoffMax,
+		LockWindow:       cfg.Lease.LockWindow,
+		HistoryLimit:     cfg.Ledger.HistoryLength,
+		ReprovisionAfter: cfg.Lease.ReprovisionAfter,
+	}
+	if err := lc.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("lease policy: %w", err)
+	}
+	return coordinator.New(coordinator.Config{
+		ID:            cfg.NodeID,
+		DataDir:       cfg.DataDir,
+		RaftBind:      cfg.Raft.Bind,
+		RaftAdvertise: cfg.Raft.Advertise,
+		APIAddress:    cfg.HTTP.Advertise,
+		Bootstrap:     cfg.Bootstrap,
+		Timeouts: raftnode.Timeouts{
+			Heartbeat:   cfg.Raft.HeartbeatTimeout,
+			Election:    cfg.Raft.ElectionTimeout,
+			LeaderLease: cfg.Raft.LeaderLeaseTimeout,
+			Commit:      cfg.Raft.CommitTimeout,
+		},
+		Leases:            lc,
+		SnapshotThreshold: cfg.Raft.SnapshotThreshold,
+		SnapshotInterval:  cfg.Raft.SnapshotInterval,
+		Logger:            logger,
+		Registry:          reg,
+	})
+}

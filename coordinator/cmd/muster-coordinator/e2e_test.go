@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+const (
+	e2eEdgeToken  = "e2e-edge-token-0123456789"
+	e2eAdminToken = "e2e-admin-token-0123456789"
+)
+
+// buildBinary compiles muster-coordinator once per test into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "muster-coordinator")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freePort reserves a port on 127.0.0.1 and releases it for a child process to bind.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// proc is one member running as a child process.
+type proc struct {
+	id      string
+	apiURL  string
+	raft    string
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan struct{}
+}
+
+type e2eCluster struct {
+	t     *testing.T
+	bin   string
+	dir   string
+	procs []*proc
+}
+
+func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
+	t := c.t
+	p := &proc{
+		id:      id,
+		apiURL:  fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		raft:    fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		logPath: filepath.Join(c.dir, id+".log"),
+		exited:  make(chan struct{}),
+	}
+	args := []string{"serve",
+		"--node-id", id,
+		"--data-dir", filepath.Join(c.dir, id),
+		"--raft-bind", p.raft,
+		"--http-bind", strings.TrimPrefix(p.apiURL, "http://"),
+		"--lease-ttl", "20s",
+		"--lease-grace", "1s",
+		"--lease-lock-window", "0s",
+		"--log-level", "debug",
+	}
+	if bootstrap {
+		args = append(args, "--bootstrap")
+	}
+	if join != "" {
+		args = append(args, "--join", join)
+	}
+	logf, err := os.Create(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(c.bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.cmd.Env = append(os.Environ(), "MUSTER_AUTH_EDGE_TOKENS="+e2eEdgeToken, "MUSTER_AUTH_ADMIN_TOKEN="+e2eAdminToken)
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		logf.Close()
+		close(p.exited)
+	}()
+	c.procs = append(c.procs, p)
+	return p
+}
+
+func (c *e2eCluster) stopAll() {
+	for _, p := range c.procs {
+		select {
+		case <-p.exited:
+			continue
+		default:
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(15 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	}
+	if c.t.Failed() {
+		for _, p := range c.procs {
+			b, _ := os.ReadFile(p.logPath)
+			if len(b) > 6000 {
+				b = b[len(b)-6000:]
+			}
+			c.t.Logf("---- log of %s (tail) ----\n%s", p.id, b)
+		}
+	}
+}
+
+func (c *e2eCluster) addrs(except string) string {
+	var out []string
+	for _, p := range c.procs {
+		if p.id != except {
+			out = append(out, p.apiURL)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// cli runs an admin command of the binary and returns its stdout.
+func (c *e2eCluster) cli(args ...string) (string, error) {
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = append(os.Environ(), "MUSTER_AUTH_ADMIN_TOKEN="+e2eAdminToken)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("%s %v: %w: %s", filepath.Base(c.bin), args, err, errb.String())
+	}
+	return out.String(), nil
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, last)
+}
+
+// leaderWithMembers waits, through the status command, for a leader among want members.
+func (c *e2eCluster) waitLeader(t *testing.T, addrs string, want int, not string) api.StatusResponse {
+	var st api.StatusResponse
+	waitFor(t, fmt.Sprintf("a leader (not %q) with %d members", not, want), 60*time.Second, func() (bool, string) {
+		out, err := c.cli("status", "--json", "--timeout", "5s", "--addr", addrs)
+		if err != nil {
+			return false, err.Error()
+		}
+		st = api.StatusResponse{}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			return false, err.Error()
+		}
+		return st.LeaderID != "" && st.LeaderID != not && len(st.Members) == want, out
+	})
+	return st
+}
+
+func (c *e2eCluster) proc(id string) *proc {
+	for _, p := range c.procs {
+		if p.id == id {
+			return p
+		}
+	}
+	c.t.Fatalf("no member %q", id)
+	return nil
+}
+
+// TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases runs three members as child processes,
+// kills the leader with SIGKILL and checks that a new leader grants leases, never on a node
+// whose lease has not expired, and that the old lease survives the failover.
+func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three coordinator processes")
+	}
+	c := &e2eCluster{t: t, bin: buildBinary(t), dir: t.TempDir()}
+	defer c.stopAll()
+
+	first := c.start("c1", true, "")
+	c.waitLeader(t, first.apiURL, 1, "")
+	c.start("c2", false, first.apiURL)
+	c.start("c3", false, first.apiURL)
+	st := c.waitLeader(t, c.addrs(""), 3, "")
+	t.Logf("leader %s, term %d", st.LeaderID, st.Term)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The edge knows one follower only: the cluster must take it to the leader.
+	var follower *proc
+	for _, p := range c.procs {
+		if p.id != st.LeaderID {
+			follower = p
+			break
+		}
+	}
+	edge, err := api.NewClient([]string{follower.apiURL}, api.WithToken(e2eEdgeToken), api.WithRetryDelay(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []api.RegisterNode
+	for i := 0; i < 12; i++ {
+		nodes = append(nodes, api.RegisterNode{Identity: fmt.Sprintf("node-%02d.ams", i), Version: "0.29.4"})
+	}
+	reg, err := edge.Register(ctx, api.RegisterRequest{Region: "ams", Edge: "edge-ams-1", Nodes: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Added != len(nodes) {
+		t.Fatalf("register added %d of %d", reg.Added, len(nodes))
+	}
+	first1, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "edge-ams-1", Region: "ams", MaxNodes: 4, Wait: api.Duration(5 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first1.Lease == nil || len(first1.Lease.Nodes) != 4 {
+		t.Fatalf("first acquire: %+v", first1)
+	}
+	held := map[string]bool{}
+	for _, n := range first1.Lease.Nodes {
+		held[n] = true
+	}
+
+	// The admin CLI sees the same ledger from any member.
+	out, err := c.cli("nodes", "--json", "--state", "leased", "--addr", follower.apiURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leased api.NodesResponse
+	if err := json.Unmarshal([]byte(out), &leased); err != nil || len(leased.Nodes) != 4 {
+		t.Fatalf("nodes --state leased: %v %s", err, out)
+	}
+
+	leader := c.proc(st.LeaderID)
+	killed := time.Now()
+	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-leader.exited
+
+	var second api.AcquireResponse
+	waitFor(t, "a lease granted by the new leader", 60*time.Second, func() (bool, string) {
+		actx, acancel := context.WithTimeout(ctx, 10*time.Second)
+		defer acancel()
+		r, err := edge.Acquire(actx, api.AcquireRequest{Edge: "edge-ams-2", Region: "ams", MaxNodes: 4, Wait: api.Duration(2 * time.Second)})
+		if err != nil {
+			return false, err.Error()
+		}
+		second = r
+		return r.Lease != nil, fmt.Sprintf("%+v", r)
+	})
+	failover := time.Since(killed)
+	t.Logf("SIGKILL of leader %s -> next granted lease: %s (token %d -> %d)", leader.id, failover, first1.Lease.Token, second.Lease.Token)
+
+	if second.Lease.Token <= first1.Lease.Token {
+		t.Errorf("token %d of the new leader's lease is not above %d: not a fencing token", second.Lease.Token, first1.Lease.Token)
+	}
+	for _, n := range second.Lease.Nodes {
+		if held[n] {
+			t.Errorf("node %s granted again while lease %s (token %d) had not expired", n, first1.Lease.ID, first1.Lease.Token)
+		}
+	}
+	// The first edge's lease survived the failover: it still renews under its token.
+	ren, err := edge.Renew(ctx, api.RenewRequest{LeaseID: first1.Lease.ID, Token: first1.Lease.Token, Edge: "edge-ams-1", Region: "ams"})
+	if err != nil {
+		t.Fatalf("renew of the pre-failover lease: %v", err)
+	}
+	if !ren.Lease.ExpiresAt.After(first1.Lease.ExpiresAt) {
+		t.Errorf("renewed expiry %s is not after %s", ren.Lease.ExpiresAt, first1.Lease.ExpiresAt)
+	}
+	st2 := c.waitLeader(t, c.addrs(leader.id), 3, leader.id)
+	if st2.Term <= st.Term {
+		t.Errorf("term %d after the failover is not above %d", st2.Term, st.Term)
+	}
+}

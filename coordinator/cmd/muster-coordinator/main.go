@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Command muster-coordinator runs a member of Muster's coordinator cluster (serve) and drives a
+// running cluster through its admin API (status, nodes, node, pause, resume, join, remove, snapshot).
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		root.PrintErrln("error:", err)
+		return 1
+	}
+	return 0
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "muster-coordinator",
+		Short:         "Muster's coordinator: the Raft-replicated node ledger and lease authority",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(
+		newServeCmd(),
+		newStatusCmd(),
+		newNodesCmd(),
+		newNodeCmd(),
+		newPauseCmd(),
+		newResumeCmd(),
+		newJoinCmd(),
+		newRemoveCmd(),
+		newSnapshotCmd(),
+	)
+	return root
+}

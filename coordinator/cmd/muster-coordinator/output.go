@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// output prints v as indented JSON when asked, else as text.
+func output(cmd *cobra.Command, asJSON bool, v any, text func() error) error {
+	if !asJSON {
+		return text()
+	}
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func printStatus(w io.Writer, st api.StatusResponse) error {
+	leader := st.LeaderID
+	if leader == "" {
+		leader = "none"
+	}
+	paused := yesNo(st.Paused)
+	if st.Paused && st.PauseReason != "" {
+		paused += " (" + st.PauseReason + ")"
+	}
+	fmt.Fprintf(w, "member %s: %s, leader %s, term %d, applied %d, commit %d, leases %d, paused %s\n\n",
+		st.ID, st.State, leader, st.Term, st.AppliedIndex, st.CommitIndex, st.LeasesActive, paused)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEMBER\tRAFT\tAPI\tVOTER\tLEADER")
+	for _, m := range st.Members {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.RaftAddress, m.APIAddress, yesNo(m.Voter), yesNo(m.Leader))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	regions := make([]string, 0, len(st.Regions))
+	for r := range st.Regions {
+		regions = append(regions, r)
+	}
+	sort.Strings(regions)
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	head := []string{"REGION"}
+	for _, s := range api.NodeStates {
+		head = append(head, strings.ToUpper(string(s)))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range regions {
+		row := []string{r}
+		for _, s := range api.NodeStates {
+			row = append(row, fmt.Sprint(st.Regions[r][s]))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+func printNodes(w io.Writer, out api.NodesResponse) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IDENTITY\tREGION\tSTATE\tATTEMPTS\tEDGE\tLEASE\tVERSION\tLAST ERROR")
+	for _, n := range out.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(n.InventoryVersion), dash(oneLine(n.LastError)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if out.Next != "" {
+		_, err := fmt.Fprintf(w, "\nmore: --after %s (or --all)\n", out.Next)
+		return err
+	}
+	return nil
+}
+
+func printNode(w io.Writer, n api.Node) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("identity", n.Identity)
+	row("region", n.Region)
+	row("state", string(n.State))
+	row("attempts", fmt.Sprint(n.Attempts))
+	row("edge", dash(n.Edge))
+	row("lease", dash(n.LeaseID)+" token "+fmt.Sprint(n.LeaseToken))
+	row("inventory version", dash(n.InventoryVersion))
+	row("target version", dash(n.TargetVersion))
+	row("last error", dash(oneLine(n.LastError)))
+	row("discovered", stamp(n.DiscoveredAt))
+	row("leased", stamp(n.LeasedAt))
+	row("finished", stamp(n.FinishedAt))
+	row("not before", stamp(n.NotBefore))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nhistory:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AT\tFROM\tTO\tREASON\tEDGE\tLEASE\tTOKEN\tERROR")
+	for _, h := range n.History {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", stamp(h.At), dash(string(h.From)), h.To, dash(h.Reason), dash(h.Edge), dash(h.LeaseID), h.LeaseToken, dash(oneLine(h.Error)))
+	}
+	return tw.Flush()
+}
+
+func printPause(w io.Writer, p api.PauseResponse) error {
+	if p.Paused {
+		_, err := fmt.Fprintf(w, "paused %s\n", p.Reason)
+		return err
+	}
+	_, err := fmt.Fprintln(w, "running")
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 120 {
+		return s[:117] + "..."
+	}
+	return s
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

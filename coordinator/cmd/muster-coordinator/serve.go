@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/seed96588659/muster/coordinator/config"
+	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// shutdownGrace bounds how long in-flight requests (long polls included) may finish on stop.
+const shutdownGrace = 10 * time.Second
+
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a coordinator member (bootstrap a cluster, join one, or restart from the data dir)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return serve(cmd.Context(), cfg, cmd.ErrOrStderr())
+		},
+	}
+	config.Flags(cmd.Flags())
+	return cmd
+}
+
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.Level)) // config already checked the name
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs one member until ctx ends.
+func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+	logger := newLogger(cfg.Log, stderr).With("member", cfg.NodeID)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	serverTLS, memberHTTP, err := tlsSetup(cfg)
+	if err != nil {
+		return err
+	}
+	core, err := openCore(cfg, logger, reg)
+	if err != nil {
+		return fmt.Errorf("start member %s: %w", cfg.NodeID, err)
+	}
+	defer func() {
+		if err := core.Close(); err != nil {
+			logger.Error("stop member", "error", err)
+		}
+	}()
+
+	apiSrv, err := httpapi.New(core, httpapi.Config{
+		EdgeTokens:    cfg.Auth.EdgeTokens,
+		AdminTokens:   nonEmpty(cfg.Auth.AdminToken),
+		ClientCerts:   cfg.Auth.ClientCerts,
+		Insecure:      cfg.Auth.Insecure,
+		MaxBodyBytes:  cfg.HTTP.MaxBodyBytes,
+		Redirect:      cfg.HTTP.Redirect,
+		ForwardClient: memberHTTP,
+		Self:          cfg.HTTP.Advertise,
+		Errors:        httpapi.CoreErrors(),
+		Logger:        logger,
+		Registry:      reg,
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", apiSrv)
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+
+	ln, err := net.Listen("tcp", cfg.HTTP.Bind)
+	if err != nil {
+		return fmt.Errorf("listen %s (%s): %w", config.KeyHTTPBind, cfg.HTTP.Bind, err)
+	}
+	hs := &http.Server{
+		Handler:           mux,
+		TLSConfig:         serverTLS,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      apiMaxWait + 30*time.Second, // an acquire may long-poll up to its wait
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(slogWriter{logger}, "", 0),
+	}
+	served := make(chan error, 1)
+	go func() {
+		if serverTLS != nil {
+			served <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		served <- hs.Serve(ln)
+	}()
+	logger.Info("api listening", "addr", ln.Addr().String(), "advertise", cfg.HTTP.Advertise, "tls", serverTLS != nil)
+
+	if len(cfg.Join) > 0 {
+		go joinCluster(ctx, cfg, memberHTTP, logger)
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("api server: %w", err)
+	}
+	logger.Info("stopping")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		logger.Warn("api shutdown", "error", err)
+	}
+	return nil
+}
+
+// apiMaxWait is the longest long poll a request may ask for.
+const apiMaxWait = api.MaxWait
+
+// joinCluster asks the members in cfg.Join to add this member until one accepts or ctx ends;
+// joining again with the same id and address is a no-op, so a restart may repeat it.
+func joinCluster(ctx context.Context, cfg config.Config, hc *http.Client, logger *slog.Logger) {
+	c, err := api.NewClient(cfg.Join, api.WithToken(cfg.Auth.AdminToken), api.WithHTTPClient(hc))
+	if err != nil {
+		logger.Error("join", "error", err)
+		return
+	}
+	req := api.JoinRequest{ID: cfg.NodeID, RaftAddress: cfg.Raft.Advertise, APIAddress: cfg.HTTP.Advertise}
+	delay := 250 * time.Millisecond
+	for {
+		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := c.Join(jctx, req)
+		cancel()
+		if err == nil {
+			logger.Info("joined the cluster", "via", c.Leader())
+			return
+		}
+		logger.Warn("join failed; retrying", "error", err, "in", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// tlsSetup returns the API server's TLS config (nil without a certificate) and the HTTP client
+// this member uses towards other members (forwarding, joining), presenting its own certificate.
+func tlsSetup(cfg config.Config) (*tls.Config, *http.Client, error) {
+	if !cfg.TLS.Enabled() {
+		return nil, &http.Client{}, nil
+	}
+	kp, err := tls.LoadX509KeyPair(cfg.TLS.Cert, cfg.TLS.Key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s/%s: %w", config.KeyTLSCert, config.KeyTLSKey, err)
+	}
+	server := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp}}
+	client := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp}}
+	if cfg.TLS.CA != "" {
+		pem, err := os.ReadFile(cfg.TLS.CA)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", config.KeyTLSCA, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, nil, fmt.Errorf("%s: %s holds no PEM certificate", config.KeyTLSCA, cfg.TLS.CA)
+		}
+		server.ClientCAs = pool
+		// Verified when presented; a bearer token still opens the API without one.
+		server.ClientAuth = tls.VerifyClientCertIfGiven
+		client.RootCAs = pool
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = client
+	return server, &http.Client{Transport: tr}, nil
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// slogWriter feeds net/http's error log into slog.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Warn("http server", "msg", string(trimNewline(p)))
+	return len(p), nil
+}
+
+func trimNewline(p []byte) []byte {
+	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
+		p = p[:len(p)-1]
+	}
+	return p
+}
