@@ -62,6 +62,9 @@ func (s *Signer) PublicKeyFile() string { return s.pubFile }
 
 // Sign returns a signed provisioning JWT. The token is insecure (chs=false) because a node in
 // provisioning mode has no CA to verify request signatures with, as with choria-provisioner.
+// Provisioning is not on by default (chpd=false): a node is in provisioning mode only while its
+// configuration says plugin.choria.server.provision=true, so a configured node that restarts
+// leaves provisioning mode whether or not its new configuration names that key.
 func (s *Signer) Sign(p ProvisioningJWT) (string, error) {
 	if p.Token == "" {
 		return "", fmt.Errorf("sign provisioning JWT: empty token")
@@ -72,7 +75,7 @@ func (s *Signer) Sign(p ProvisioningJWT) (string, error) {
 	if p.Validity == 0 {
 		p.Validity = 24 * time.Hour
 	}
-	claims, err := tokens.NewProvisioningClaims(false, true, p.Token, "", "", p.BrokerURLs, "", "", "", "", "muster-sandbox", p.Validity)
+	claims, err := tokens.NewProvisioningClaims(false, false, p.Token, "", "", p.BrokerURLs, "", "", "", "", "muster-sandbox", p.Validity)
 	if err != nil {
 		return "", fmt.Errorf("provisioning claims: %w", err)
 	}

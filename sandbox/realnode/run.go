@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package realnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/choria-io/go-choria/build"
+	"github.com/choria-io/go-choria/choria"
+	"github.com/choria-io/go-choria/config"
+	"github.com/choria-io/go-choria/inter"
+	"github.com/choria-io/go-choria/providers/agent/mcorpc/golang/discovery"
+	"github.com/choria-io/go-choria/providers/agent/mcorpc/golang/provision"
+	"github.com/choria-io/go-choria/providers/agent/mcorpc/golang/rpcutil"
+	"github.com/choria-io/go-choria/server"
+	"github.com/choria-io/go-choria/server/agents"
+	"github.com/seed96588659/muster/sandbox/recorder"
+	"github.com/sirupsen/logrus"
+)
+
+// Run is the node process: it starts a real go-choria server from dir/server.conf, in
+// provisioning mode while that file says so, and serves until ctx ends. restart and
+// release_update re-exec os.Args[0], so the process must be started with an absolute path to
+// the node's own binary copy.
+func Run(ctx context.Context, dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("node dir: %w", err)
+	}
+	spec, err := ReadSpec(dir)
+	if err != nil {
+		return err
+	}
+	prev, _ := ReadStatus(dir)
+	st := Status{Identity: spec.Identity, PID: os.Getpid(), Started: time.Now().UTC(), Starts: prev.Starts + 1}
+	fail := func(err error) error {
+		st.Error = err.Error()
+		_ = writeStatus(dir, st)
+		return err
+	}
+
+	version := spec.Version
+	if v, err := BinaryVersion(os.Args[0]); err == nil && v != "" {
+		version = v
+	}
+	st.Version = version
+	// go-choria reads the version and the provisioning JWT from its build variables; this
+	// process is one node, so setting them process-wide is what a real build does.
+	build.Version = version
+	(&build.Info{}).SetProvisionJWTFile(filepath.Join(dir, JWTFile))
+
+	rec, err := recorder.Open(spec.ActionsFile, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer rec.Close()
+
+	cfg, err := config.NewSystemConfig(filepath.Join(dir, ConfigFile), true)
+	if err != nil {
+		return fail(fmt.Errorf("load %s: %w", filepath.Join(dir, ConfigFile), err))
+	}
+	if cfg.Identity == "" {
+		cfg.Identity = spec.Identity
+	}
+	if cfg.Choria.Provision {
+		// a node being provisioned has no certificate yet, as go-choria's own server command does
+		cfg.DisableSecurityProviderVerify = true
+	}
+	if cfg.LogFile == "" || cfg.LogFile == "stdout" {
+		l := logrus.New()
+		l.SetOutput(os.Stdout)
+		l.SetLevel(logrus.InfoLevel)
+		cfg.CustomLogger = l
+	}
+
+	fw, err := choria.NewWithConfig(cfg)
+	if err != nil {
+		return fail(fmt.Errorf("node framework: %w", err))
+	}
+	fw.ConfigureProvisioning(ctx)
+	st.Provisioning = fw.ProvisionMode()
+	st.Identity = fw.Config.Identity
+	if err := writeStatus(dir, st); err != nil {
+		return err
+	}
+
+	ident := fw.Config.Identity
+	server.RegisterAdditionalAgent(func(ctx context.Context, mgr *agents.Manager, conn inter.AgentConnector, _ *logrus.Entry) error {
+		return registerAgents(ctx, mgr, conn, func(a agents.Agent) agents.Agent {
+			return &recordingAgent{Agent: a, sink: rec, region: spec.Region, node: ident, now: time.Now}
+		})
+	})
+
+	srv, err := server.NewInstance(fw)
+	if err != nil {
+		return fail(fmt.Errorf("new server instance: %w", err))
+	}
+	wg := &sync.WaitGroup{}
+	wg.Add(1)
+	if err := srv.Run(ctx, wg); err != nil {
+		return fail(fmt.Errorf("run server: %w", err))
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	st.Connected = true
+	if err := writeStatus(dir, st); err != nil {
+		return err
+	}
+
+	<-ctx.Done()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	return nil
+}
+
+// registerAgents registers discovery, rpcutil and the real provision agent, each wrapped.
+func registerAgents(ctx context.Context, mgr *agents.Manager, conn inter.AgentConnector, wrap func(agents.Agent) agents.Agent) error {
+	da, err := discovery.New(mgr)
+	if err != nil {
+		return fmt.Errorf("discovery agent: %w", err)
+	}
+	ra, err := rpcutil.New(mgr)
+	if err != nil {
+		return fmt.Errorf("rpcutil agent: %w", err)
+	}
+	pa, err := provision.New(mgr)
+	if err != nil {
+		return fmt.Errorf("provision agent: %w", err)
+	}
+	var errs []error
+	for name, a := range map[string]agents.Agent{"discovery": da, "rpcutil": ra, "choria_provision": pa} {
+		if err := mgr.RegisterAgent(ctx, name, wrap(a), conn); err != nil {
+			errs = append(errs, fmt.Errorf("register %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

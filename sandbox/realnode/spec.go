@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package realnode is the main of a real go-choria server in provisioning mode, run as its own
+// process from its own copy of the sandbox binary (the provision agent keeps its lock, ECDH keys
+// and build info process-wide, restart re-execs the binary and release_update replaces it).
+package realnode
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Files inside a node directory.
+const (
+	SpecFile   = "node.json"
+	ConfigFile = "server.conf"
+	JWTFile    = "provisioning.jwt"
+	StatusFile = "status.json"
+	BinaryName = "muster-sandbox"
+	LogFile    = "server.log"
+)
+
+// Spec is what the lab tells a node process about itself; it never changes across restarts.
+type Spec struct {
+	// Identity is the node's Choria identity.
+	Identity string `json:"identity"`
+	// Region is recorded with every action.
+	Region string `json:"region"`
+	// ActionsFile is the shared DIR/actions.jsonl.
+	ActionsFile string `json:"actions_file"`
+	// Version is reported when the binary carries no version trailer.
+	Version string `json:"version"`
+}
+
+// ReadSpec reads dir/node.json.
+func ReadSpec(dir string) (Spec, error) {
+	var s Spec
+	b, err := os.ReadFile(filepath.Join(dir, SpecFile))
+	if err != nil {
+		return s, fmt.Errorf("read node spec: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("parse node spec %s: %w", filepath.Join(dir, SpecFile), err)
+	}
+	if s.Identity == "" {
+		return s, fmt.Errorf("node spec %s: identity is empty", filepath.Join(dir, SpecFile))
+	}
+	return s, nil
+}

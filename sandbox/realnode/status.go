@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package realnode
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Status is what a node process writes to dir/status.json at each (re)start, so the lab and
+// tests can see a restart really happened and what the node came back as.
+type Status struct {
+	Identity     string    `json:"identity"`
+	PID          int       `json:"pid"`
+	Version      string    `json:"version"`
+	Provisioning bool      `json:"provisioning"`
+	Connected    bool      `json:"connected"`
+	Started      time.Time `json:"started"`
+	// Starts counts process starts in this directory, including restarts by exec.
+	Starts int    `json:"starts"`
+	Error  string `json:"error,omitempty"`
+}
+
+// ReadStatus reads dir/status.json.
+func ReadStatus(dir string) (Status, error) {
+	var s Status
+	b, err := os.ReadFile(filepath.Join(dir, StatusFile))
+	if err != nil {
+		return s, fmt.Errorf("read node status: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("parse node status: %w", err)
+	}
+	return s, nil
+}
+
+func writeStatus(dir string, s Status) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode node status: %w", err)
+	}
+	tmp := filepath.Join(dir, StatusFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write node status: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, StatusFile)); err != nil {
+		return fmt.Errorf("write node status: %w", err)
+	}
+	return nil
+}
