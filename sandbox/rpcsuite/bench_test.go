@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package rpcsuite
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/rpc"
+)
+
+// BenchmarkInventory measures one rpcutil#inventory against an emulated node: "raw" is the
+// transport alone, "wrapped" adds the wrapper, validation and decoding; the difference is the
+// wrapper's own cost. "conn" keeps one broker connection, "percall" builds go-choria's client per
+// call as choria-provisioner does.
+func BenchmarkInventory(b *testing.B) {
+	c := newCaller(b, "edge-bench.mcollective", 5*time.Second)
+	// The grace only delays the return of a call already answered; a benchmark of CPU cost and
+	// latency wants it small.
+	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, DuplicateGrace: time.Microsecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+
+	req := rpc.Request{Agent: "rpcutil", Action: "inventory", Identity: nodeBench, Data: json.RawMessage(`{}`)}
+	for name, tr := range map[string]rpc.Transport{"conn": conn, "percall": c.percall} {
+		b.Run(name+"/raw", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				replies, err := tr.Request(context.Background(), req)
+				if err != nil || len(replies) != 1 {
+					b.Fatalf("%d replies, %v", len(replies), err)
+				}
+			}
+		})
+		b.Run(name+"/wrapped", func(b *testing.B) {
+			n := c.node(tr, nodeBench, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := n.Inventory(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkInventoryParallel is the throughput of one shared Conn under many concurrent callers,
+// as an edge with many host flows in flight uses it.
+func BenchmarkInventoryParallel(b *testing.B) {
+	c := newCaller(b, "edge-bench-par.mcollective", 5*time.Second)
+	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, DuplicateGrace: time.Microsecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	n := c.node(conn, nodeBench, nil)
+
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := n.Inventory(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
