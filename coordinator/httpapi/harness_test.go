@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/coordinator/lease"
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+const (
+	edgeToken  = "edge-token-for-httpapi-tests"
+	adminToken = "admin-token-for-httpapi-tests"
+	maxBody    = 4096
+)
+
+// syncBuffer collects a member's log lines for the test to search.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// member is a real coordinator (Raft over TCP on 127.0.0.1, bbolt in t.TempDir) behind a real
+// HTTP server running the API.
+type member struct {
+	id   string
+	svc  *coordinator.Service
+	srv  *httptest.Server
+	url  string
+	logs *syncBuffer
+	reg  *prometheus.Registry
+}
+
+// startMember starts one member; edit may change the HTTP layer's configuration.
+func startMember(t *testing.T, dir, id string, bootstrap bool, edit func(*httpapi.Config)) *member {
+	t.Helper()
+	m := &member{id: id, logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
+	m.srv = httptest.NewUnstartedServer(nil)
+	m.url = "http://" + m.srv.Listener.Addr().String()
+	logger := slog.New(slog.NewTextHandler(m.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	lc := lease.DefaultConfig()
+	lc.TTL = 30 * time.Second
+	svc, err := coordinator.New(coordinator.Config{
+		ID: id, DataDir: filepath.Join(dir, id), RaftBind: "127.0.0.1:0", APIAddress: m.url,
+		Bootstrap: bootstrap, Leases: lc, Logger: logger, Registry: m.reg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.svc = svc
+	cfg := httpapi.Config{
+		EdgeTokens: []string{edgeToken}, AdminTokens: []string{adminToken}, MaxBodyBytes: maxBody,
+		Self: m.url, Errors: httpapi.CoreErrors(), Logger: logger, Registry: m.reg,
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	h, err := httpapi.New(svc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.srv.Config.Handler = h
+	m.srv.Start()
+	t.Cleanup(func() {
+		m.srv.Close()
+		if err := svc.Close(); err != nil {
+			t.Logf("close %s: %v", id, err)
+		}
+	})
+	return m
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cluster starts n members; the first bootstraps and the others join through the admin API.
+func cluster(t *testing.T, n int) []*member {
+	t.Helper()
+	dir := t.TempDir()
+	ms := []*member{startMember(t, dir, "c1", true, nil)}
+	waitFor(t, "c1 to lead", 30*time.Second, ms[0].svc.IsLeader)
+	admin := adminClient(t, ms[0].url)
+	for i := 2; i <= n; i++ {
+		m := startMember(t, dir, fmt.Sprintf("c%d", i), false, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := admin.Join(ctx, api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: m.url})
+		cancel()
+		if err != nil {
+			t.Fatalf("join %s: %v", m.id, err)
+		}
+		ms = append(ms, m)
+	}
+	// Every member knows the leader's API address once the member table has replicated.
+	waitFor(t, "every member to name the leader", 30*time.Second, func() bool {
+		for _, m := range ms {
+			if m.svc.LeaderAPIAddress() != ms[0].url {
+				return false
+			}
+		}
+		return true
+	})
+	return ms
+}
+
+func edgeClient(t *testing.T, urls ...string) *api.Client {
+	t.Helper()
+	c, err := api.NewClient(urls, api.WithToken(edgeToken), api.WithRetryDelay(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func adminClient(t *testing.T, urls ...string) *api.Client {
+	t.Helper()
+	c, err := api.NewClient(urls, api.WithToken(adminToken), api.WithRetryDelay(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// post sends body as is, for requests no well-behaved client would send.
+func post(t *testing.T, url, path, token, body string) (int, api.ErrorBody, http.Header) {
+	t.Helper()
+	return do(t, http.MethodPost, url+path, token, body)
+}
+
+func do(t *testing.T, method, url, token, body string) (int, api.ErrorBody, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb api.ErrorBody
+	raw := new(bytes.Buffer)
+	_, _ = raw.ReadFrom(resp.Body)
+	_ = json.Unmarshal(raw.Bytes(), &eb)
+	return resp.StatusCode, eb, resp.Header
+}
+
+// ledgerAll selects every node of the ledger.
+func ledgerAll() ledger.NodeFilter { return ledger.NodeFilter{Limit: 1 << 30} }
+
+// counter reads one counter of a member's registry; labels must match exactly.
+func counter(t *testing.T, m *member, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metric:
+		for _, mt := range f.GetMetric() {
+			if len(mt.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, l := range mt.GetLabel() {
+				if labels[l.GetName()] != l.GetValue() {
+					continue metric
+				}
+			}
+			return mt.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
