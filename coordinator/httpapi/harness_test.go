@@ -4,8 +4,8 @@ package httpapi_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
