@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package emulated
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/choria-io/go-choria/choria"
+	cclient "github.com/choria-io/go-choria/client/client"
+	"github.com/choria-io/go-choria/inter"
+	"github.com/choria-io/go-choria/protocol"
+	"github.com/nats-io/nats.go"
+
+	"github.com/seed96588659/muster/sandbox/broker"
+)
+
+const benchFleet = 10_000
+
+// discoverAll sends one broadcast discovery (agent filter choria_provision) with go-choria's
+// client and returns how long it took until every one of want identities had answered.
+func discoverAll(b *testing.B, fw *choria.Framework, want int, limit time.Duration) (time.Duration, int) {
+	b.Helper()
+	msg, err := fw.NewMessage([]byte(base64.StdEncoding.EncodeToString([]byte("ping"))), "discovery", "provisioning", inter.RequestMessageType, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
+		b.Fatal(err)
+	}
+	f := protocol.NewFilter()
+	f.AddAgentFilter("choria_provision")
+	msg.SetFilter(f)
+	cl, err := cclient.New(fw, cclient.Receivers(3), cclient.Timeout(limit))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var mu sync.Mutex
+	seen := make(map[string]bool, want)
+	var took time.Duration
+	start := time.Now()
+	err = cl.Request(ctx, msg, func(_ context.Context, m inter.ConnectorMessage) {
+		t, err := fw.NewTransportFromJSON(m.Data())
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen[t.SenderID()] = true
+		if len(seen) == want && took == 0 {
+			took = time.Since(start)
+			cancel()
+		}
+	})
+	if err != nil && ctx.Err() == nil {
+		b.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return took, len(seen)
+}
+
+// BenchmarkDiscovery_FindsAll10000 is the time for one broadcast discovery to hear from every
+// node of a 10,000-node fleet, ending with go-choria's own broadcast discoverer finding all.
+func BenchmarkDiscovery_FindsAll10000(b *testing.B) {
+	l := startLab(b, benchFleet, nil, nil)
+	fw := l.framework(b, "bench-eu.mcollective")
+	var total time.Duration
+	b.ResetTimer()
+	for range b.N {
+		took, found := discoverAll(b, fw, benchFleet, 60*time.Second)
+		if found != benchFleet {
+			b.Fatalf("discovery heard %d of %d nodes within 60s", found, benchFleet)
+		}
+		total += took
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/all-found")
+	b.ReportMetric(0, "ns/op")
+
+	got := discover(b, fw, 10*time.Second, nil)
+	if len(slices.Compact(got)) != benchFleet {
+		b.Fatalf("broadcast.Discover found %d of %d", len(slices.Compact(got)), benchFleet)
+	}
+}
+
+// BenchmarkFleet_Memory10000 reports the heap the fleet adds at 10,000 nodes, and the process
+// RSS (which also holds the embedded broker and the test client).
+func BenchmarkFleet_Memory10000(b *testing.B) {
+	dir := b.TempDir()
+	br, err := broker.Start(context.Background(), broker.Options{Dir: dir, Region: "eu"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Stop()
+	jwt, err := br.ProvisioningJWT(true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var heap, rss float64
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f, err := Start(context.Background(), Config{BrokerURL: br.URL(), Region: "eu", Prefix: "emu-eu-", Count: benchFleet, Token: br.Token(), JWT: jwt})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap = float64(after.HeapAlloc-before.HeapAlloc) / 1e6
+		rss = readRSSMB(b)
+		f.Stop()
+	}
+	b.ReportMetric(heap, "fleet-heap-MB")
+	b.ReportMetric(heap*1e6/benchFleet, "heap-B/node")
+	b.ReportMetric(rss, "process-rss-MB")
+	b.ReportMetric(0, "ns/op")
+}
+
+func readRSSMB(b *testing.B) float64 {
+	fh, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Logf("no /proc/self/status: %v", err)
+		return 0
+	}
+	defer fh.Close()
+	s := bufio.NewScanner(fh)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkInventory_RoundTrip measures inventory against one emulated node of a 10,000-node
+// fleet over a persistent connection: go-choria builds and signs each request, the time is from
+// publish to the validated reply. p50/p99 are reported.
+func BenchmarkInventory_RoundTrip(b *testing.B) {
+	l := startLab(b, benchFleet, nil, nil)
+	const identity = "bench-eu.mcollective"
+	fw := l.framework(b, identity)
+	tlsc, err := l.broker.ClientTLS(identity)
+	if err != nil {
+		b.Fatal(err)
+	}
+	nc, err := nats.Connect(l.broker.URL(), nats.Secure(tlsc), nats.UserInfo(broker.ProvisioningUser, l.broker.ProvisioningPassword()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	body, _ := json.Marshal(map[string]any{"agent": "rpcutil", "action": "inventory", "data": map[string]any{}})
+	target := "emu-eu-04242"
+	var lat []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		msg, err := fw.NewMessage(body, "rpcutil", "provisioning", inter.RequestMessageType, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msg.SetDiscoveredHosts([]string{target})
+		if err := msg.SetType(inter.DirectRequestMessageType); err != nil {
+			b.Fatal(err)
+		}
+		if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
+			b.Fatal(err)
+		}
+		t, err := msg.Transport(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := t.JSON()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sub, err := nc.SubscribeSync(msg.ReplyTo())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		if err := nc.Publish("provisioning.node."+target, data); err != nil {
+			b.Fatal(err)
+		}
+		m, err := sub.NextMsg(10 * time.Second)
+		if err != nil {
+			b.Fatalf("no inventory reply: %v", err)
+		}
+		rep, err := fw.NewReplyFromTransportJSON(m.Data, false)
+		if err != nil || rep.SenderID() != target {
+			b.Fatalf("reply: %v", err)
+		}
+		lat = append(lat, time.Since(start))
+		b.StopTimer()
+		sub.Unsubscribe()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
+}
