@@ -264,6 +264,8 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 		t.Fatalf("nodes --state leased: %v %s", err, out)
 	}
 
+	c.cliSteps(t, follower.apiURL, first1.Lease.Nodes[0])
+
 	leader := c.proc(st.LeaderID)
 	killed := time.Now()
 	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -304,5 +306,58 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 	st2 := c.waitLeader(t, c.addrs(leader.id), 3, leader.id)
 	if st2.Term <= st.Term {
 		t.Errorf("term %d after the failover is not above %d", st2.Term, st.Term)
+	}
+
+	// The operator removes the dead member; the two left keep a quorum of the new configuration.
+	if out, err := c.cli("remove", leader.id, "--addr", c.addrs(leader.id)); err != nil || !strings.Contains(out, "member "+leader.id+" removed") {
+		t.Fatalf("remove: %v %s", err, out)
+	}
+	c.waitLeader(t, c.addrs(leader.id), 2, leader.id)
+}
+
+// cliSteps drives the text commands of the admin CLI against a follower and checks what they print.
+func (c *e2eCluster) cliSteps(t *testing.T, addr, leasedNode string) {
+	t.Helper()
+	steps := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"status"}, []string{"leader c", "MEMBER", "REGION", "ams"}},
+		{[]string{"pause", "--reason", "change freeze"}, []string{"paused change freeze"}},
+		{[]string{"nodes", "--region", "ams", "--state", "waiting", "--limit", "3"}, []string{"IDENTITY", "waiting", "more: --after"}},
+		{[]string{"nodes", "--region", "ams", "--all"}, []string{leasedNode, "leased"}},
+		{[]string{"node", leasedNode}, []string{"state", "leased", "edge-ams-1", "history:", "waiting"}},
+		{[]string{"snapshot"}, []string{"snapshot ", "at index"}},
+	}
+	for _, s := range steps {
+		out, err := c.cli(append(s.args, "--addr", addr)...)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		for _, w := range s.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("muster-coordinator %v printed\n%s\nwithout %q", s.args, out, w)
+			}
+		}
+		if s.args[0] != "pause" {
+			continue
+		}
+		// status is the member's own view: the follower shows the pause once it applied it.
+		waitFor(t, "the follower's status to show the pause", 30*time.Second, func() (bool, string) {
+			out, err := c.cli("status", "--addr", addr)
+			return err == nil && strings.Contains(out, "paused yes (change freeze)"), out
+		})
+		if out, err := c.cli("resume", "--addr", addr); err != nil || !strings.Contains(out, "running") {
+			t.Fatalf("resume: %v %s", err, out)
+		}
+	}
+	// Refusals are errors with the reason, and a non-zero exit.
+	if _, err := c.cli("node", "no-such-node", "--addr", addr); err == nil || !strings.Contains(err.Error(), "no-such-node") {
+		t.Errorf("node no-such-node: %v", err)
+	}
+	cmd := exec.Command(c.bin, "status", "--addr", addr)
+	cmd.Env = append(os.Environ(), "MUSTER_AUTH_ADMIN_TOKEN=wrong-token-0123456789")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "unauthorized") {
+		t.Errorf("status with a wrong token: %v %s", err, out)
 	}
 }
