@@ -25,7 +25,7 @@ const (
 )
 
 // buildBinary compiles muster-coordinator once per test into a temporary directory.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "muster-coordinator")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
@@ -37,7 +37,7 @@ func buildBinary(t *testing.T) string {
 }
 
 // freePort reserves a port on 127.0.0.1 and releases it for a child process to bind.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,21 +58,33 @@ type proc struct {
 }
 
 type e2eCluster struct {
-	t     *testing.T
+	t     testing.TB
 	bin   string
 	dir   string
 	procs []*proc
 }
 
 func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
-	t := c.t
 	p := &proc{
-		id:      id,
-		apiURL:  fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-		raft:    fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		logPath: filepath.Join(c.dir, id+".log"),
-		exited:  make(chan struct{}),
+		id:     id,
+		apiURL: fmt.Sprintf("http://127.0.0.1:%d", freePort(c.t)),
+		raft:   fmt.Sprintf("127.0.0.1:%d", freePort(c.t)),
 	}
+	c.launch(p, bootstrap, join)
+	c.procs = append(c.procs, p)
+	return p
+}
+
+// restart starts a stopped member again on its ports and data dir, as an operator would.
+func (c *e2eCluster) restart(p *proc) {
+	c.launch(p, false, "")
+}
+
+func (c *e2eCluster) launch(p *proc, bootstrap bool, join string) {
+	t := c.t
+	id := p.id
+	p.logPath = filepath.Join(c.dir, fmt.Sprintf("%s.%d.log", id, time.Now().UnixNano()))
+	p.exited = make(chan struct{})
 	args := []string{"serve",
 		"--node-id", id,
 		"--data-dir", filepath.Join(c.dir, id),
@@ -99,13 +111,13 @@ func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := p.exited
+	cmd := p.cmd
 	go func() {
-		_ = p.cmd.Wait()
+		_ = cmd.Wait()
 		logf.Close()
-		close(p.exited)
+		close(exited)
 	}()
-	c.procs = append(c.procs, p)
-	return p
 }
 
 func (c *e2eCluster) stopAll() {
@@ -158,7 +170,7 @@ func (c *e2eCluster) cli(args ...string) (string, error) {
 }
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
+func waitFor(t testing.TB, what string, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	last := ""
@@ -174,7 +186,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool
 }
 
 // leaderWithMembers waits, through the status command, for a leader among want members.
-func (c *e2eCluster) waitLeader(t *testing.T, addrs string, want int, not string) api.StatusResponse {
+func (c *e2eCluster) waitLeader(t testing.TB, addrs string, want int, not string) api.StatusResponse {
 	var st api.StatusResponse
 	waitFor(t, fmt.Sprintf("a leader (not %q) with %d members", not, want), 60*time.Second, func() (bool, string) {
 		out, err := c.cli("status", "--json", "--timeout", "5s", "--addr", addrs)
