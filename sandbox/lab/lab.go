@@ -79,6 +79,19 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	// compressing the release takes seconds: do it while brokers and nodes start
+	published := make(chan error, 1)
+	if up, found := binaries[opts.UpgradeVersion]; found {
+		go func() { published <- l.repo.Add(opts.UpgradeVersion, up) }()
+	} else {
+		published <- nil
+	}
+	waitPublished := sync.OnceValue(func() error { return <-published })
+	defer func() {
+		if !ok {
+			_ = waitPublished()
+		}
+	}()
 
 	for _, name := range opts.Regions {
 		r, err := l.startRegion(ctx, name)
@@ -101,6 +114,9 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	}
 	for _, r := range l.regions {
 		r.awaitReal(ctx, opts.StartTimeout)
+	}
+	if err := waitPublished(); err != nil {
+		return nil, err
 	}
 	if err := l.writeInfo(); err != nil {
 		return nil, err
@@ -133,9 +149,6 @@ func (l *Lab) versionedBinaries() (map[string]string, error) {
 			return nil, err
 		}
 		out[v] = p
-	}
-	if err := l.repo.Add(l.opts.UpgradeVersion, out[l.opts.UpgradeVersion]); err != nil {
-		return nil, err
 	}
 	return out, nil
 }

@@ -114,4 +114,6 @@ func RealIdentity(region string, i int) string { return fmt.Sprintf("real-%s-%d"
 func EmulatedPrefix(region string) string { return fmt.Sprintf("emu-%s-", region) }
 
 // ClientIdentity is the identity of client n (from 1) in region, one per edge.
-func ClientIdentity(region string, n int) string { return fmt.Sprintf("edge-%s-%d.mcollective", region, n) }
+func ClientIdentity(region string, n int) string {
+	return fmt.Sprintf("edge-%s-%d.mcollective", region, n)
+}

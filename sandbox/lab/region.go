@@ -187,8 +187,8 @@ func (r *Region) launchOne(n *realNode, binary string) error {
 		return err
 	}
 	if slices.Contains(r.lab.opts.Broken, n.identity) {
-		// an invalid log level makes go-choria refuse the configuration at start
-		if err := os.WriteFile(filepath.Join(n.dir, realnode.ConfigFile), []byte("identity = "+n.identity+"\nloglevel = broken\nplugin.choria.server.provision = true\n"), 0o600); err != nil {
+		// an unknown security provider makes go-choria refuse to start the node
+		if err := os.WriteFile(filepath.Join(n.dir, realnode.ConfigFile), []byte("identity = "+n.identity+"\nplugin.choria.server.provision = false\nplugin.security.provider = broken\n"), 0o600); err != nil {
 			return err
 		}
 	}

@@ -69,7 +69,9 @@ func Run(ctx context.Context, dir string) error {
 		cfg.Identity = spec.Identity
 	}
 	if cfg.Choria.Provision {
-		// a node being provisioned has no certificate yet, as go-choria's own server command does
+		// a node being provisioned has no certificate yet: file security without verification,
+		// as go-choria's own server command sets up a provisioning configuration
+		cfg.Choria.SecurityProvider = "file"
 		cfg.DisableSecurityProviderVerify = true
 	}
 	if cfg.LogFile == "" || cfg.LogFile == "stdout" {

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/seed96588659/muster/sandbox/report"
+	"github.com/spf13/cobra"
+)
+
+func newReportCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "report --dir DIR",
+		Short: "Print a JSON report of DIR/actions.jsonl: totals, per-node actions and callers, provisioned and double-provisioned nodes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return fmt.Errorf("flag --dir is required")
+			}
+			r, err := report.FromFile(filepath.Join(dir, "actions.jsonl"))
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(r)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the lab directory given to up (required)")
+	cmd.SetErr(os.Stderr)
+	return cmd
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/spf13/cobra"
+)
+
+type upFlags struct {
+	dir            string
+	real           int
+	emulated       int
+	regions        string
+	faultsFile     string
+	faultFlags     []string
+	baseVersion    string
+	upgradeVersion string
+	clients        int
+	timeScale      float64
+}
+
+func newUpCommand() *cobra.Command {
+	f := &upFlags{}
+	cmd := &cobra.Command{
+		Use:   "up --dir DIR [--real N] [--emulated M] [--regions eu,us] [--faults FILE]",
+		Short: "Start the lab, write DIR/lab.json, run until SIGINT or SIGTERM, then stop cleanly",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runUp(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "", "directory for the lab's files (required)")
+	fl.IntVar(&f.real, "real", 3, "real go-choria nodes per region (one process each)")
+	fl.IntVar(&f.emulated, "emulated", 0, "emulated nodes per region")
+	fl.StringVar(&f.regions, "regions", "eu", "comma-separated regions, each with its own broker")
+	fl.StringVar(&f.faultsFile, "faults", "", "YAML file of faults for emulated nodes")
+	fl.StringArrayVar(&f.faultFlags, "fault", nil, "a fault rule for emulated nodes (repeatable; see sandbox/faults)")
+	fl.StringVar(&f.baseVersion, "version", lab.DefaultBaseVersion, "version nodes report before an upgrade")
+	fl.StringVar(&f.upgradeVersion, "upgrade-version", lab.DefaultUpgradeVersion, "version offered by the updates repository")
+	fl.IntVar(&f.clients, "clients", 3, "client identities per region (one per edge)")
+	fl.Float64Var(&f.timeScale, "emulated-time-scale", 1, "multiplier of emulated restart/update delays")
+	return cmd
+}
+
+// validate checks flags cobra cannot, naming the flag at fault.
+func (f *upFlags) validate() ([]string, error) {
+	if f.dir == "" {
+		return nil, fmt.Errorf("flag --dir is required")
+	}
+	if f.real < 0 {
+		return nil, fmt.Errorf("flag --real: %d is negative", f.real)
+	}
+	if f.emulated < 0 {
+		return nil, fmt.Errorf("flag --emulated: %d is negative", f.emulated)
+	}
+	if f.real == 0 && f.emulated == 0 {
+		return nil, fmt.Errorf("flags --real and --emulated: the lab needs at least one node")
+	}
+	if f.clients < 1 {
+		return nil, fmt.Errorf("flag --clients: %d, want at least 1", f.clients)
+	}
+	if f.timeScale <= 0 {
+		return nil, fmt.Errorf("flag --emulated-time-scale: %v, want more than 0", f.timeScale)
+	}
+	var regions []string
+	for _, r := range strings.Split(f.regions, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			return nil, fmt.Errorf("flag --regions %q: empty region name", f.regions)
+		}
+		regions = append(regions, r)
+	}
+	return regions, nil
+}
+
+func (f *upFlags) faults() (*faults.Set, error) {
+	var set *faults.Set
+	if f.faultsFile != "" {
+		s, err := faults.ParseFile(f.faultsFile)
+		if err != nil {
+			return nil, fmt.Errorf("flag --faults: %w", err)
+		}
+		set = s
+	}
+	if len(f.faultFlags) > 0 {
+		s, err := faults.ParseFlags(f.faultFlags)
+		if err != nil {
+			return nil, fmt.Errorf("flag --fault: %w", err)
+		}
+		set = set.Merge(s)
+	}
+	return set, nil
+}
+
+func runUp(ctx context.Context, f *upFlags) error {
+	regions, err := f.validate()
+	if err != nil {
+		return err
+	}
+	set, err := f.faults()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary for real nodes: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	l, err := lab.Start(ctx, lab.Options{
+		Dir: f.dir, Regions: regions, Real: f.real, Emulated: f.emulated, Faults: set,
+		NodeBinary: self, BaseVersion: f.baseVersion, UpgradeVersion: f.upgradeVersion,
+		Clients: f.clients, EmulatedTimeScale: f.timeScale, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range l.Regions() {
+		log.Info("region up", "region", r.Name(), "broker", r.Broker().URL(), "real", len(r.RealNodes()), "emulated", len(r.EmulatedNodes()), "failed", len(r.Failed()))
+	}
+	log.Info("lab running; stop with SIGINT or SIGTERM", "lab", l.InfoFile(), "actions", l.ActionsFile())
+	<-ctx.Done()
+	log.Info("stopping lab")
+	if err := l.Stop(); err != nil {
+		return fmt.Errorf("stop lab: %w", err)
+	}
+	log.Info("lab stopped")
+	return nil
+}

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lab_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/choria-io/go-choria/choria"
+	"github.com/choria-io/go-choria/client/choria_provisionclient"
+	"github.com/choria-io/go-choria/client/rpcutilclient"
+	"github.com/choria-io/go-choria/protocol"
+	"github.com/choria-io/go-choria/providers/discovery/broadcast"
+
+	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/realnode"
+	"github.com/seed96588659/muster/sandbox/report"
+)
+
+const (
+	region   = "eu"
+	emulated = 200
+)
+
+// shared is the one lab of this package: every real node is a process, so tests share it and
+// each acts on its own nodes.
+var shared *lab.Lab
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "lab-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := lab.BuildNodeBinary(ctx, tmp)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	shared, err = lab.Start(ctx, lab.Options{
+		Dir: filepath.Join(tmp, "lab"), Regions: []string{region}, Real: 4, Emulated: emulated,
+		NodeBinary: bin, Broken: []string{lab.RealIdentity(region, 4)}, EmulatedTimeScale: 0.1,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start lab:", err)
+		return 1
+	}
+	defer shared.Stop()
+	return m.Run()
+}
+
+func framework(t testing.TB, n int) *choria.Framework {
+	t.Helper()
+	fw, err := shared.Region(region).Framework(lab.ClientIdentity(region, n))
+	if err != nil {
+		t.Fatalf("client framework: %v", err)
+	}
+	return fw
+}
+
+func provisionClient(t testing.TB, fw *choria.Framework, node string) *choria_provisionclient.ChoriaProvisionClient {
+	t.Helper()
+	pc, err := choria_provisionclient.New(fw)
+	if err != nil {
+		t.Fatalf("provision client: %v", err)
+	}
+	return pc.OptionTargets([]string{node}).OptionWorkers(1)
+}
+
+func inventory(t testing.TB, fw *choria.Framework, node string) *rpcutilclient.InventoryOutput {
+	t.Helper()
+	rc, err := rpcutilclient.New(fw)
+	if err != nil {
+		t.Fatalf("rpcutil client: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := rc.OptionTargets([]string{node}).OptionWorkers(1).Inventory().Do(ctx)
+	if err != nil {
+		t.Fatalf("inventory of %s: %v", node, err)
+	}
+	outs := res.AllOutputs()
+	if len(outs) != 1 || !outs[0].ResultDetails().OK() {
+		t.Fatalf("inventory of %s: want one OK reply, got %d", node, len(outs))
+	}
+	return outs[0]
+}
+
+// one asserts exactly one reply and returns its status.
+func one(t testing.TB, node string, n int, ok bool, msg string) (bool, string) {
+	t.Helper()
+	if n != 1 {
+		t.Fatalf("%s: %d replies, want 1", node, n)
+	}
+	return ok, msg
+}
+
+// waitStatus polls a real node's status file until cond holds.
+func waitStatus(t *testing.T, node string, what string, cond func(realnode.Status) bool) realnode.Status {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var st realnode.Status
+	var err error
+	for time.Now().Before(deadline) {
+		st, err = shared.Region(region).NodeStatus(node)
+		if err == nil && cond(st) {
+			return st
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s never %s: last status %+v (err %v)", node, what, st, err)
+	return st
+}
+
+func TestLab_DiscoveryFindsEveryNode(t *testing.T) {
+	r := shared.Region(region)
+	want := r.Nodes()
+	if len(want) != 3+emulated {
+		t.Fatalf("lab has %d nodes, want %d", len(want), 3+emulated)
+	}
+	f := protocol.NewFilter()
+	f.AddAgentFilter("choria_provision")
+	found, err := broadcast.New(framework(t, 1)).Discover(context.Background(), broadcast.Filter(f), broadcast.Timeout(5*time.Second), broadcast.Collective("provisioning"))
+	if err != nil {
+		t.Fatalf("discover: %v", err)
+	}
+	sort.Strings(found)
+	if !slices.Equal(found, want) {
+		t.Fatalf("discovered %d nodes, want %d; missing %v", len(found), len(want), missing(want, found))
+	}
+}
+
+func missing(want, got []string) []string {
+	var out []string
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func TestLab_InventoryFromRealAndEmulatedNodes(t *testing.T) {
+	r := shared.Region(region)
+	fw := framework(t, 1)
+	for _, node := range []string{lab.RealIdentity(region, 2), r.EmulatedNodes()[0]} {
+		out := inventory(t, fw, node)
+		if out.Version() != shared.BaseVersion() {
+			t.Errorf("%s reports version %q, want %q", node, out.Version(), shared.BaseVersion())
+		}
+		if !slices.Contains(out.Agents(), any("choria_provision")) {
+			t.Errorf("%s does not list choria_provision in %v", node, out.Agents())
+		}
+	}
+}
+
+func TestLab_SecondCallerGetsLockMessage(t *testing.T) {
+	node := lab.RealIdentity(region, 2)
+	token := shared.Region(region).Broker().Token()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	first, err := provisionClient(t, framework(t, 1), node).Jwt(token).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := first.AllOutputs()
+	if ok, msg := one(t, node, len(outs), outs[0].ResultDetails().OK(), outs[0].ResultDetails().StatusMessage()); !ok {
+		t.Fatalf("first caller refused: %s", msg)
+	}
+	second, err := provisionClient(t, framework(t, 2), node).Jwt(token).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs = second.AllOutputs()
+	ok, msg := one(t, node, len(outs), outs[0].ResultDetails().OK(), outs[0].ResultDetails().StatusMessage())
+	if ok || msg != "Could not obtain provisioning lock" {
+		t.Fatalf("second caller: ok=%v message %q, want the lock message", ok, msg)
+	}
+}
+
+func TestLab_ConfigureAndRestartLeaveProvisioningMode(t *testing.T) {
+	r := shared.Region(region)
+	token := r.Broker().Token()
+	fw := framework(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	for _, node := range []string{lab.RealIdentity(region, 1), r.EmulatedNodes()[1]} {
+		cfg, err := r.ProvisionedConfig(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(cfg)
+		conf, err := provisionClient(t, fw, node).Configure(string(body)).Token(token).Do(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := conf.AllOutputs()
+		if ok, msg := one(t, node, len(outs), outs[0].ResultDetails().OK(), outs[0].ResultDetails().StatusMessage()); !ok {
+			t.Fatalf("configure %s: %s", node, msg)
+		}
+		rs, err := provisionClient(t, fw, node).Restart(token).Splay(1).Do(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		routs := rs.AllOutputs()
+		if ok, msg := one(t, node, len(routs), routs[0].ResultDetails().OK(), routs[0].ResultDetails().StatusMessage()); !ok {
+			t.Fatalf("restart %s: %s", node, msg)
+		}
+	}
+
+	real := lab.RealIdentity(region, 1)
+	st := waitStatus(t, real, "restarted out of provisioning mode and connected", func(s realnode.Status) bool {
+		return s.Starts >= 2 && !s.Provisioning && s.Connected
+	})
+	if exited, err := r.NodeExited(real); exited {
+		t.Fatalf("%s process ended instead of re-executing: %v", real, err)
+	}
+	if st.Version != shared.BaseVersion() {
+		t.Fatalf("%s came back as %q", real, st.Version)
+	}
+}
+
+func TestLab_ReleaseUpdateReplacesTheBinary(t *testing.T) {
+	r := shared.Region(region)
+	node := lab.RealIdentity(region, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := provisionClient(t, framework(t, 3), node).ReleaseUpdate(shared.UpdatesURL(), r.Broker().Token(), shared.UpgradeVersion()).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := res.AllOutputs()
+	if ok, msg := one(t, node, len(outs), outs[0].ResultDetails().OK(), outs[0].ResultDetails().StatusMessage()); !ok {
+		t.Fatalf("release_update %s: %s", node, msg)
+	}
+	waitStatus(t, node, "back in provisioning mode at the new version", func(s realnode.Status) bool {
+		return s.Starts >= 2 && s.Version == shared.UpgradeVersion() && s.Provisioning && s.Connected
+	})
+	v, err := realnode.BinaryVersion(filepath.Join(r.NodeDir(node), realnode.BinaryName))
+	if err != nil || v != shared.UpgradeVersion() {
+		t.Fatalf("node binary carries version %q (%v), want %q", v, err, shared.UpgradeVersion())
+	}
+	if got := inventory(t, framework(t, 3), node).Version(); got != shared.UpgradeVersion() {
+		t.Fatalf("inventory after upgrade reports %q, want %q", got, shared.UpgradeVersion())
+	}
+}
+
+func TestLab_NodeThatCannotStartIsReported(t *testing.T) {
+	r := shared.Region(region)
+	broken := lab.RealIdentity(region, 4)
+	reason, ok := r.Failed()[broken]
+	if !ok || !strings.Contains(reason, "broken") {
+		t.Fatalf("failed nodes %v: want %s failing on its security provider", r.Failed(), broken)
+	}
+	if got := r.RealNodes(); slices.Contains(got, broken) || len(got) != 3 {
+		t.Fatalf("real nodes %v", got)
+	}
+	info, err := lab.ReadInfo(shared.InfoFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri := info.Regions[region]
+	if len(ri.FailedNodes) != 1 || ri.FailedNodes[0].Identity != broken || len(ri.RealNodes) != 3 || ri.EmulatedCount != emulated {
+		t.Fatalf("lab.json region: %+v", ri)
+	}
+	if ri.ProvisioningPassword == "" || ri.ProvisioningToken == "" || ri.JWTSignerPublicKey == "" || len(ri.Clients) != 3 || ri.ClientConfig == "" {
+		t.Fatalf("lab.json misses client material: %+v", ri)
+	}
+}
+
+// TestLab_ReportOfThisRun runs last: it reads what the tests above did to the nodes.
+func TestLab_ReportOfThisRun(t *testing.T) {
+	rp, err := report.FromFile(shared.ActionsFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := func(n int) string { return "choria=" + lab.ClientIdentity(region, n) }
+	r1, r2, r3 := lab.RealIdentity(region, 1), lab.RealIdentity(region, 2), lab.RealIdentity(region, 3)
+	if !slices.Contains(rp.Provisioned, r1) || slices.Contains(rp.Provisioned, r2) || slices.Contains(rp.Provisioned, r3) {
+		t.Errorf("provisioned %v: want %s and not %s, %s", rp.Provisioned, r1, r2, r3)
+	}
+	if len(rp.DoubleProvisioned) != 0 {
+		t.Errorf("double provisioned: %+v", rp.DoubleProvisioned)
+	}
+	jwt := rp.Nodes[r2].Actions["choria_provision#jwt"]
+	if jwt == nil || jwt.OK != 1 || jwt.Failed != 1 || jwt.Callers[e(1)] != 1 || jwt.Callers[e(2)] != 1 {
+		t.Errorf("%s jwt counts %+v", r2, jwt)
+	}
+	ru := rp.Nodes[r3].Actions["choria_provision#release_update"]
+	if ru == nil || ru.OK != 1 || ru.Callers[e(3)] != 1 {
+		t.Errorf("%s release_update counts %+v", r3, ru)
+	}
+	if rp.Nodes[r1].Actions["choria_provision#restart"].OK != 1 {
+		t.Errorf("%s restart not recorded: %+v", r1, rp.Nodes[r1].Actions)
+	}
+}
