@@ -222,6 +222,10 @@ func (s *Service) ID() string { return s.cfg.ID }
 // RaftAddress is the address other members dial (use it to Join this member).
 func (s *Service) RaftAddress() string { return s.node.Addr() }
 
+// BoundRaftAddress is the address the Raft transport listens on (differs from RaftAddress when
+// an advertise address is configured).
+func (s *Service) BoundRaftAddress() string { return s.node.BoundAddr() }
+
 // Ledger exposes this member's ledger for read-only inspection (tests, tools).
 func (s *Service) Ledger() *ledger.Ledger { return s.ledger }
 

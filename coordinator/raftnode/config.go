@@ -51,7 +51,7 @@ type Timeouts struct {
 // LoopbackTimeouts suit members on one host or a LAN: a lost leader is replaced in about a second
 // while a loaded 2-core machine does not flap.
 func LoopbackTimeouts() Timeouts {
-	return Timeouts{Heartbeat: 500 * time.Millisecond, Election: 500 * time.Millisecond, LeaderLease: 250 * time.Millisecond, Commit: 10 * time.Millisecond}
+	return Timeouts{Heartbeat: 500 * time.Millisecond, Election: 500 * time.Millisecond, LeaderLease: 500 * time.Millisecond, Commit: 10 * time.Millisecond}
 }
 
 // WANTimeouts are raft's own defaults, for members in different datacenters.

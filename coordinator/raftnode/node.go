@@ -24,6 +24,7 @@ type Node struct {
 	log    *slog.Logger
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
+	stream *streamLayer
 	store  *raftboltdb.BoltStore
 	snaps  *raft.FileSnapshotStore
 	ledger *ledger.Ledger
@@ -83,6 +84,7 @@ func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}
+	n.stream = stream
 	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: rc.Logger.Named("transport"),
 	})
@@ -145,6 +147,9 @@ func (n *Node) ID() string { return n.cfg.ID }
 
 // Addr is the Raft address other members dial.
 func (n *Node) Addr() string { return string(n.trans.LocalAddr()) }
+
+// BoundAddr is the address the transport listens on.
+func (n *Node) BoundAddr() string { return n.stream.Listener.Addr().String() }
 
 // ElectionTimeout is the configured election timeout (the lease extension on promotion).
 func (n *Node) ElectionTimeout() time.Duration { return n.cfg.Timeouts.withDefaults().Election }

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/lease"
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/raftnode"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// manualClock is the time the leaders stamp; tests move it, so lease expiry is decided by the test.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newManualClock() *manualClock {
+	return &manualClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// waitFor polls cond until it holds or the generous deadline passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an effect
+	}
+}
+
+type member struct {
+	id  string
+	dir string
+	// front is the member's advertised Raft address for the whole test: a forwarder to whatever
+	// port the member bound last, so a restart never depends on getting its old port back.
+	front *forwarder
+	svc   *coordinator.Service
+	reg   *prometheus.Registry
+}
+
+type cluster struct {
+	t       testing.TB
+	clock   *manualClock
+	members []*member
+	net     *netem
+	leases  lease.Config
+	// ledgerNoSync and raftNoSync are for benchmarks only.
+	ledgerNoSync, raftNoSync bool
+}
+
+func testLeaseConfig() lease.Config {
+	return lease.Config{
+		TTL: 30 * time.Second, Grace: 5 * time.Second, MaxNodes: 1000, MaxWait: 10 * time.Second,
+		ExpiryInterval: 50 * time.Millisecond, Recheck: 50 * time.Millisecond,
+		Policy: ledger.Policy{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: 10 * time.Second,
+			LockWindow: 2 * time.Minute, HistoryLimit: 10, ReprovisionAfter: 30 * time.Second},
+	}
+}
+
+func newCluster(t testing.TB, n int, withNet bool) *cluster {
+	t.Helper()
+	c := &cluster{t: t, clock: newManualClock(), leases: testLeaseConfig()}
+	if withNet {
+		c.net = newNetem(t)
+	}
+	root := t.TempDir()
+	for i := range n {
+		m := &member{id: fmt.Sprintf("c%d", i+1), dir: filepath.Join(root, fmt.Sprintf("c%d", i+1)), front: newForwarder(t)}
+		c.members = append(c.members, m)
+		if c.net != nil {
+			c.net.name(m.front.addr(), m.id)
+		}
+	}
+	t.Cleanup(c.closeAll)
+	return c
+}
+
+func (c *cluster) start(m *member, bootstrap bool) {
+	c.t.Helper()
+	m.reg = prometheus.NewRegistry()
+	cfg := coordinator.Config{
+		ID: m.id, DataDir: m.dir, RaftBind: "127.0.0.1:0", RaftAdvertise: m.front.addr(), APIAddress: "http://" + m.id + ".invalid",
+		Bootstrap: bootstrap, Timeouts: raftnode.LoopbackTimeouts(), Leases: c.leases,
+		Clock: c.clock, Registry: m.reg, LedgerNoSync: c.ledgerNoSync, RaftNoSync: c.raftNoSync,
+	}
+	if c.net != nil {
+		cfg.RaftDial = c.net.dialer(m.id)
+	}
+	svc, err := coordinator.New(cfg)
+	if err != nil {
+		c.t.Fatalf("start %s: %v", m.id, err)
+	}
+	m.svc = svc
+	m.front.setTarget(svc.BoundRaftAddress())
+}
+
+// startAll bootstraps the first member, joins the others through the leader and waits until every
+// member has applied the configuration.
+func (c *cluster) startAll() *member {
+	c.t.Helper()
+	c.start(c.members[0], true)
+	c.waitLeader()
+	for _, m := range c.members[1:] {
+		c.start(m, false)
+		c.onLeader("join "+m.id, func(l *member) error {
+			return l.svc.Join(context.Background(), api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: "http://" + m.id + ".invalid"})
+		})
+	}
+	c.waitConverged(c.running()...)
+	return c.waitLeader()
+}
+
+// leadershipError is an error after which the request belongs on another (or a newer) leader.
+func leadershipError(err error) bool {
+	return errors.Is(err, coordinator.ErrNotLeader) || errors.Is(err, coordinator.ErrNoLeader) || errors.Is(err, coordinator.ErrNotReady)
+}
+
+// onLeader runs fn on the current leader, again on the next one if leadership moved meanwhile (a
+// loaded machine may see an election at any time; the client library does the same).
+func (c *cluster) onLeader(what string, fn func(*member) error) *member {
+	c.t.Helper()
+	var last error
+	for range 20 {
+		l := c.waitLeader()
+		if last = fn(l); last == nil {
+			return l
+		}
+		if !leadershipError(last) {
+			c.t.Fatalf("%s on %s: %v", what, l.id, last)
+		}
+	}
+	c.t.Fatalf("%s: leadership kept moving: %v", what, last)
+	return nil
+}
+
+func (c *cluster) running() []*member {
+	var out []*member
+	for _, m := range c.members {
+		if m.svc != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitLeader waits for exactly one running member to lead with its lease manager enabled.
+func (c *cluster) waitLeader() *member {
+	c.t.Helper()
+	var leader *member
+	waitFor(c.t, "an established leader", func() bool {
+		leader = nil
+		n := 0
+		for _, m := range c.running() {
+			if m.svc.IsLeader() {
+				leader = m
+				n++
+			}
+		}
+		return n == 1
+	})
+	return leader
+}
+
+// waitConverged waits until the members have applied the same index and hold identical ledgers.
+func (c *cluster) waitConverged(ms ...*member) {
+	c.t.Helper()
+	waitFor(c.t, "ledgers to converge", func() bool {
+		var first []byte
+		var idx uint64
+		for i, m := range ms {
+			d, err := m.svc.Ledger().Digest()
+			if err != nil {
+				return false
+			}
+			ai, _, _ := m.svc.Ledger().AppliedIndex()
+			if i == 0 {
+				first, idx = d, ai
+				continue
+			}
+			if string(d) != string(first) || ai != idx {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (c *cluster) stop(m *member) {
+	c.t.Helper()
+	if m.svc == nil {
+		return
+	}
+	if err := m.svc.Close(); err != nil {
+		c.t.Logf("close %s: %v", m.id, err)
+	}
+	m.svc = nil
+	m.front.setTarget("")
+}
+
+func (c *cluster) closeAll() {
+	for _, m := range c.members {
+		if m.svc != nil {
+			m.svc.Close()
+			m.svc = nil
+		}
+	}
+}
+
+func (c *cluster) register(region string, ids ...string) api.RegisterResponse {
+	c.t.Helper()
+	req := api.RegisterRequest{Region: region, Edge: "edge-a"}
+	for _, id := range ids {
+		req.Nodes = append(req.Nodes, api.RegisterNode{Identity: id})
+	}
+	var r api.RegisterResponse
+	c.onLeader("register", func(m *member) error {
+		var err error
+		r, err = m.svc.Register(context.Background(), req)
+		return err
+	})
+	return r
+}
+
+func (c *cluster) acquire(edge, region string, n int) *api.Lease {
+	c.t.Helper()
+	var r api.AcquireResponse
+	c.onLeader("acquire", func(m *member) error {
+		var err error
+		r, err = m.svc.Acquire(context.Background(), api.AcquireRequest{Edge: edge, Region: region, MaxNodes: n})
+		return err
+	})
+	return r.Lease
+}
+
+func nodeIDs(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%05d", prefix, i)
+	}
+	return out
+}
+
+// netem is a set of TCP proxies, one per direction between two members, so a test can cut a
+// member off and heal it while raft runs its real transport.
+type netem struct {
+	t       testing.TB
+	mu      sync.Mutex
+	names   map[string]string // raft address -> member id
+	proxies map[string]*proxy // "from>addr"
+	blocked map[string]bool
+}
+
+type proxy struct {
+	ln       net.Listener
+	from, to string
+	target   string
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+}
+
+func newNetem(t testing.TB) *netem {
+	n := &netem{t: t, names: map[string]string{}, proxies: map[string]*proxy{}, blocked: map[string]bool{}}
+	t.Cleanup(n.close)
+	return n
+}
+
+func (n *netem) name(addr, id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.names[addr] = id
+}
+
+func (n *netem) dialer(from string) func(string, time.Duration) (net.Conn, error) {
+	return func(addr string, timeout time.Duration) (net.Conn, error) {
+		p, err := n.proxy(from, addr)
+		if err != nil {
+			return nil, err
+		}
+		return net.DialTimeout("tcp", p.ln.Addr().String(), timeout)
+	}
+}
+
+func (n *netem) proxy(from, addr string) (*proxy, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	key := from + ">" + addr
+	if p, ok := n.proxies[key]; ok {
+		return p, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{ln: ln, from: from, to: n.names[addr], target: addr, conns: map[net.Conn]struct{}{}}
+	n.proxies[key] = p
+	go p.serve(n)
+	return p, nil
+}
+
+func (n *netem) isBlocked(p *proxy) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.blocked[p.from] || n.blocked[p.to]
+}
+
+// partition cuts every link to and from id, including open connections.
+func (n *netem) partition(id string) {
+	n.mu.Lock()
+	n.blocked[id] = true
+	var ps []*proxy
+	for _, p := range n.proxies {
+		if p.from == id || p.to == id {
+			ps = append(ps, p)
+		}
+	}
+	n.mu.Unlock()
+	for _, p := range ps {
+		p.dropAll()
+	}
+}
+
+func (n *netem) heal(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.blocked, id)
+}
+
+func (n *netem) close() {
+	n.mu.Lock()
+	ps := make([]*proxy, 0, len(n.proxies))
+	for _, p := range n.proxies {
+		ps = append(ps, p)
+	}
+	n.mu.Unlock()
+	for _, p := range ps {
+		p.ln.Close()
+		p.dropAll()
+	}
+}
+
+func (p *proxy) serve(n *netem) {
+	for {
+		in, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		if n.isBlocked(p) {
+			in.Close()
+			continue
+		}
+		out, err := net.DialTimeout("tcp", p.target, 2*time.Second)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[in], p.conns[out] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+		}
+		go pipe(out, in)
+		go pipe(in, out)
+	}
+}
+
+func (p *proxy) dropAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
+// forwarder accepts on a fixed address and forwards to a target that may change or be absent.
+type forwarder struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	target string
+	conns  map[net.Conn]struct{}
+}
+
+func newForwarder(t testing.TB) *forwarder {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &forwarder{ln: ln, conns: map[net.Conn]struct{}{}}
+	t.Cleanup(func() {
+		ln.Close()
+		f.setTarget("")
+	})
+	go f.serve()
+	return f
+}
+
+func (f *forwarder) addr() string { return f.ln.Addr().String() }
+
+// setTarget points new connections at target and drops the open ones.
+func (f *forwarder) setTarget(target string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.target = target
+	for c := range f.conns {
+		c.Close()
+		delete(f.conns, c)
+	}
+}
+
+func (f *forwarder) serve() {
+	for {
+		in, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		f.mu.Lock()
+		target := f.target
+		f.mu.Unlock()
+		if target == "" {
+			in.Close()
+			continue
+		}
+		out, err := net.DialTimeout("tcp", target, 2*time.Second)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		f.mu.Lock()
+		f.conns[in], f.conns[out] = struct{}{}, struct{}{}
+		f.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+		}
+		go pipe(out, in)
+		go pipe(in, out)
+	}
+}

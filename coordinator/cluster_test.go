@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
+	c := newCluster(t, 3, false)
+	c.startAll()
+	c.register("eu", nodeIDs("n", 40)...)
+
+	held := c.acquire("edge-a", "eu", 10)
+	if held == nil || len(held.Nodes) != 10 {
+		t.Fatalf("first lease = %+v", held)
+	}
+	leader := c.waitLeader()
+	before, err := leader.svc.Ledger().Lease(held.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c.stop(leader)
+	next := c.waitLeader()
+	if next == leader {
+		t.Fatal("the stopped member still leads")
+	}
+
+	// The new leader extended the outstanding lease by one election timeout before doing anything.
+	after, err := next.svc.Ledger().Lease(held.ID)
+	if err != nil {
+		t.Fatalf("lease lost in the failover: %v", err)
+	}
+	// Exactly one election timeout, or a multiple if the machine was loaded enough for a second election.
+	ext := after.ExpiresAt.Sub(before.ExpiresAt)
+	if ext <= 0 || ext%(500*time.Millisecond) != 0 || ext > 5*time.Second {
+		t.Fatalf("after promotion expires_at moved by %s, want a multiple of the 500ms election timeout", ext)
+	}
+
+	// The new leader grants, but none of the nodes the healthy edge still holds.
+	other := c.acquire("edge-b", "eu", 100)
+	if other == nil || len(other.Nodes) != 30 || other.Token <= held.Token {
+		t.Fatalf("lease from the new leader = %+v (first token %d)", other, held.Token)
+	}
+	for _, id := range other.Nodes {
+		if slices.Contains(held.Nodes, id) {
+			t.Fatalf("node %s granted twice while its first lease is unexpired", id)
+		}
+	}
+	if l := c.acquire("edge-c", "eu", 100); l != nil {
+		t.Fatalf("granted %v with every node leased", l.Nodes)
+	}
+
+	// The healthy edge renews with the new leader and reports under its original token.
+	c.onLeader("renew across failover", func(m *member) error {
+		_, err := m.svc.Renew(context.Background(), api.RenewRequest{LeaseID: held.ID, Token: held.Token, Edge: "edge-a", Region: "eu"})
+		return err
+	})
+	var rep api.ReportResponse
+	c.onLeader("report across failover", func(m *member) error {
+		rep, err = m.svc.Report(context.Background(), api.ReportRequest{LeaseID: held.ID, Token: held.Token, Edge: "edge-a", Region: "eu",
+			Results: []api.NodeResult{{Identity: held.Nodes[0], Outcome: api.OutcomeProvisioned}}})
+		return err
+	})
+	if len(rep.Applied) != 1 {
+		t.Fatalf("report across failover applied %v", rep.Applied)
+	}
+
+	// edge-b goes quiet: only after expires_at+grace its nodes return, and its late report is stale.
+	otherLease, err := c.waitLeader().svc.Ledger().Lease(other.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.clock.Advance(otherLease.ExpiresAt.Sub(c.clock.Now()) + 5*time.Second - time.Millisecond)
+	c.onLeader("expire", func(m *member) error { return m.svc.Leases().ExpireDue(context.Background()) })
+	if _, err := c.waitLeader().svc.Ledger().Lease(other.ID); err != nil {
+		t.Fatalf("lease expired before expires_at+grace: %v", err)
+	}
+	c.clock.Advance(time.Millisecond)
+	waitFor(t, "edge-b's lease to expire", func() bool {
+		_, err := c.waitLeader().svc.Ledger().Lease(other.ID)
+		return errors.Is(err, coordinator.ErrUnknownLease)
+	})
+	for {
+		l := c.waitLeader()
+		_, err = l.svc.Report(context.Background(), api.ReportRequest{LeaseID: other.ID, Token: other.Token, Edge: "edge-b", Region: "eu",
+			Results: []api.NodeResult{{Identity: other.Nodes[0], Outcome: api.OutcomeProvisioned}}})
+		if !leadershipError(err) {
+			break
+		}
+	}
+	if !errors.Is(err, coordinator.ErrUnknownLease) {
+		t.Fatalf("late report under an expired lease: %v", err)
+	}
+	if n, _ := c.waitLeader().svc.Ledger().Node(other.Nodes[0]); n.State != ledger.StateWaiting {
+		t.Fatalf("stale report changed node: %s", n.State)
+	}
+	c.waitConverged(c.running()...)
+}
+
+func TestCluster_PartitionedLeaderCannotWriteAndCatchesUp(t *testing.T) {
+	c := newCluster(t, 3, true)
+	c.startAll()
+	c.register("eu", nodeIDs("n", 20)...)
+
+	old := c.waitLeader()
+	c.net.partition(old.id)
+	waitFor(t, "a leader on the majority side", func() bool {
+		for _, m := range c.running() {
+			if m != old && m.svc.IsLeader() {
+				return true
+			}
+		}
+		return false
+	})
+	ls := c.acquire("edge-b", "eu", 5)
+	if ls == nil {
+		t.Fatal("majority side granted nothing")
+	}
+	// The cut-off member cannot commit anything, whatever it believes.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_, err := old.svc.Register(ctx, api.RegisterRequest{Region: "eu", Edge: "edge-a", Nodes: []api.RegisterNode{{Identity: "lost-write"}}})
+	cancel()
+	if err == nil {
+		t.Fatal("a partitioned member accepted a write")
+	}
+
+	c.net.heal(old.id)
+	c.waitConverged(c.running()...)
+	if _, err := old.svc.Ledger().Node("lost-write"); !errors.Is(err, coordinator.ErrUnknownNode) {
+		t.Fatalf("write refused during the partition appeared after healing: %v", err)
+	}
+	if got, err := old.svc.Ledger().Lease(ls.ID); err != nil || got.Token != ls.Token {
+		t.Fatalf("healed member lacks the majority's lease: %+v %v", got, err)
+	}
+}
+
+func TestCluster_RestartFromFilesKeepsLedger(t *testing.T) {
+	c := newCluster(t, 3, false)
+	c.startAll()
+	c.register("eu", nodeIDs("n", 30)...)
+	c.register("us", nodeIDs("u", 10)...)
+	ls := c.acquire("edge-a", "eu", 10)
+	c.onLeader("report", func(m *member) error {
+		_, err := m.svc.Report(context.Background(), api.ReportRequest{LeaseID: ls.ID, Token: ls.Token,
+			Results: []api.NodeResult{{Identity: ls.Nodes[0], Outcome: api.OutcomeProvisioned}, {Identity: ls.Nodes[1], Outcome: api.OutcomeFailed, Error: "boom"}}})
+		return err
+	})
+	for _, m := range c.running() {
+		if _, err := m.svc.Snapshot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.register("eu", "after-snapshot")
+	c.waitConverged(c.running()...)
+	leader := c.members[0]
+	wantNodes, _, _ := leader.svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
+	wantCounts, _ := leader.svc.Ledger().Counts()
+
+	for _, m := range c.members {
+		c.stop(m)
+	}
+	for _, m := range c.members {
+		c.start(m, false)
+	}
+	c.waitLeader()
+	c.waitConverged(c.running()...)
+	for _, m := range c.running() {
+		got, _, err := m.svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
+		if err != nil || !slices.EqualFunc(got, wantNodes, func(a, b ledger.Node) bool { return a.Identity == b.Identity && a.State == b.State && len(a.History) == len(b.History) && a.Attempts == b.Attempts }) {
+			t.Fatalf("%s: nodes after restart differ (%d vs %d, %v)", m.id, len(got), len(wantNodes), err)
+		}
+		if gc, _ := m.svc.Ledger().Counts(); len(gc) != len(wantCounts) || gc["eu"][ledger.StateLeased] != wantCounts["eu"][ledger.StateLeased] {
+			t.Fatalf("%s: counts %v, want %v", m.id, gc, wantCounts)
+		}
+	}
+	c.onLeader("renew after a full restart", func(m *member) error {
+		_, err := m.svc.Renew(context.Background(), api.RenewRequest{LeaseID: ls.ID, Token: ls.Token})
+		return err
+	})
+	if l := c.acquire("edge-b", "us", 5); l == nil || len(l.Nodes) != 5 {
+		t.Fatalf("no grant after restart: %+v", l)
+	}
+}
+
+func TestCluster_FollowersRefuseWritesAndNameTheLeader(t *testing.T) {
+	c := newCluster(t, 3, false)
+	leader := c.startAll()
+	for _, m := range c.running() {
+		if m == leader {
+			continue
+		}
+		_, err := m.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 1})
+		if !errors.Is(err, coordinator.ErrNotLeader) {
+			t.Fatalf("follower %s acquire: %v", m.id, err)
+		}
+		if got := m.svc.LeaderAPIAddress(); got != "http://"+leader.id+".invalid" {
+			t.Fatalf("follower %s names leader %q", m.id, got)
+		}
+		st, err := m.svc.Status(context.Background())
+		if err != nil || len(st.Members) != 3 || st.LeaderID != leader.id {
+			t.Fatalf("status on %s: %+v %v", m.id, st, err)
+		}
+	}
+}
+
+func TestCluster_PauseStopsGrantsAndWakesLongPoll(t *testing.T) {
+	c := newCluster(t, 1, false)
+	leader := c.startAll()
+	done := make(chan api.AcquireResponse, 1)
+	go func() {
+		r, _ := leader.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 5, Wait: api.Duration(20 * time.Second)})
+		done <- r
+	}()
+	if _, err := leader.svc.Pause(context.Background(), api.PauseRequest{Reason: "maintenance"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if !r.Paused || r.Lease != nil {
+			t.Fatalf("long poll during pause = %+v", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("long poll did not return on pause")
+	}
+	c.register("eu", "a")
+	if r, _ := leader.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 5}); !r.Paused || r.Lease != nil {
+		t.Fatalf("acquire while paused = %+v", r)
+	}
+	if _, err := leader.svc.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A waiting long poll is woken by a registration in its region.
+	go func() {
+		r, _ := leader.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "us", MaxNodes: 5, Wait: api.Duration(20 * time.Second)})
+		done <- r
+	}()
+	c.register("us", "b")
+	select {
+	case r := <-done:
+		if r.Lease == nil || r.Lease.Nodes[0] != "b" {
+			t.Fatalf("long poll = %+v", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("long poll not woken by a registration")
+	}
+}
