@@ -176,7 +176,9 @@ func TestCluster_RestartFromFilesKeepsLedger(t *testing.T) {
 	c.waitConverged(c.running()...)
 	for _, m := range c.running() {
 		got, _, err := m.svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
-		if err != nil || !slices.EqualFunc(got, wantNodes, func(a, b ledger.Node) bool { return a.Identity == b.Identity && a.State == b.State && len(a.History) == len(b.History) && a.Attempts == b.Attempts }) {
+		if err != nil || !slices.EqualFunc(got, wantNodes, func(a, b ledger.Node) bool {
+			return a.Identity == b.Identity && a.State == b.State && len(a.History) == len(b.History) && a.Attempts == b.Attempts
+		}) {
 			t.Fatalf("%s: nodes after restart differ (%d vs %d, %v)", m.id, len(got), len(wantNodes), err)
 		}
 		if gc, _ := m.svc.Ledger().Counts(); len(gc) != len(wantCounts) || gc["eu"][ledger.StateLeased] != wantCounts["eu"][ledger.StateLeased] {
