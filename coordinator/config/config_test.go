@@ -159,3 +159,23 @@ func TestAuth_StringHidesTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestLoad_ExampleFileIsValidOnceItsFilesExist(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"coord-1.pem", "coord-1.key", "ca.pem"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("MUSTER_TLS_CERT", filepath.Join(dir, "coord-1.pem"))
+	t.Setenv("MUSTER_TLS_KEY", filepath.Join(dir, "coord-1.key"))
+	t.Setenv("MUSTER_TLS_CA", filepath.Join(dir, "ca.pem"))
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", adminTok)
+	c, err := load(t, "--config", "example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP.Advertise != "https://coord-1.example.net:8443" || len(c.Join) != 2 || !c.Auth.ClientCerts || c.Lease.LockWindow != 2*time.Minute {
+		t.Fatalf("example loaded as %+v", c)
+	}
+}
