@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,14 +66,40 @@ type e2eCluster struct {
 }
 
 func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
-	p := &proc{
-		id:     id,
-		apiURL: fmt.Sprintf("http://127.0.0.1:%d", freePort(c.t)),
-		raft:   fmt.Sprintf("127.0.0.1:%d", freePort(c.t)),
+	p := &proc{id: id}
+	// A port freed by freePort may be taken by another process before the member binds it:
+	// then the member exits at once and is started again on fresh ports.
+	for try := 1; ; try++ {
+		p.apiURL = fmt.Sprintf("http://127.0.0.1:%d", freePort(c.t))
+		p.raft = fmt.Sprintf("127.0.0.1:%d", freePort(c.t))
+		c.launch(p, bootstrap, join)
+		if c.listening(p) || try == 3 {
+			break
+		}
 	}
-	c.launch(p, bootstrap, join)
 	c.procs = append(c.procs, p)
 	return p
+}
+
+// listening waits until the member answers /healthz; false if it exited first.
+func (c *e2eCluster) listening(p *proc) bool {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.exited:
+			b, _ := os.ReadFile(p.logPath)
+			c.t.Logf("member %s exited at start, trying other ports: %s", p.id, b)
+			return false
+		default:
+		}
+		resp, err := http.Get(p.apiURL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true // let the caller's own wait report what is wrong
 }
 
 // restart starts a stopped member again on its ports and data dir, as an operator would.

@@ -101,8 +101,13 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen %s (%s): %w", config.KeyHTTPBind, cfg.HTTP.Bind, err)
 	}
+	// Long polls end when the member stops, so shutdown does not wait out their wait; the edge
+	// gets 503 and asks another member.
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
 	hs := &http.Server{
 		Handler:           mux,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		TLSConfig:         serverTLS,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -131,6 +136,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		return fmt.Errorf("api server: %w", err)
 	}
 	logger.Info("stopping")
+	cancelRequests()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
