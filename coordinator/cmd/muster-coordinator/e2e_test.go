@@ -63,6 +63,17 @@ type e2eCluster struct {
 	bin   string
 	dir   string
 	procs []*proc
+	// For a cluster over TLS: extra serve flags, extra admin CLI flags, and a client for /healthz.
+	serveArgs []string
+	cliArgs   []string
+	https     *http.Client
+}
+
+func (c *e2eCluster) scheme() string {
+	if c.https != nil {
+		return "https"
+	}
+	return "http"
 }
 
 func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
@@ -70,7 +81,7 @@ func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
 	// A port freed by freePort may be taken by another process before the member binds it:
 	// then the member exits at once and is started again on fresh ports.
 	for try := 1; ; try++ {
-		p.apiURL = fmt.Sprintf("http://127.0.0.1:%d", freePort(c.t))
+		p.apiURL = fmt.Sprintf("%s://127.0.0.1:%d", c.scheme(), freePort(c.t))
 		p.raft = fmt.Sprintf("127.0.0.1:%d", freePort(c.t))
 		c.launch(p, bootstrap, join)
 		if c.listening(p) || try == 3 {
@@ -92,7 +103,11 @@ func (c *e2eCluster) listening(p *proc) bool {
 			return false
 		default:
 		}
-		resp, err := http.Get(p.apiURL + "/healthz")
+		hc := http.DefaultClient
+		if c.https != nil {
+			hc = c.https
+		}
+		resp, err := hc.Get(p.apiURL + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			return true
@@ -116,12 +131,13 @@ func (c *e2eCluster) launch(p *proc, bootstrap bool, join string) {
 		"--node-id", id,
 		"--data-dir", filepath.Join(c.dir, id),
 		"--raft-bind", p.raft,
-		"--http-bind", strings.TrimPrefix(p.apiURL, "http://"),
+		"--http-bind", strings.TrimPrefix(p.apiURL, c.scheme()+"://"),
 		"--lease-ttl", "20s",
 		"--lease-grace", "1s",
 		"--lease-lock-window", "0s",
 		"--log-level", "debug",
 	}
+	args = append(args, c.serveArgs...)
 	if bootstrap {
 		args = append(args, "--bootstrap")
 	}
@@ -185,7 +201,7 @@ func (c *e2eCluster) addrs(except string) string {
 
 // cli runs an admin command of the binary and returns its stdout.
 func (c *e2eCluster) cli(args ...string) (string, error) {
-	cmd := exec.Command(c.bin, args...)
+	cmd := exec.Command(c.bin, append(args, c.cliArgs...)...)
 	cmd.Env = append(os.Environ(), "MUSTER_AUTH_ADMIN_TOKEN="+e2eAdminToken)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
