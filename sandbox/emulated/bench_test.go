@@ -90,7 +90,7 @@ func BenchmarkDiscovery_FindsAll10000(b *testing.B) {
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/all-found")
 	b.ReportMetric(0, "ns/op")
 
-	got := discover(b, fw, 10*time.Second, nil)
+	got := goChoriaDiscover(b, fw, 10*time.Second, nil)
 	if len(slices.Compact(got)) != benchFleet {
 		b.Fatalf("broadcast.Discover found %d of %d", len(slices.Compact(got)), benchFleet)
 	}
@@ -214,4 +214,72 @@ func BenchmarkInventory_RoundTrip(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
+}
+
+// serverSideRequest builds one signed request with go-choria, as a client would send it.
+func serverSideRequest(b *testing.B, fw *choria.Framework, agent, target string, body []byte) []byte {
+	b.Helper()
+	msg, err := fw.NewMessage(body, agent, "provisioning", inter.RequestMessageType, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if target != "" {
+		msg.SetDiscoveredHosts([]string{target})
+		if err := msg.SetType(inter.DirectRequestMessageType); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
+		b.Fatal(err)
+	}
+	t, err := msg.Transport(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := t.JSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkNode_InventoryServerSide is the fleet's own CPU for one inventory: decode the
+// request, run the action, encode and publish the reply (no client, no wait).
+func BenchmarkNode_InventoryServerSide(b *testing.B) {
+	l := startLab(b, 10, nil, func(c *Config) { c.Recorder = nil })
+	fw := l.framework(b, "bench-eu.mcollective")
+	body, _ := json.Marshal(map[string]any{"agent": "rpcutil", "action": "inventory", "data": map[string]any{}})
+	data := serverSideRequest(b, fw, "rpcutil", "emu-eu-00003", body)
+	n := l.fleet.byID["emu-eu-00003"]
+	nc := l.fleet.conns[0]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		req, err := decodeRequest(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.fleet.deliverOne(nc, n, req, newMatcher(req.Filter, l.fleet.log))
+	}
+}
+
+// BenchmarkNode_DiscoveryServerSide is the fleet's CPU per node for a broadcast discovery:
+// one decode is shared by all nodes, so this is filter + encode + publish of one pong.
+func BenchmarkNode_DiscoveryServerSide(b *testing.B) {
+	l := startLab(b, 10, nil, nil)
+	fw := l.framework(b, "bench-eu.mcollective")
+	data := serverSideRequest(b, fw, "discovery", "", []byte(base64.StdEncoding.EncodeToString([]byte("ping"))))
+	req, err := decodeRequest(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Filter.AddAgentFilter("choria_provision")
+	m := newMatcher(req.Filter, l.fleet.log)
+	n := l.fleet.byID["emu-eu-00003"]
+	nc := l.fleet.conns[0]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		l.fleet.deliverOne(nc, n, req, m)
+	}
 }

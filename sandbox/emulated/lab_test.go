@@ -4,6 +4,7 @@ package emulated
 
 import (
 	"context"
+	"encoding/base64"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,8 +14,10 @@ import (
 	"github.com/choria-io/go-choria/choria"
 	"github.com/choria-io/go-choria/client/choria_provisionclient"
 	"github.com/choria-io/go-choria/client/rpcutilclient"
+	"github.com/choria-io/go-choria/inter"
 	"github.com/choria-io/go-choria/protocol"
 	"github.com/choria-io/go-choria/providers/discovery/broadcast"
+	"github.com/nats-io/nats.go"
 
 	"github.com/seed96588659/muster/sandbox/broker"
 	"github.com/seed96588659/muster/sandbox/faults"
@@ -95,9 +98,12 @@ func (l *testLab) rpcutil(t testing.TB, fw *choria.Framework, target string) *rp
 	return rc.OptionTargets([]string{target}).OptionWorkers(1)
 }
 
-// discover runs go-choria's broadcast discovery in collective provisioning.
-func discover(t testing.TB, fw *choria.Framework, timeout time.Duration, tune func(*protocol.Filter)) []string {
+// goChoriaDiscover runs go-choria's own broadcast discoverer in collective provisioning.
+func goChoriaDiscover(t testing.TB, fw *choria.Framework, timeout time.Duration, tune func(*protocol.Filter)) []string {
 	t.Helper()
+	if raceEnabled {
+		t.Skip("go-choria's client races with itself when a request ends on its timeout; see race_on_test.go")
+	}
 	f := protocol.NewFilter()
 	f.AddAgentFilter("choria_provision")
 	if tune != nil {
@@ -109,6 +115,102 @@ func discover(t testing.TB, fw *choria.Framework, timeout time.Duration, tune fu
 	}
 	sort.Strings(found)
 	return found
+}
+
+// natsConn connects as a provisioning client (CA certificate + provisioner user).
+func (l *testLab) natsConn(t testing.TB, identity string) *nats.Conn {
+	t.Helper()
+	tlsc, err := l.broker.ClientTLS(identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(l.broker.URL(), nats.Secure(tlsc), nats.UserInfo(broker.ProvisioningUser, l.broker.ProvisioningPassword()))
+	if err != nil {
+		t.Fatalf("connect as %s: %v", identity, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// rawRequest builds a request with go-choria (signed, protocol v1 transport), publishes it with
+// nats.go and collects every reply for window, decoding each with go-choria as a client does.
+// It is used where a go-choria client would end on its timeout (see race_on_test.go).
+func (l *testLab) rawRequest(t testing.TB, fw *choria.Framework, agent string, body []byte, target string, filter *protocol.Filter, window time.Duration) []protocol.Reply {
+	t.Helper()
+	nc := l.natsConn(t, fw.Configuration().Identity)
+	msg, err := fw.NewMessage(body, agent, "provisioning", inter.RequestMessageType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "provisioning.broadcast.agent." + agent
+	if target != "" {
+		msg.SetDiscoveredHosts([]string{target})
+		if err := msg.SetType(inter.DirectRequestMessageType); err != nil {
+			t.Fatal(err)
+		}
+		subject = "provisioning.node." + target
+	}
+	if filter != nil {
+		msg.SetFilter(filter)
+	}
+	if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := msg.Transport(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tr.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.SubscribeSync(msg.ReplyTo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Publish(subject, data); err != nil {
+		t.Fatal(err)
+	}
+	var out []protocol.Reply
+	deadline := time.Now().Add(window)
+	for {
+		m, err := sub.NextMsg(time.Until(deadline))
+		if err != nil {
+			return out
+		}
+		rep, err := fw.NewReplyFromTransportJSON(m.Data, false)
+		if err != nil {
+			t.Fatalf("reply from the fleet does not decode with go-choria: %v", err)
+		}
+		out = append(out, rep)
+	}
+}
+
+// discover is broadcast discovery (agent filter choria_provision) over rawRequest; it returns
+// every sender, sorted, duplicates kept.
+func (l *testLab) discover(t testing.TB, fw *choria.Framework, window time.Duration, tune func(*protocol.Filter)) []string {
+	t.Helper()
+	f := protocol.NewFilter()
+	f.AddAgentFilter("choria_provision")
+	if tune != nil {
+		tune(f)
+	}
+	var found []string
+	for _, r := range l.rawRequest(t, fw, "discovery", []byte(base64.StdEncoding.EncodeToString([]byte("ping"))), "", f, window) {
+		if string(r.Message()) != "pong" {
+			t.Fatalf("discovery reply %q from %s", r.Message(), r.SenderID())
+		}
+		found = append(found, r.SenderID())
+	}
+	sort.Strings(found)
+	return found
+}
+
+// rawInventory sends rpcutil#inventory to one node and returns how many replies came in window.
+func (l *testLab) rawInventory(t testing.TB, fw *choria.Framework, target string, window time.Duration) []protocol.Reply {
+	t.Helper()
+	return l.rawRequest(t, fw, "rpcutil", []byte(`{"agent":"rpcutil","action":"inventory","data":{}}`), target, nil, window)
 }
 
 // inventory asks one node for its inventory and returns the outputs (one per reply).
@@ -155,20 +257,34 @@ func TestFleet_BroadcastDiscoveryFindsEveryNode(t *testing.T) {
 	l := startLab(t, 200, nil, nil)
 	fw := l.framework(t, "edge-eu-1.mcollective")
 
-	found := discover(t, fw, 4*time.Second, nil)
+	found := l.discover(t, fw, 4*time.Second, nil)
 	want := l.fleet.Identities()
 	sort.Strings(want)
 	if !slices.Equal(found, want) {
 		t.Fatalf("discovered %d nodes, want the fleet's %d (first %v)", len(found), len(want), found[:min(3, len(found))])
 	}
 
-	regex := discover(t, fw, 3*time.Second, func(f *protocol.Filter) { f.AddIdentityFilter("/^emu-eu-0001[0-4]$/") })
+	regex := l.discover(t, fw, 3*time.Second, func(f *protocol.Filter) { f.AddIdentityFilter("/^emu-eu-0001[0-4]$/") })
 	if !slices.Equal(regex, []string{"emu-eu-00010", "emu-eu-00011", "emu-eu-00012", "emu-eu-00013", "emu-eu-00014"}) {
 		t.Fatalf("identity regex discovery found %v", regex)
 	}
-	none := discover(t, fw, 2*time.Second, func(f *protocol.Filter) { f.AddAgentFilter("puppet") })
+	none := l.discover(t, fw, 2*time.Second, func(f *protocol.Filter) { f.AddAgentFilter("puppet") })
 	if len(none) != 0 {
 		t.Fatalf("discovery for an agent the nodes lack found %d nodes", len(none))
+	}
+}
+
+func TestFleet_GoChoriaBroadcastDiscovererFindsEveryNode(t *testing.T) {
+	if raceEnabled {
+		t.Skip("go-choria's client races with itself when a request ends on its timeout; see race_on_test.go")
+	}
+	l := startLab(t, 200, nil, nil)
+	fw := l.framework(t, "edge-eu-1.mcollective")
+	found := goChoriaDiscover(t, fw, 4*time.Second, nil)
+	want := l.fleet.Identities()
+	sort.Strings(want)
+	if !slices.Equal(found, want) {
+		t.Fatalf("go-choria's broadcast discovery found %d nodes, want the fleet's %d", len(found), len(want))
 	}
 }
 
@@ -232,7 +348,7 @@ func TestFleet_InventoryConfigureRestart(t *testing.T) {
 		st, _ := l.fleet.State(id)
 		return st.Mode == "provisioned"
 	})
-	found := discover(t, fw, 3*time.Second, nil)
+	found := l.discover(t, fw, 3*time.Second, nil)
 	if slices.Contains(found, id) || len(found) != 19 {
 		t.Fatalf("after restart discovery found %d nodes, including %s: %v", len(found), id, slices.Contains(found, id))
 	}

@@ -158,10 +158,13 @@ func TestProvision_ReleaseUpdateChangesTheVersion(t *testing.T) {
 	if d := res.AllOutputs()[0]; !d.ResultDetails().OK() || d.Message() != "Restarting Choria Server after 2s" {
 		t.Fatalf("release_update: %q", d.ResultDetails().StatusMessage())
 	}
-	eventually(t, 30*time.Second, "the node to come back at 0.31.0", func() bool {
-		outs := inventory(t, l.rpcutil(t, fw, "emu-eu-00000"))
-		return len(outs) == 1 && outs[0].Version() == "0.31.0"
+	eventually(t, 30*time.Second, "the node to restart into 0.31.0", func() bool {
+		st, _ := l.fleet.State("emu-eu-00000")
+		return st.Mode == "provisioning" && st.Version == "0.31.0"
 	})
+	if outs := inventory(t, l.rpcutil(t, fw, "emu-eu-00000")); len(outs) != 1 || outs[0].Version() != "0.31.0" {
+		t.Fatalf("after release_update the node reports %q", outs[0].Version())
+	}
 
 	res, err = l.provisionClient(t, fw, "emu-eu-00001").ReleaseUpdate("http://127.0.0.1:1/repo", token, "0.31.0").Do(ctx)
 	if err != nil {
