@@ -60,7 +60,7 @@ type member struct {
 }
 
 // startMember starts one member; edit may change the HTTP layer's configuration.
-func startMember(t *testing.T, dir, id string, bootstrap bool, edit func(*httpapi.Config)) *member {
+func startMember(t testing.TB, dir, id string, bootstrap bool, edit func(*httpapi.Config)) *member {
 	t.Helper()
 	m := &member{id: id, logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
 	m.srv = httptest.NewUnstartedServer(nil)
@@ -99,7 +99,7 @@ func startMember(t *testing.T, dir, id string, bootstrap bool, edit func(*httpap
 }
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -111,14 +111,20 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 }
 
 // cluster starts n members; the first bootstraps and the others join through the admin API.
-func cluster(t *testing.T, n int) []*member {
+func cluster(t testing.TB, n int) []*member {
+	t.Helper()
+	return clusterWith(t, n, nil)
+}
+
+// clusterWith is cluster with edit applied to every member's HTTP configuration.
+func clusterWith(t testing.TB, n int, edit func(*httpapi.Config)) []*member {
 	t.Helper()
 	dir := t.TempDir()
-	ms := []*member{startMember(t, dir, "c1", true, nil)}
+	ms := []*member{startMember(t, dir, "c1", true, edit)}
 	waitFor(t, "c1 to lead", 30*time.Second, ms[0].svc.IsLeader)
 	admin := adminClient(t, ms[0].url)
 	for i := 2; i <= n; i++ {
-		m := startMember(t, dir, fmt.Sprintf("c%d", i), false, nil)
+		m := startMember(t, dir, fmt.Sprintf("c%d", i), false, edit)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := admin.Join(ctx, api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: m.url})
 		cancel()
@@ -139,7 +145,7 @@ func cluster(t *testing.T, n int) []*member {
 	return ms
 }
 
-func edgeClient(t *testing.T, urls ...string) *api.Client {
+func edgeClient(t testing.TB, urls ...string) *api.Client {
 	t.Helper()
 	c, err := api.NewClient(urls, api.WithToken(edgeToken), api.WithRetryDelay(50*time.Millisecond))
 	if err != nil {
@@ -148,7 +154,7 @@ func edgeClient(t *testing.T, urls ...string) *api.Client {
 	return c
 }
 
-func adminClient(t *testing.T, urls ...string) *api.Client {
+func adminClient(t testing.TB, urls ...string) *api.Client {
 	t.Helper()
 	c, err := api.NewClient(urls, api.WithToken(adminToken), api.WithRetryDelay(50*time.Millisecond))
 	if err != nil {
@@ -157,7 +163,7 @@ func adminClient(t *testing.T, urls ...string) *api.Client {
 	return c
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
