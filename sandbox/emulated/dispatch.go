@@ -20,6 +20,13 @@ func (f *Fleet) handler(nc *nats.Conn) nats.MsgHandler {
 		if f.ctx.Err() != nil {
 			return
 		}
+		var target *node
+		if id, ok := strings.CutPrefix(m.Subject, nodeSubjectPrefix); ok {
+			if target = f.byID[id]; target == nil {
+				// Addressed to a node of another fleet or a real node: not ours to decode.
+				return
+			}
+		}
 		req, err := decodeRequest(m.Data)
 		if err != nil {
 			f.invalid.Add(1)
@@ -50,15 +57,11 @@ func (f *Fleet) handler(nc *nats.Conn) nats.MsgHandler {
 			}
 		}
 		match := newMatcher(req.Filter, f.log)
-		if id, ok := strings.CutPrefix(m.Subject, nodeSubjectPrefix); ok {
-			n, found := f.byID[id]
-			if !found {
-				return
-			}
+		if target != nil {
 			f.wg.Add(1)
 			go func() {
 				defer f.wg.Done()
-				f.deliver(nc, n, req, match)
+				f.deliver(nc, target, req, match)
 			}()
 			return
 		}
