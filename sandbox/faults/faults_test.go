@@ -161,3 +161,17 @@ func TestNilSet_HasNoFaults(t *testing.T) {
 		t.Fatal("nil set produced a fault")
 	}
 }
+
+func TestParseFile_ExampleDocumentsEveryField(t *testing.T) {
+	set, err := ParseFile("testdata/example.yaml")
+	if err != nil {
+		t.Fatalf("the documented example does not parse: %v", err)
+	}
+	if n := len(set.Rules()); n != 7 {
+		t.Fatalf("example has %d rules, want 7", n)
+	}
+	f := set.For("eu", "emu-eu-00015", 15)
+	if f.Version != "0.28.0" || f.Upgradable == nil || *f.Upgradable || f.Facts["rack"] != "r7" {
+		t.Fatalf("index 15: %+v", f)
+	}
+}
