@@ -60,10 +60,11 @@ func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
 			}
 		}
 		for ; k != nil; k, v = c.Next() {
-			var n Node
-			if err := json.Unmarshal(v, &n); err != nil {
+			np, err := decodeNode(v)
+			if err != nil {
 				return fmt.Errorf("decode node %q: %w", k, err)
 			}
+			n := *np
 			if (f.Region != "" && n.Region != f.Region) || (f.State != "" && n.State != f.State) {
 				continue
 			}

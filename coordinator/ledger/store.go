@@ -195,8 +195,8 @@ func getNode(b *bolt.Bucket, id string) (*Node, error) {
 	if v == nil {
 		return nil, nil
 	}
-	n := &Node{}
-	if err := json.Unmarshal(v, n); err != nil {
+	n, err := decodeNode(v)
+	if err != nil {
 		return nil, fmt.Errorf("decode node %q: %w", id, err)
 	}
 	return n, nil

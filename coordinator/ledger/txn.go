@@ -57,11 +57,7 @@ func (t *txn) putNode(old, n *Node) error {
 		t.regions[n.Region] = struct{}{}
 	}
 	t.deltas[string(countKey(n.Region, n.State))]++
-	v, err := json.Marshal(n)
-	if err != nil {
-		return fmt.Errorf("encode node %q: %w", n.Identity, err)
-	}
-	if err := t.nodes.Put([]byte(n.Identity), v); err != nil {
+	if err := t.nodes.Put([]byte(n.Identity), encodeNode(n)); err != nil {
 		return fmt.Errorf("store node %q: %w", n.Identity, err)
 	}
 	return nil
