@@ -122,6 +122,12 @@ func (c *e2eCluster) restart(p *proc) {
 	c.launch(p, false, "")
 }
 
+// restartWith starts a stopped member again with the flags of its first start, as an unchanged
+// unit file would: bootstrap and join must be harmless on a member that has state.
+func (c *e2eCluster) restartWith(p *proc, bootstrap bool, join string) {
+	c.launch(p, bootstrap, join)
+}
+
 func (c *e2eCluster) launch(p *proc, bootstrap bool, join string) {
 	t := c.t
 	id := p.id

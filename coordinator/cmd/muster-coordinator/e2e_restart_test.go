@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// TestE2E_WholeClusterRestartKeepsTheLedger stops every member with SIGTERM, starts them again
+// with the same flags (bootstrap and join included), and finds the same ledger and a lease that
+// still renews under its token.
+func TestE2E_WholeClusterRestartKeepsTheLedger(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three coordinator processes twice")
+	}
+	c := &e2eCluster{t: t, bin: buildBinary(t), dir: t.TempDir()}
+	defer c.stopAll()
+	first := c.start("c1", true, "")
+	c.waitLeader(t, first.apiURL, 1, "")
+	c.start("c2", false, first.apiURL)
+	c.start("c3", false, first.apiURL)
+	c.waitLeader(t, c.addrs(""), 3, "")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var urls []string
+	for _, p := range c.procs {
+		urls = append(urls, p.apiURL)
+	}
+	edge, _ := api.NewClient(urls, api.WithToken(e2eEdgeToken))
+	admin, _ := api.NewClient(urls, api.WithToken(e2eAdminToken))
+	var nodes []api.RegisterNode
+	for i := 0; i < 20; i++ {
+		nodes = append(nodes, api.RegisterNode{Identity: fmt.Sprintf("r-%02d", i)})
+	}
+	if _, err := edge.Register(ctx, api.RegisterRequest{Region: "fra", Edge: "e1", Nodes: nodes}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "fra", MaxNodes: 5})
+	if err != nil || got.Lease == nil {
+		t.Fatalf("acquire: %+v %v", got, err)
+	}
+	ls := got.Lease
+	if _, err := edge.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Edge: "e1", Region: "fra", Results: []api.NodeResult{
+		{Identity: ls.Nodes[0], Outcome: api.OutcomeProvisioned}, {Identity: ls.Nodes[1], Outcome: api.OutcomeFailed, Error: "inventory timed out"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := admin.Nodes(ctx, api.NodeFilter{Region: "fra", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, p := range c.procs {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range c.procs {
+		<-p.exited
+		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("member %s exited %d on SIGTERM", p.id, code)
+		}
+	}
+	c.restartWith(c.procs[0], true, "")
+	c.restartWith(c.procs[1], false, first.apiURL)
+	c.restartWith(c.procs[2], false, first.apiURL)
+	c.waitLeader(t, c.addrs(""), 3, "")
+
+	var after api.NodesResponse
+	waitFor(t, "the leader to serve the ledger", 60*time.Second, func() (bool, string) {
+		after, err = admin.Nodes(ctx, api.NodeFilter{Region: "fra", Limit: 100})
+		return err == nil, fmt.Sprint(err)
+	})
+	if len(after.Nodes) != len(before.Nodes) {
+		t.Fatalf("%d nodes before the restart, %d after", len(before.Nodes), len(after.Nodes))
+	}
+	for i := range before.Nodes {
+		b, a := before.Nodes[i], after.Nodes[i]
+		if !reflect.DeepEqual(b, a) {
+			t.Errorf("node %s changed across the restart:\nbefore %+v\nafter  %+v", b.Identity, b, a)
+		}
+	}
+	if _, err := edge.Renew(ctx, api.RenewRequest{LeaseID: ls.ID, Token: ls.Token, Edge: "e1", Region: "fra"}); err != nil {
+		t.Fatalf("renew of the lease granted before the restart: %v", err)
+	}
+}
