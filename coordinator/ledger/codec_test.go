@@ -14,7 +14,7 @@ func TestCodec_NodeRoundTrip(t *testing.T) {
 		Edge: "edge-a", InventoryVersion: "0.29.4", TargetVersion: "0.30.0", LastError: "boom", Facts: []byte(`{"a":1}`),
 		DiscoveredAt: t0, LeasedAt: t0.Add(time.Second), NotBefore: t0.Add(-time.Hour), LockEdge: "edge-b",
 		LockUntil: time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC),
-		History: []Transition{{At: t0, To: StateWaiting, Reason: "discovered"}, {At: t0.Add(time.Nanosecond), From: StateWaiting, To: StateLeased, Edge: "e", LeaseID: "l", LeaseToken: 7, Error: "x"}},
+		History:   []Transition{{At: t0, To: StateWaiting, Reason: "discovered"}, {At: t0.Add(time.Nanosecond), From: StateWaiting, To: StateLeased, Edge: "e", LeaseID: "l", LeaseToken: 7, Error: "x"}},
 	}
 	for _, n := range []*Node{full, {Identity: "bare"}} {
 		got, err := decodeNode(encodeNode(n))
