@@ -374,6 +374,29 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 		t.Fatalf("remove: %v %s", err, out)
 	}
 	c.waitLeader(t, c.addrs(leader.id), 2, leader.id)
+	c.assertNoTokenLogged()
+}
+
+// assertNoTokenLogged reads every member's log for the tokens it was given.
+func (c *e2eCluster) assertNoTokenLogged() {
+	logs, _ := filepath.Glob(filepath.Join(c.dir, "*.log"))
+	if len(logs) == 0 {
+		c.t.Fatal("no member logs found")
+	}
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("auth=")) {
+			c.t.Errorf("%s lacks the starting line", filepath.Base(l))
+		}
+		for _, tok := range []string{e2eEdgeToken, e2eAdminToken} {
+			if bytes.Contains(b, []byte(tok)) {
+				c.t.Errorf("%s contains a token", filepath.Base(l))
+			}
+		}
+	}
 }
 
 // cliSteps drives the text commands of the admin CLI against a follower and checks what they print.

@@ -59,6 +59,9 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 // serve runs one member until ctx ends.
 func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	logger := newLogger(cfg.Log, stderr).With("member", cfg.NodeID)
+	logger.Info("starting", "raft", cfg.Raft.Advertise, "api", cfg.HTTP.Advertise, "data_dir", cfg.DataDir,
+		"bootstrap", cfg.Bootstrap, "join", cfg.Join, "auth", cfg.Auth.String(), "lease_ttl", cfg.Lease.TTL,
+		"election_timeout", cfg.Raft.ElectionTimeout)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
