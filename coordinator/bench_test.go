@@ -112,7 +112,7 @@ func BenchmarkCluster_FailoverToNextGrant(b *testing.B) {
 	for i := range b.N {
 		b.StopTimer()
 		region := fmt.Sprintf("r%d", i)
-		c.register(region, nodeIDs("n", 10)...)
+		c.register(region, nodeIDs(region+"-n", 10)...)
 		c.waitConverged(c.running()...)
 		old := c.waitLeader()
 		b.StartTimer()

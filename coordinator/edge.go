@@ -44,10 +44,19 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 		}
 	}
 	if firstErr != nil {
-		return resp, fmt.Errorf("register: %d node(s) refused: %s: %w", len(rejected), strings.Join(rejected, "; "), firstErr)
+		return resp, &refusedError{msg: fmt.Sprintf("register: %d node(s) refused: %s", len(rejected), strings.Join(rejected, "; ")), err: firstErr}
 	}
 	return resp, nil
 }
+
+// refusedError carries its reasons in the message and the first one's sentinel for errors.Is.
+type refusedError struct {
+	msg string
+	err error
+}
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return e.err }
 
 // Acquire grants a lease on up to req.MaxNodes waiting nodes of req.Region, waiting up to req.Wait
 // (long poll). An empty response means nothing became eligible in time, or Paused.
