@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,35 +15,39 @@ import (
 
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
-	"github.com/seed96588659/muster/sandbox/broker"
-	"github.com/seed96588659/muster/sandbox/emulated"
+	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/faults"
 )
 
-// Nodes of the shared emulated fleet and how each misbehaves.
-const (
-	nodeHealthy    = "emu-00000"
-	nodeSilent     = "emu-00001"
-	nodeDuplicate  = "emu-00002"
-	nodeJWTFails   = "emu-00003"
-	nodeShutdownNo = "emu-00004"
-	nodeContended  = "emu-00005"
-	nodePause      = "emu-00006"
-	nodeBench      = "emu-00008"
-	nodeShutdownOK = "emu-00009"
-	nodeFlowConn   = "emu-00010"
-	nodeFlowCall   = "emu-00011"
-	nodeUpgrade    = "emu-00012"
-	fleetSize      = 13
+// Nodes of the shared lab and how each misbehaves.
+var (
+	nodeHealthy    = emu(0)
+	nodeSilent     = emu(1)
+	nodeDuplicate  = emu(2)
+	nodeJWTFails   = emu(3)
+	nodeShutdownNo = emu(4)
+	nodeContended  = emu(5)
+	nodePause      = emu(6)
+	nodeBench      = emu(8)
+	nodeShutdownOK = emu(9)
+	nodeFlowConn   = emu(10)
+	nodeFlowCall   = emu(11)
+	nodeUpgrade    = emu(12)
+
+	realFlowConn = lab.RealIdentity(region, 1)
+	realFlowCall = lab.RealIdentity(region, 2)
+	realUpgrade  = lab.RealIdentity(region, 3)
 )
 
-// suite is one broker and one emulated fleet shared by every test of the package.
-type suite struct {
-	broker *broker.Broker
-	fleet  *emulated.Fleet
-}
+const (
+	region    = "eu"
+	fleetSize = 13
+)
 
-var lab *suite
+func emu(i int) string { return fmt.Sprintf("%s%05d", lab.EmulatedPrefix(region), i) }
+
+// shared is one lab (broker, 3 real node processes, an emulated fleet) for the whole package.
+var shared *lab.Lab
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
@@ -56,29 +61,19 @@ func runSuite(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	b, err := broker.Start(ctx, broker.Options{Dir: dir, Region: "eu"})
+	ctx := context.Background()
+	bin, err := lab.BuildNodeBinary(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start broker:", err)
+		fmt.Fprintln(os.Stderr, "build node binary:", err)
 		return 1
 	}
-	defer b.Stop()
-
-	jwt, err := b.ProvisioningJWT(true)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "provisioning jwt:", err)
-		return 1
-	}
-	fleet, err := emulated.Start(ctx, emulated.Config{
-		BrokerURL: b.URL(),
-		Region:    "eu",
-		Prefix:    "emu-",
-		Count:     fleetSize,
-		Token:     b.Token(),
-		JWT:       jwt,
-		Version:   "0.29.4",
+	shared, err = lab.Start(ctx, lab.Options{
+		Dir:         filepath.Join(dir, "lab"),
+		Regions:     []string{region},
+		Real:        3,
+		Emulated:    fleetSize,
+		NodeBinary:  bin,
+		BaseVersion: "0.29.4",
 		Faults: faults.NewSet(
 			faults.Rule{Select: faults.Selector{Identity: nodeSilent}, Fault: faults.Fault{Silent: true}},
 			faults.Rule{Select: faults.Selector{Identity: nodeDuplicate}, Fault: faults.Fault{Duplicate: true}},
@@ -87,12 +82,15 @@ func runSuite(m *testing.M) int {
 		),
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start emulated fleet:", err)
+		fmt.Fprintln(os.Stderr, "start lab:", err)
 		return 1
 	}
-	defer fleet.Stop()
+	defer shared.Stop()
+	if failed := shared.Region(region).Failed(); len(failed) > 0 {
+		fmt.Fprintln(os.Stderr, "lab nodes failed to start:", failed)
+		return 1
+	}
 
-	lab = &suite{broker: b, fleet: fleet}
 	return m.Run()
 }
 
@@ -108,7 +106,7 @@ type caller struct {
 // newCaller connects identity to the suite's broker; replies are awaited for timeout per attempt.
 func newCaller(t testing.TB, identity string, timeout time.Duration) *caller {
 	t.Helper()
-	fw, err := lab.broker.ClientFramework(identity)
+	fw, err := shared.Region(region).Framework(identity)
 	if err != nil {
 		t.Fatalf("client framework for %s: %v", identity, err)
 	}
@@ -133,7 +131,7 @@ func (c *caller) node(t rpc.Transport, identity string, pause rpc.PauseSource) *
 	if pause == nil {
 		pause = rpc.PauseFunc(func() bool { return false })
 	}
-	return rpc.NewNode(c.wrapper, t, identity, lab.broker.Token(), pause)
+	return rpc.NewNode(c.wrapper, t, identity, token(), pause)
 }
 
 // attempts is how many attempts of rpc were timed.
@@ -157,3 +155,6 @@ func (c *caller) attempts(t testing.TB, action string) uint64 {
 	}
 	return 0
 }
+
+// token is the region's provisioning token.
+func token() string { return shared.Region(region).Broker().Token() }

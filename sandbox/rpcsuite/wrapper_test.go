@@ -29,13 +29,13 @@ func TestActions_EveryActionSucceedsAgainstEmulatedNode(t *testing.T) {
 		"percall": {c.percall, nodeFlowCall},
 	} {
 		t.Run(name, func(t *testing.T) {
-			runFullFlow(t, c.node(tc.transport, tc.identity, nil), "0.29.4")
+			runFullFlow(t, c.node(tc.transport, tc.identity, nil), "0.29.4", `{"plugin.choria.server.provision":"false","identity":"`+tc.identity+`"}`)
 		})
 	}
 }
 
 // runFullFlow performs every action of a provisioning in the order the host flow does.
-func runFullFlow(t *testing.T, n *rpc.Node, wantVersion string) {
+func runFullFlow(t *testing.T, n *rpc.Node, wantVersion, config string) {
 	t.Helper()
 	ctx := context.Background()
 
@@ -59,7 +59,7 @@ func runFullFlow(t *testing.T, n *rpc.Node, wantVersion string) {
 	if err != nil || !strings.Contains(csr.CSR, "CERTIFICATE REQUEST") {
 		t.Fatalf("gencsr: %+v, %v", csr, err)
 	}
-	if _, err := n.Configure(ctx, rpc.Configuration{Config: `{"plugin.choria.server.provision":"false","identity":"` + n.Identity() + `"}`}); err != nil {
+	if _, err := n.Configure(ctx, rpc.Configuration{Config: config}); err != nil {
 		t.Fatalf("configure: %v", err)
 	}
 	if _, err := n.Restart(ctx, 1); err != nil {
@@ -121,7 +121,7 @@ func TestWrapper_ShutdownNotOKOnlyWarns(t *testing.T) {
 	}
 	never := rpc.PauseFunc(func() bool { return false })
 
-	if err := rpc.NewNode(w, c.conn, nodeShutdownNo, lab.broker.Token(), never).Shutdown(context.Background()); err != nil {
+	if err := rpc.NewNode(w, c.conn, nodeShutdownNo, token(), never).Shutdown(context.Background()); err != nil {
 		t.Fatalf("shutdown with a not-OK reply must not fail: %v", err)
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "cannot stop") {
@@ -131,7 +131,7 @@ func TestWrapper_ShutdownNotOKOnlyWarns(t *testing.T) {
 		t.Fatalf("shutdown counter = %v after a not-OK reply", got)
 	}
 
-	if err := rpc.NewNode(w, c.conn, nodeShutdownOK, lab.broker.Token(), never).Shutdown(context.Background()); err != nil {
+	if err := rpc.NewNode(w, c.conn, nodeShutdownOK, token(), never).Shutdown(context.Background()); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
 	if got := testutil.ToFloat64(reg.HelperShutdownRequests.WithLabelValues("eu")); got != 1 {
@@ -168,7 +168,7 @@ func TestWrapper_PauseDuringRetriesStopsAtNextAttempt(t *testing.T) {
 }
 
 func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {
-	fw, err := lab.broker.ClientFramework("edge-eu-1.mcollective")
+	fw, err := shared.Region(region).Framework("edge-eu-1.mcollective")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {
 	never := rpc.PauseFunc(func() bool { return false })
 	done := make(chan error, 1)
 	go func() {
-		_, err := rpc.NewNode(w, conn, nodeSilent, lab.broker.Token(), never).Inventory(ctx)
+		_, err := rpc.NewNode(w, conn, nodeSilent, token(), never).Inventory(ctx)
 		done <- err
 	}()
 
