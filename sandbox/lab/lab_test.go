@@ -28,6 +28,8 @@ import (
 const (
 	region   = "eu"
 	emulated = 200
+	// olderVersion is real node 3's starting version, before its release_update
+	olderVersion = "0.28.1"
 )
 
 // shared is the one lab of this package: every real node is a process, so tests share it and
@@ -55,6 +57,7 @@ func runMain(m *testing.M) int {
 	shared, err = lab.Start(ctx, lab.Options{
 		Dir: filepath.Join(tmp, "lab"), Regions: []string{region}, Real: 4, Emulated: emulated,
 		NodeBinary: bin, Broken: []string{lab.RealIdentity(region, 4)}, EmulatedTimeScale: 0.1,
+		Versions: []string{lab.DefaultBaseVersion, lab.DefaultBaseVersion, olderVersion},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start lab:", err)
@@ -240,6 +243,9 @@ func TestLab_ConfigureAndRestartLeaveProvisioningMode(t *testing.T) {
 func TestLab_ReleaseUpdateReplacesTheBinary(t *testing.T) {
 	r := shared.Region(region)
 	node := lab.RealIdentity(region, 3)
+	if got := inventory(t, framework(t, 3), node).Version(); got != olderVersion {
+		t.Fatalf("%s starts at %q, want its configured %q", node, got, olderVersion)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := provisionClient(t, framework(t, 3), node).ReleaseUpdate(shared.UpdatesURL(), r.Broker().Token(), shared.UpgradeVersion()).Do(ctx)
