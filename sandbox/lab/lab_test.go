@@ -30,6 +30,8 @@ const (
 	emulated = 200
 	// olderVersion is real node 3's starting version, before its release_update
 	olderVersion = "0.28.1"
+	// lockWindow is the emulated nodes' lock window, short so a test can build a double provisioning
+	lockWindow = 2 * time.Second
 )
 
 // shared is the one lab of this package: every real node is a process, so tests share it and
@@ -57,7 +59,8 @@ func runMain(m *testing.M) int {
 	shared, err = lab.Start(ctx, lab.Options{
 		Dir: filepath.Join(tmp, "lab"), Regions: []string{region}, Real: 4, Emulated: emulated,
 		NodeBinary: bin, Broken: []string{lab.RealIdentity(region, 4)}, EmulatedTimeScale: 0.1,
-		Versions: []string{lab.DefaultBaseVersion, lab.DefaultBaseVersion, olderVersion},
+		Versions:           []string{lab.DefaultBaseVersion, lab.DefaultBaseVersion, olderVersion},
+		EmulatedLockWindow: lockWindow,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start lab:", err)
@@ -291,6 +294,77 @@ func TestLab_NodeThatCannotStartIsReported(t *testing.T) {
 	}
 }
 
+// TestLab_DoubleProvisioningIsReportedWithEvidence makes a second caller provision an emulated
+// node after the first caller's lock lapsed, within one episode.
+func TestLab_DoubleProvisioningIsReportedWithEvidence(t *testing.T) {
+	r := shared.Region(region)
+	node := r.EmulatedNodes()[2]
+	token := r.Broker().Token()
+	cfg, err := r.ProvisionedConfig(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(cfg)
+	configure := func(n int) (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := provisionClient(t, framework(t, n), node).Configure(string(body)).Token(token).Do(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := res.AllOutputs()
+		return one(t, node, len(outs), outs[0].ResultDetails().OK(), outs[0].ResultDetails().StatusMessage())
+	}
+	if ok, msg := configure(1); !ok {
+		t.Fatalf("first configure: %s", msg)
+	}
+	deadline := time.Now().Add(lockWindow + time.Minute)
+	for {
+		ok, msg := configure(2)
+		if ok {
+			break
+		}
+		if msg != "Could not obtain provisioning lock" || time.Now().After(deadline) {
+			t.Fatalf("second caller never got the node: %s", msg)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rs, err := provisionClient(t, framework(t, 2), node).Restart(token).Splay(1).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := rs.AllOutputs()
+	if ok, msg := one(t, node, len(outs), outs[0].ResultDetails().OK(), outs[0].ResultDetails().StatusMessage()); !ok {
+		t.Fatalf("restart: %s", msg)
+	}
+
+	rp, err := report.FromFile(shared.ActionsFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d *report.Double
+	for i := range rp.DoubleProvisioned {
+		if rp.DoubleProvisioned[i].Node == node {
+			d = &rp.DoubleProvisioned[i]
+		}
+	}
+	e1, e2 := "choria="+lab.ClientIdentity(region, 1), "choria="+lab.ClientIdentity(region, 2)
+	if d == nil || !slices.Equal(d.Callers, []string{e1, e2}) || d.Episode != 1 || len(d.Evidence) != 3 {
+		t.Fatalf("double provisioning of %s not reported as expected: %+v", node, d)
+	}
+	want := []struct{ action, caller string }{{report.Configure, e1}, {report.Configure, e2}, {report.Restart, e2}}
+	for i, w := range want {
+		if ev := d.Evidence[i]; ev.Action != w.action || ev.Caller != w.caller || !ev.OK || ev.Region != region {
+			t.Errorf("evidence %d: %+v, want %s by %s", i, ev, w.action, w.caller)
+		}
+	}
+	if c := rp.Nodes[node].Actions[report.Configure]; c.Callers[e1] != 1 || c.Callers[e2] < 1 || c.OK != 2 {
+		t.Errorf("configure counts %+v", c)
+	}
+}
+
 // TestLab_ReportOfThisRun runs last: it reads what the tests above did to the nodes.
 func TestLab_ReportOfThisRun(t *testing.T) {
 	rp, err := report.FromFile(shared.ActionsFile())
@@ -302,7 +376,8 @@ func TestLab_ReportOfThisRun(t *testing.T) {
 	if !slices.Contains(rp.Provisioned, r1) || slices.Contains(rp.Provisioned, r2) || slices.Contains(rp.Provisioned, r3) {
 		t.Errorf("provisioned %v: want %s and not %s, %s", rp.Provisioned, r1, r2, r3)
 	}
-	if len(rp.DoubleProvisioned) != 0 {
+	// only the one TestLab_DoubleProvisioningIsReportedWithEvidence constructed
+	if len(rp.DoubleProvisioned) != 1 || rp.DoubleProvisioned[0].Node != shared.Region(region).EmulatedNodes()[2] {
 		t.Errorf("double provisioned: %+v", rp.DoubleProvisioned)
 	}
 	jwt := rp.Nodes[r2].Actions["choria_provision#jwt"]

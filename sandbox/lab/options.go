@@ -49,6 +49,13 @@ type Options struct {
 	StartTimeout time.Duration
 	// EmulatedTimeScale scales emulated restart/update delays; default 1 (see emulated.Config).
 	EmulatedTimeScale float64
+	// EmulatedLockWindow is the emulated nodes' provisioning lock window; default 2 minutes as
+	// go-choria's. Real nodes always use go-choria's 2 minutes. A short window lets a test make
+	// a second caller take over a node, i.e. construct a double provisioning.
+	EmulatedLockWindow time.Duration
+	// RecordDiscovery also records discovery#ping, on real and emulated nodes alike (one line
+	// per node per discovery; off by default for that reason).
+	RecordDiscovery bool
 	// Logger receives the lab's own messages; nil discards them.
 	Logger *slog.Logger
 }

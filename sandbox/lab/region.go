@@ -179,7 +179,7 @@ func (r *Region) launchReal(binaries map[string]string) {
 func (r *Region) launchOne(n *realNode, binary string) error {
 	bin, err := realnode.Prepare(realnode.Layout{
 		Dir:    n.dir,
-		Spec:   realnode.Spec{Identity: n.identity, Region: r.name, ActionsFile: r.lab.ActionsFile(), Version: n.version},
+		Spec:   realnode.Spec{Identity: n.identity, Region: r.name, ActionsFile: r.lab.ActionsFile(), Version: n.version, RecordDiscovery: r.lab.opts.RecordDiscovery},
 		JWT:    r.jwt,
 		Binary: binary,
 	})
@@ -231,19 +231,21 @@ func (r *Region) startEmulated(ctx context.Context) error {
 		return nil
 	}
 	f, err := emulated.Start(ctx, emulated.Config{
-		BrokerURL:     r.broker.URL(),
-		TLS:           r.lab.brokerTLS(),
-		Region:        r.name,
-		Prefix:        EmulatedPrefix(r.name),
-		Count:         r.lab.opts.Emulated,
-		Token:         r.broker.Token(),
-		JWT:           r.jwt,
-		Version:       r.lab.opts.BaseVersion,
-		Faults:        r.lab.opts.Faults,
-		Recorder:      r.lab.rec,
-		Logger:        r.lab.opts.Logger.With("region", r.name),
-		TimeScale:     r.lab.opts.EmulatedTimeScale,
-		CheckReleases: true,
+		BrokerURL:       r.broker.URL(),
+		TLS:             r.lab.brokerTLS(),
+		Region:          r.name,
+		Prefix:          EmulatedPrefix(r.name),
+		Count:           r.lab.opts.Emulated,
+		Token:           r.broker.Token(),
+		JWT:             r.jwt,
+		Version:         r.lab.opts.BaseVersion,
+		Faults:          r.lab.opts.Faults,
+		Recorder:        r.lab.rec,
+		Logger:          r.lab.opts.Logger.With("region", r.name),
+		TimeScale:       r.lab.opts.EmulatedTimeScale,
+		LockWindow:      r.lab.opts.EmulatedLockWindow,
+		RecordDiscovery: r.lab.opts.RecordDiscovery,
+		CheckReleases:   true,
 	})
 	if err != nil {
 		return fmt.Errorf("region %s: emulated fleet: %w", r.name, err)

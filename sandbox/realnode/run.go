@@ -95,6 +95,9 @@ func Run(ctx context.Context, dir string) error {
 	ident := fw.Config.Identity
 	server.RegisterAdditionalAgent(func(ctx context.Context, mgr *agents.Manager, conn inter.AgentConnector, _ *logrus.Entry) error {
 		return registerAgents(ctx, mgr, conn, func(a agents.Agent) agents.Agent {
+			if a.Name() == "discovery" && !spec.RecordDiscovery {
+				return a
+			}
 			return &recordingAgent{Agent: a, sink: rec, region: spec.Region, node: ident, now: time.Now}
 		})
 	})
@@ -126,7 +129,7 @@ func Run(ctx context.Context, dir string) error {
 	return nil
 }
 
-// registerAgents registers discovery, rpcutil and the real provision agent, each wrapped.
+// registerAgents registers discovery, rpcutil and the real provision agent, each through wrap.
 func registerAgents(ctx context.Context, mgr *agents.Manager, conn inter.AgentConnector, wrap func(agents.Agent) agents.Agent) error {
 	da, err := discovery.New(mgr)
 	if err != nil {

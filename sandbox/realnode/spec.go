@@ -32,6 +32,8 @@ type Spec struct {
 	ActionsFile string `json:"actions_file"`
 	// Version is reported when the binary carries no version trailer.
 	Version string `json:"version"`
+	// RecordDiscovery also records discovery#ping; rpcutil and choria_provision are always recorded.
+	RecordDiscovery bool `json:"record_discovery"`
 }
 
 // ReadSpec reads dir/node.json.
