@@ -231,4 +231,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-

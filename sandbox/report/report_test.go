@@ -87,7 +87,7 @@ func TestReport_ScriptedRunIsExact(t *testing.T) {
 	want := Report{
 		Totals: Totals{
 			Actions: 15, OK: 13, Failed: 2, Nodes: 5, Callers: 2,
-			ByAction: map[string]int{"discovery#ping": 1, "rpcutil#inventory": 1, Configure: 7, Restart: 5, ReleaseUpdate: 1},
+			ByAction:    map[string]int{"discovery#ping": 1, "rpcutil#inventory": 1, Configure: 7, Restart: 5, ReleaseUpdate: 1},
 			Provisioned: 4, DoubleProvisioned: 1,
 		},
 		Nodes: map[string]*Node{
