@@ -283,3 +283,17 @@ func BenchmarkNode_DiscoveryServerSide(b *testing.B) {
 		l.fleet.deliverOne(nc, n, req, m)
 	}
 }
+
+// BenchmarkDecodeRequest is the decode of one signed go-choria inventory request.
+func BenchmarkDecodeRequest(b *testing.B) {
+	l := startLab(b, 0, nil, nil)
+	fw := l.framework(b, "bench-eu.mcollective")
+	data := serverSideRequest(b, fw, "rpcutil", "emu-eu-00003", []byte(`{"agent":"rpcutil","action":"inventory","data":{}}`))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := decodeRequest(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
