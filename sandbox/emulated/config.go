@@ -146,25 +146,26 @@ func jwtAllowsUpdate(token string) (bool, error) {
 	return claims.Update, nil
 }
 
-// checkRelease mirrors go-updater's first step: the release metadata must exist in the repository.
+// checkRelease mirrors go-updater's first step, with its messages: the release metadata must
+// exist in the repository. Without CheckReleases only an empty repository or version fails.
 func (f *Fleet) checkRelease(repo, version string) error {
-	if repo == "" {
-		return fmt.Errorf("no repository given")
-	}
-	if version == "" {
-		return fmt.Errorf("no version given")
-	}
 	if !f.cfg.CheckReleases {
+		switch {
+		case repo == "":
+			return fmt.Errorf("no repository given")
+		case version == "":
+			return fmt.Errorf("no version given")
+		}
 		return nil
 	}
-	url := fmt.Sprintf("%s/%s/%s/%s/release.json", strings.TrimSuffix(repo, "/"), version, runtime.GOOS, runtime.GOARCH)
-	resp, err := f.http.Get(url)
+	specURI := fmt.Sprintf("%s/%s/%s/%s/release.json", repo, version, runtime.GOOS, runtime.GOARCH)
+	resp, err := f.http.Get(specURI)
 	if err != nil {
-		return fmt.Errorf("could not fetch release metadata %s: %w", url, err)
+		return fmt.Errorf("could not download release spec: %s", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("could not fetch release metadata %s: %s", url, resp.Status)
+		return fmt.Errorf("could not fetch release from %s: %s", specURI, resp.Status)
 	}
 	return nil
 }

@@ -8,6 +8,10 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 
@@ -189,4 +193,30 @@ func TestProvision_ShutdownTakesTheNodeAway(t *testing.T) {
 		st, _ := l.fleet.State("emu-eu-00001")
 		return st.Mode == "shutdown"
 	})
+}
+
+func TestProvision_ReleaseUpdateChecksTheRepository(t *testing.T) {
+	mux := http.NewServeMux()
+	spec := fmt.Sprintf("/repo/0.31.0/%s/%s/release.json", runtime.GOOS, runtime.GOARCH)
+	mux.HandleFunc(spec, func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, `{"binary":"choria.bz2","hash":"x"}`) })
+	repo := httptest.NewServer(mux)
+	t.Cleanup(repo.Close)
+
+	l := startLab(t, 2, nil, func(c *Config) { c.CheckReleases = true })
+	fw := l.framework(t, "edge-eu-1.mcollective")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	res, err := l.provisionClient(t, fw, "emu-eu-00001").ReleaseUpdate(repo.URL+"/repo", l.broker.Token(), "0.99.0").Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("Update to version 0.99.0 failed, release rolled back: could not fetch release from %s/repo/0.99.0/%s/%s/release.json: 404 Not Found", repo.URL, runtime.GOOS, runtime.GOARCH)
+	if d := res.AllOutputs()[0].ResultDetails(); d.OK() || d.StatusMessage() != want {
+		t.Fatalf("release_update to a missing version: ok %v %q", d.OK(), d.StatusMessage())
+	}
+	res, err = l.provisionClient(t, fw, "emu-eu-00001").ReleaseUpdate(repo.URL+"/repo", l.broker.Token(), "0.31.0").Do(ctx)
+	if err != nil || !res.AllOutputs()[0].ResultDetails().OK() {
+		t.Fatalf("release_update to a published version failed: %v %q", err, res.AllOutputs()[0].ResultDetails().StatusMessage())
+	}
 }
