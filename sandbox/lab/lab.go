@@ -72,7 +72,7 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if l.signer, err = pki.NewSigner(filepath.Join(dir, "pki")); err != nil {
 		return nil, err
 	}
-	if l.repo, err = updates.Start(filepath.Join(dir, "updates"), opts.Logger); err != nil {
+	if l.repo, err = updates.Start(filepath.Join(dir, "updates"), opts.ReleaseCache, opts.Logger); err != nil {
 		return nil, err
 	}
 	binaries, err := l.versionedBinaries()

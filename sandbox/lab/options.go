@@ -8,6 +8,8 @@ package lab
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"time"
 
@@ -56,6 +58,9 @@ type Options struct {
 	// RecordDiscovery also records discovery#ping, on real and emulated nodes alike (one line
 	// per node per discovery; off by default for that reason).
 	RecordDiscovery bool
+	// ReleaseCache keeps compressed release binaries between labs (compressing one takes
+	// seconds); default <user cache dir>/muster-sandbox/releases, "off" disables it.
+	ReleaseCache string
 	// Logger receives the lab's own messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -102,6 +107,14 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch o.ReleaseCache {
+	case "off":
+		o.ReleaseCache = ""
+	case "":
+		if d, err := os.UserCacheDir(); err == nil {
+			o.ReleaseCache = filepath.Join(d, "muster-sandbox", "releases")
+		}
 	}
 	return o, nil
 }

@@ -19,6 +19,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/dsnet/compress/bzip2"
@@ -36,14 +38,16 @@ type release struct {
 
 // Repo is a running updates repository.
 type Repo struct {
-	root string
-	srv  *http.Server
-	url  string
-	log  *slog.Logger
+	root  string
+	cache string
+	srv   *http.Server
+	url   string
+	log   *slog.Logger
 }
 
-// Start serves root over HTTP on 127.0.0.1 on a free port.
-func Start(root string, log *slog.Logger) (*Repo, error) {
+// Start serves root over HTTP on 127.0.0.1 on a free port. cache, when not empty, keeps
+// compressed releases across repositories (see compressed).
+func Start(root, cache string, log *slog.Logger) (*Repo, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -54,7 +58,7 @@ func Start(root string, log *slog.Logger) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("updates repo listen: %w", err)
 	}
-	r := &Repo{root: root, log: log, url: "http://" + l.Addr().String()}
+	r := &Repo{root: root, cache: cache, log: log, url: "http://" + l.Addr().String()}
 	r.srv = &http.Server{Handler: http.FileServer(http.Dir(root)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := r.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -84,38 +88,15 @@ func (r *Repo) AddFor(version, goos, goarch, binary string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("publish release %s: %w", version, err)
 	}
-	in, err := os.Open(binary)
+	sum, err := fileSHA256(binary)
 	if err != nil {
 		return fmt.Errorf("publish release %s: %w", version, err)
 	}
-	defer in.Close()
-	tmp := filepath.Join(dir, binaryFile+".tmp")
-	out, err := os.Create(tmp)
-	if err != nil {
+	target := filepath.Join(dir, binaryFile)
+	if err := r.compressed(binary, sum, target); err != nil {
 		return fmt.Errorf("publish release %s: %w", version, err)
 	}
-	defer os.Remove(tmp)
-	bz, err := bzip2.NewWriter(out, &bzip2.WriterConfig{Level: bzip2.BestSpeed})
-	if err != nil {
-		out.Close()
-		return fmt.Errorf("publish release %s: %w", version, err)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(bz, h), in); err != nil {
-		out.Close()
-		return fmt.Errorf("compress release %s: %w", version, err)
-	}
-	if err := bz.Close(); err != nil {
-		out.Close()
-		return fmt.Errorf("compress release %s: %w", version, err)
-	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("publish release %s: %w", version, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, binaryFile)); err != nil {
-		return fmt.Errorf("publish release %s: %w", version, err)
-	}
-	spec, err := json.Marshal(release{Binary: binaryFile, Hash: hex.EncodeToString(h.Sum(nil))})
+	spec, err := json.Marshal(release{Binary: binaryFile, Hash: sum})
 	if err != nil {
 		return fmt.Errorf("publish release %s: %w", version, err)
 	}
@@ -124,6 +105,119 @@ func (r *Repo) AddFor(version, goos, goarch, binary string) error {
 	}
 	r.log.Info("release published", "version", version, "os", goos, "arch", goarch)
 	return nil
+}
+
+// compressed writes binary, bzip2-compressed, to target. Compressing a 60 MB binary takes
+// seconds, so with a cache directory the result is kept there under the binary's sha256 and
+// reused by later labs.
+func (r *Repo) compressed(binary, sum, target string) error {
+	if r.cache == "" {
+		return compressFile(binary, target)
+	}
+	cached := filepath.Join(r.cache, sum+".bz2")
+	if _, err := os.Stat(cached); err != nil {
+		if err := os.MkdirAll(r.cache, 0o755); err != nil {
+			return fmt.Errorf("release cache: %w", err)
+		}
+		if err := compressFile(binary, cached); err != nil {
+			return err
+		}
+		pruneCache(r.cache, cacheKeep)
+	} else {
+		now := time.Now()
+		_ = os.Chtimes(cached, now, now)
+	}
+	if err := os.Link(cached, target); err == nil {
+		return nil
+	}
+	return copyFile(cached, target)
+}
+
+// cacheKeep is how many compressed releases the cache keeps (each build of the binary adds one).
+const cacheKeep = 4
+
+// pruneCache removes all but the keep most recently used entries.
+func pruneCache(dir string, keep int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type entry struct {
+		path string
+		used time.Time
+	}
+	var all []entry
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".bz2") {
+			all = append(all, entry{filepath.Join(dir, e.Name()), info.ModTime()})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].used.After(all[j].used) })
+	for i := keep; i < len(all); i++ {
+		_ = os.Remove(all[i].path)
+	}
+}
+
+// fileSHA256 is the hex sha256 of a file, as go-updater checks it after decompressing.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// compressFile bzip2-compresses src into dst through a temporary file.
+func compressFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(filepath.Dir(dst), ".release-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(out.Name())
+	bz, err := bzip2.NewWriter(out, &bzip2.WriterConfig{Level: bzip2.BestSpeed})
+	if err != nil {
+		out.Close()
+		return err
+	}
+	if _, err := io.Copy(bz, in); err != nil {
+		out.Close()
+		return fmt.Errorf("compress %s: %w", src, err)
+	}
+	if err := bz.Close(); err != nil {
+		out.Close()
+		return fmt.Errorf("compress %s: %w", src, err)
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(out.Name(), dst)
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Stop shuts the HTTP server down.

@@ -17,7 +17,7 @@ import (
 // release_update does, to replace a file with the published release.
 func TestRepo_GoUpdaterInstallsPublishedRelease(t *testing.T) {
 	dir := t.TempDir()
-	repo, err := Start(filepath.Join(dir, "repo"), nil)
+	repo, err := Start(filepath.Join(dir, "repo"), filepath.Join(dir, "cache"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +51,23 @@ func TestRepo_GoUpdaterInstallsPublishedRelease(t *testing.T) {
 		t.Fatalf("installed %d bytes, not the published release (%d bytes)", len(got), len(release))
 	}
 
+	// a second publication of the same binary comes from the cache and installs the same
+	if err := repo.Add("1.2.4", src); err != nil {
+		t.Fatalf("publish from cache: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "cache")); len(entries) != 1 {
+		t.Fatalf("cache holds %d entries, want 1", len(entries))
+	}
+	if err := os.WriteFile(target, []byte("old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := updater.Apply(updater.TargetFile(target), updater.SourceRepo(repo.URL()), updater.Version("1.2.4")); err != nil {
+		t.Fatalf("go-updater apply of cached release: %v", err)
+	}
+	if got, _ := os.ReadFile(target); !bytes.Equal(got, release) {
+		t.Fatal("cached release installed different bytes")
+	}
+
 	err = updater.Apply(updater.TargetFile(target), updater.SourceRepo(repo.URL()), updater.Version("9.9.9"))
 	if err == nil {
 		t.Fatal("go-updater installed a version the repository does not have")
@@ -58,7 +75,7 @@ func TestRepo_GoUpdaterInstallsPublishedRelease(t *testing.T) {
 }
 
 func TestRepo_AddRefusesEmptyVersionAndMissingBinary(t *testing.T) {
-	repo, err := Start(t.TempDir(), nil)
+	repo, err := Start(t.TempDir(), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
