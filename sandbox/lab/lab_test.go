@@ -57,7 +57,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	shared, err = lab.Start(ctx, lab.Options{
-		Dir: filepath.Join(tmp, "lab"), Regions: []string{region}, Real: 4, Emulated: emulated,
+		Dir: filepath.Join(tmp, "lab"), Regions: []string{region}, Real: 5, Emulated: emulated,
 		NodeBinary: bin, Broken: []string{lab.RealIdentity(region, 4)}, EmulatedTimeScale: 0.1,
 		Versions:           []string{lab.DefaultBaseVersion, lab.DefaultBaseVersion, olderVersion},
 		EmulatedLockWindow: lockWindow,
@@ -136,8 +136,8 @@ func waitStatus(t *testing.T, node string, what string, cond func(realnode.Statu
 func TestLab_DiscoveryFindsEveryNode(t *testing.T) {
 	r := shared.Region(region)
 	want := r.Nodes()
-	if len(want) != 3+emulated {
-		t.Fatalf("lab has %d nodes, want %d", len(want), 3+emulated)
+	if len(want) != 4+emulated {
+		t.Fatalf("lab has %d nodes, want %d", len(want), 4+emulated)
 	}
 	f := protocol.NewFilter()
 	f.AddAgentFilter("choria_provision")
@@ -278,7 +278,7 @@ func TestLab_NodeThatCannotStartIsReported(t *testing.T) {
 	if !ok || !strings.Contains(reason, "broken") {
 		t.Fatalf("failed nodes %v: want %s failing on its security provider", r.Failed(), broken)
 	}
-	if got := r.RealNodes(); slices.Contains(got, broken) || len(got) != 3 {
+	if got := r.RealNodes(); slices.Contains(got, broken) || len(got) != 4 {
 		t.Fatalf("real nodes %v", got)
 	}
 	info, err := lab.ReadInfo(shared.InfoFile())
@@ -286,11 +286,40 @@ func TestLab_NodeThatCannotStartIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	ri := info.Regions[region]
-	if len(ri.FailedNodes) != 1 || ri.FailedNodes[0].Identity != broken || len(ri.RealNodes) != 3 || ri.EmulatedCount != emulated {
+	if len(ri.FailedNodes) != 1 || ri.FailedNodes[0].Identity != broken || len(ri.RealNodes) != 4 || ri.EmulatedCount != emulated {
 		t.Fatalf("lab.json region: %+v", ri)
 	}
 	if ri.ProvisioningPassword == "" || ri.ProvisioningToken == "" || ri.JWTSignerPublicKey == "" || len(ri.Clients) != 3 || ri.ClientConfig == "" {
 		t.Fatalf("lab.json misses client material: %+v", ri)
+	}
+}
+
+func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
+	r := shared.Region(region)
+	node := lab.RealIdentity(region, 5)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := provisionClient(t, framework(t, 1), node).Shutdown(r.Broker().Token()).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := res.AllOutputs()
+	if ok, msg := one(t, node, len(outs), outs[0].ResultDetails().OK(), outs[0].ResultDetails().StatusMessage()); !ok {
+		t.Fatalf("shutdown %s: %s", node, msg)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		exited, err := r.NodeExited(node)
+		if exited {
+			if err != nil {
+				t.Fatalf("%s exited with %v, want a clean exit", node, err)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still running a minute after shutdown", node)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
