@@ -30,6 +30,7 @@ type Lab struct {
 	signer  *pki.Signer
 	repo    *updates.Repo
 	regions []*Region
+	lock    *dirLock
 
 	stopOnce sync.Once
 	stopErr  error
@@ -51,7 +52,11 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lab dir: %w", err)
 	}
-	l := &Lab{opts: opts, dir: dir}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lab{opts: opts, dir: dir, lock: lock}
 	ok := false
 	defer func() {
 		if !ok {
@@ -282,6 +287,7 @@ func (l *Lab) Stop() error {
 				errs = append(errs, err)
 			}
 		}
+		l.lock.release()
 		l.stopErr = errors.Join(errs...)
 	})
 	return l.stopErr

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,9 +26,10 @@ type realNode struct {
 	bin      string
 	version  string
 
-	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{}
+	cmd    *exec.Cmd
+	log    *os.File
+	done   chan struct{}
+	logger *slog.Logger
 
 	mu      sync.Mutex
 	exitErr error
@@ -61,6 +63,9 @@ func (n *realNode) start() error {
 		n.exitErr = err
 		n.mu.Unlock()
 		logf.Close()
+		if n.logger != nil {
+			n.logger.Info("real node process ended", "region", n.region, "node", n.identity, "exit", fmt.Sprint(err))
+		}
 		close(n.done)
 	}()
 	return nil

@@ -166,7 +166,7 @@ func (r *Region) launchReal(binaries map[string]string) {
 	for i := 1; i <= r.lab.opts.Real; i++ {
 		id := RealIdentity(r.name, i)
 		version := r.lab.opts.versionFor(i - 1)
-		n := &realNode{identity: id, region: r.name, dir: r.NodeDir(id), version: version}
+		n := &realNode{identity: id, region: r.name, dir: r.NodeDir(id), version: version, logger: r.lab.opts.Logger}
 		r.mu.Lock()
 		r.real = append(r.real, n)
 		r.mu.Unlock()
