@@ -43,7 +43,7 @@ type Config struct {
 	Version string
 	// Faults selects misbehaving nodes; nil means none.
 	Faults *faults.Set
-	// Recorder receives every action a node receives; nil records nothing.
+	// Recorder receives every action a node receives, before the reply is published; nil records nothing.
 	Recorder recorder.Sink
 	// Logger receives the fleet's own log lines; nil discards them.
 	Logger *slog.Logger

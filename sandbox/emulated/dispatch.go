@@ -163,6 +163,16 @@ func (f *Fleet) answer(nc *nats.Conn, n *node, req *request, action string) {
 			return
 		}
 	}
+	// Recorded before the reply leaves, so whoever sees the reply finds the action in the log.
+	if rep != nil {
+		errText := ""
+		if !rep.ok() {
+			errText = rep.Statusmsg
+		}
+		f.record(n, req, rep.ok(), errText, now)
+	} else if f.cfg.RecordDiscovery {
+		f.record(n, req, true, "", now)
+	}
 	out, err := encodeReply(req, n.identity, body, now.Unix())
 	if err == nil {
 		err = nc.Publish(req.ReplyTo, out)
@@ -176,17 +186,6 @@ func (f *Fleet) answer(nc *nats.Conn, n *node, req *request, action string) {
 		return
 	}
 	f.replies.Add(1)
-	if rep == nil {
-		if f.cfg.RecordDiscovery {
-			f.record(n, req, true, "", now)
-		}
-		return
-	}
-	errText := ""
-	if !rep.ok() {
-		errText = rep.Statusmsg
-	}
-	f.record(n, req, rep.ok(), errText, now)
 }
 
 // failMessage is the status message of a failure injected by a fault.
