@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -254,5 +255,29 @@ func TestCluster_PauseStopsGrantsAndWakesLongPoll(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("long poll not woken by a registration")
+	}
+}
+
+func TestCluster_RecoverFromLostQuorum(t *testing.T) {
+	c := newCluster(t, 3, false)
+	c.startAll()
+	c.register("eu", nodeIDs("n", 25)...)
+	c.waitConverged(c.running()...)
+	for _, m := range c.members {
+		c.stop(m)
+	}
+	// c2 and c3 are gone for good: c1 alone is made the whole cluster.
+	survivor := c.members[0]
+	if err := raftnode.RecoverCluster(raftnode.Config{ID: survivor.id, Dir: survivor.dir, Timeouts: raftnode.LoopbackTimeouts()},
+		[]raftnode.Peer{{ID: survivor.id, Address: survivor.front.addr()}}); err != nil {
+		t.Fatal(err)
+	}
+	c.start(survivor, false)
+	c.waitLeader()
+	if counts, _ := survivor.svc.Ledger().Counts(); counts["eu"][ledger.StateWaiting] != 25 {
+		t.Fatalf("ledger after recovery: %v", counts)
+	}
+	if l := c.acquire("edge-a", "eu", 5); l == nil || len(l.Nodes) != 5 {
+		t.Fatalf("no grant after recovery: %+v", l)
 	}
 }

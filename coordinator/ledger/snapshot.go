@@ -46,8 +46,10 @@ func (l *Ledger) Snapshot() (raft.FSMSnapshot, error) {
 	}}, nil
 }
 
-// Persist writes the whole bbolt file to the sink.
+// Persist writes the whole bbolt file to the sink. It releases the read transaction when done,
+// because raft.RecoverCluster never calls Release.
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
+	defer s.release()
 	w := bufio.NewWriterSize(sink, 1<<20)
 	if _, err := s.tx.WriteTo(w); err != nil {
 		_ = sink.Cancel()
