@@ -116,20 +116,15 @@ func one(t testing.TB, node string, n int, ok bool, msg string) (bool, string) {
 	return ok, msg
 }
 
-// waitStatus polls a real node's status file until cond holds.
+// waitStatus waits for a real node's status to satisfy cond.
 func waitStatus(t *testing.T, node string, what string, cond func(realnode.Status) bool) realnode.Status {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	var st realnode.Status
-	var err error
-	for time.Now().Before(deadline) {
-		st, err = shared.Region(region).NodeStatus(node)
-		if err == nil && cond(st) {
-			return st
-		}
-		time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	st, err := shared.Region(region).WaitNodeStatus(ctx, node, cond)
+	if err != nil {
+		t.Fatalf("%s never %s: %v", node, what, err)
 	}
-	t.Fatalf("%s never %s: last status %+v (err %v)", node, what, st, err)
 	return st
 }
 

@@ -127,6 +127,22 @@ func (r *Region) NodeStatus(identity string) (realnode.Status, error) {
 	return realnode.ReadStatus(r.NodeDir(identity))
 }
 
+// WaitNodeStatus polls a real node's status until cond holds or ctx ends, returning the last
+// status read; e.g. wait for Starts >= 2 && !Provisioning && Connected after a restart.
+func (r *Region) WaitNodeStatus(ctx context.Context, identity string, cond func(realnode.Status) bool) (realnode.Status, error) {
+	for {
+		st, err := r.NodeStatus(identity)
+		if err == nil && cond(st) {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("wait for status of %s (last %+v, read error %v): %w", identity, st, err, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // NodeExited reports whether a real node's process has ended (shutdown, crash) and how.
 func (r *Region) NodeExited(identity string) (bool, error) {
 	r.mu.Lock()
