@@ -81,7 +81,12 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 	}
 	dir := filepath.Join(tmp, "lab")
 	var stderr bytes.Buffer
-	up := exec.CommandContext(ctx, bin, "up", "--dir", dir, "--real", "1", "--emulated", "5", "--regions", "eu,us")
+	example, err := filepath.Abs("../../faults/testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := exec.CommandContext(ctx, bin, "up", "--dir", dir, "--real", "1", "--emulated", "20", "--regions", "eu,us",
+		"--faults", example, "--fault", "index=19:version=9.9.9")
 	up.Stderr = &stderr
 	if err := up.Start(); err != nil {
 		t.Fatal(err)
@@ -107,7 +112,7 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 	var pids []int
 	for _, name := range []string{"eu", "us"} {
 		r, ok := info.Regions[name]
-		if !ok || len(r.RealNodes) != 1 || r.EmulatedCount != 5 || r.BrokerURL == "" {
+		if !ok || len(r.RealNodes) != 1 || r.EmulatedCount != 20 || r.BrokerURL == "" {
 			t.Fatalf("region %s in lab.json: %+v", name, r)
 		}
 		pids = append(pids, r.RealNodes[0].PID)

@@ -45,7 +45,7 @@ func newUpCommand() *cobra.Command {
 	fl.IntVar(&f.emulated, "emulated", 0, "emulated nodes per region")
 	fl.StringVar(&f.regions, "regions", "eu", "comma-separated regions, each with its own broker")
 	fl.StringVar(&f.faultsFile, "faults", "", "YAML file of faults for emulated nodes")
-	fl.StringArrayVar(&f.faultFlags, "fault", nil, "a fault rule for emulated nodes (repeatable; see sandbox/faults)")
+	fl.StringArrayVar(&f.faultFlags, "fault", nil, "a fault rule for emulated nodes (repeatable): "+faults.FlagHelp)
 	fl.StringVar(&f.baseVersion, "version", lab.DefaultBaseVersion, "version nodes report before an upgrade")
 	fl.StringVar(&f.upgradeVersion, "upgrade-version", lab.DefaultUpgradeVersion, "version offered by the updates repository")
 	fl.IntVar(&f.clients, "clients", 3, "client identities per region (one per edge)")
