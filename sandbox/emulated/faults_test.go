@@ -26,11 +26,11 @@ func mustFlags(t *testing.T, flags ...string) *faults.Set {
 func TestFaults_SilentNodeIsNeitherDiscoveredNorAnswers(t *testing.T) {
 	l := startLab(t, 10, mustFlags(t, "index=3:silent"), nil)
 	fw := l.framework(t, "edge-eu-1.mcollective")
-	found := l.discover(t, fw, 3*time.Second, nil)
+	found := l.discover(t, fw, 9, 30*time.Second, nil)
 	if len(found) != 9 || slices.Contains(found, "emu-eu-00003") {
 		t.Fatalf("discovered %d nodes (silent one included: %v)", len(found), slices.Contains(found, "emu-eu-00003"))
 	}
-	if got := l.rawInventory(t, fw, "emu-eu-00003", 3*time.Second); len(got) != 0 {
+	if got := l.rawInventory(t, fw, "emu-eu-00003", 0, 3*time.Second); len(got) != 0 {
 		t.Fatalf("silent node answered inventory %d times", len(got))
 	}
 	acts := l.readActions(t, "emu-eu-00003")
@@ -42,11 +42,11 @@ func TestFaults_SilentNodeIsNeitherDiscoveredNorAnswers(t *testing.T) {
 func TestFaults_DuplicateIdentityAnswersTwice(t *testing.T) {
 	l := startLab(t, 4, mustFlags(t, "identity=emu-eu-00002:duplicate"), nil)
 	fw := l.framework(t, "edge-eu-1.mcollective")
-	found := l.discover(t, fw, 3*time.Second, nil)
+	found := l.discover(t, fw, 5, 30*time.Second, nil)
 	if len(found) != 5 || found[2] != "emu-eu-00002" || found[3] != "emu-eu-00002" {
 		t.Fatalf("discovered %v, want emu-eu-00002 twice among 5", found)
 	}
-	if got := l.rawInventory(t, fw, "emu-eu-00002", 3*time.Second); len(got) != 2 {
+	if got := l.rawInventory(t, fw, "emu-eu-00002", 2, 30*time.Second); len(got) != 2 {
 		t.Fatalf("inventory to a duplicated identity got %d replies, want 2", len(got))
 	}
 	// go-choria's client stops reading once its one target answered; both servers still get it.
@@ -113,7 +113,7 @@ func TestFaults_DropFirstKRequests(t *testing.T) {
 	fw := l.framework(t, "edge-eu-1.mcollective")
 	var counts []int
 	for range 3 {
-		counts = append(counts, len(l.rawInventory(t, fw, "emu-eu-00000", 2*time.Second)))
+		counts = append(counts, len(l.rawInventory(t, fw, "emu-eu-00000", 1, 8*time.Second)))
 	}
 	if !slices.Equal(counts, []int{0, 0, 1}) {
 		t.Fatalf("replies per attempt %v, want [0 0 1]", counts)
@@ -132,11 +132,11 @@ func TestFaults_DisconnectAfterAnActionAndComeBack(t *testing.T) {
 	if st.Mode != "away" {
 		t.Fatalf("after jwt the node is %s, want away", st.Mode)
 	}
-	if found := l.discover(t, fw, 2*time.Second, func(f *protocol.Filter) { f.AddIdentityFilter("/emu-eu-00001/") }); len(found) != 0 {
+	if found := l.discover(t, fw, 0, 2*time.Second, func(f *protocol.Filter) { f.AddIdentityFilter("/emu-eu-00001/") }); len(found) != 0 {
 		t.Fatalf("disconnected node discovered")
 	}
 	eventually(t, 30*time.Second, "the node to come back", func() bool {
-		return len(l.rawInventory(t, fw, "emu-eu-00001", time.Second)) == 1
+		return len(l.rawInventory(t, fw, "emu-eu-00001", 1, time.Second)) == 1
 	})
 	st, _ = l.fleet.State("emu-eu-00001")
 	if st.LockedBy == "" {
@@ -160,7 +160,7 @@ func TestFaults_VersionUpgradableAndFactsShowInInventoryAndFilters(t *testing.T)
 	if len(outs) != 1 || outs[0].Version() != "0.28.0" || outs[0].Upgradable() || outs[0].Facts()["rack"] != "r7" {
 		t.Fatalf("inventory %+v", outs[0].HashMap())
 	}
-	found := l.discover(t, fw, 3*time.Second, func(f *protocol.Filter) {
+	found := l.discover(t, fw, 1, 30*time.Second, func(f *protocol.Filter) {
 		if err := f.AddFactFilter("os.family", "==", "RedHat"); err != nil {
 			t.Fatal(err)
 		}

@@ -32,16 +32,16 @@ func TestVerify_SecureNodesAnswerOnlyCallersOfTheirCA(t *testing.T) {
 	foreign := start("foreign-", other.Pool())
 
 	good := lab.framework(t, "edge-eu-1.mcollective")
-	if got := lab.rawInventory(t, good, "sec-00001", 3*time.Second); len(got) != 1 {
+	if got := lab.rawInventory(t, good, "sec-00001", 1, 30*time.Second); len(got) != 1 {
 		t.Fatalf("caller with a certificate of the CA got %d replies", len(got))
 	}
 	// Not on go-choria's default allow list (names must end in .mcollective or .choria).
 	odd := lab.framework(t, "edge-eu-1")
-	if got := lab.rawInventory(t, odd, "sec-00001", 2*time.Second); len(got) != 0 {
+	if got := lab.rawInventory(t, odd, "sec-00001", 0, 2*time.Second); len(got) != 0 {
 		t.Fatalf("caller off the allow list got %d replies", len(got))
 	}
 	// A certificate from another CA is refused although the broker let the client in.
-	if got := lab.rawInventory(t, good, "foreign-00001", 2*time.Second); len(got) != 0 {
+	if got := lab.rawInventory(t, good, "foreign-00001", 0, 2*time.Second); len(got) != 0 {
 		t.Fatalf("caller of a foreign CA got %d replies", len(got))
 	}
 	if secure.Stats().Invalid != 1 || foreign.Stats().Invalid != 1 {
@@ -52,11 +52,11 @@ func TestVerify_SecureNodesAnswerOnlyCallersOfTheirCA(t *testing.T) {
 func TestFleet_SeveralConnectionsShareTheWork(t *testing.T) {
 	l := startLab(t, 50, nil, func(c *Config) { c.Connections = 3 })
 	fw := l.framework(t, "edge-eu-1.mcollective")
-	found := l.discover(t, fw, 3*time.Second, nil)
+	found := l.discover(t, fw, 50, 30*time.Second, nil)
 	if len(found) != 50 {
 		t.Fatalf("with 3 connections discovery found %d of 50 (each request must reach one connection only)", len(found))
 	}
-	if got := l.rawInventory(t, fw, "emu-eu-00042", 3*time.Second); len(got) != 1 {
+	if got := l.rawInventory(t, fw, "emu-eu-00042", 1, 30*time.Second); len(got) != 1 {
 		t.Fatalf("inventory got %d replies", len(got))
 	}
 }
