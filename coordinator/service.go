@@ -33,6 +33,9 @@ type Config struct {
 	APIAddress string
 	// Bootstrap starts a new one-member cluster when DataDir has no state.
 	Bootstrap bool
+	// BootstrapPeers starts a new cluster of these voters (this member among them) when DataDir
+	// has no state; give every initial member the same list. An alternative to Bootstrap + Join.
+	BootstrapPeers []raftnode.Peer
 	// Timeouts of Raft; zero values take raftnode.LoopbackTimeouts.
 	Timeouts raftnode.Timeouts
 	// Leases tunes the lease manager; zero fields take lease.DefaultConfig, and Extension
@@ -99,7 +102,7 @@ func New(cfg Config) (*Service, error) {
 
 	node, err := raftnode.Open(raftnode.Config{
 		ID: cfg.ID, Dir: cfg.DataDir, Bind: cfg.RaftBind, Advertise: cfg.RaftAdvertise, Bootstrap: cfg.Bootstrap,
-		Timeouts: cfg.Timeouts, SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
+		BootstrapPeers: cfg.BootstrapPeers, Timeouts: cfg.Timeouts, SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
 		TrailingLogs: cfg.TrailingLogs, NoSync: cfg.RaftNoSync, Dial: cfg.RaftDial, Logger: s.log,
 	}, ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
 	if err != nil {

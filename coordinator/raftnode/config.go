@@ -23,6 +23,9 @@ type Config struct {
 	Advertise string
 	// Bootstrap makes this member a one-member cluster if it has no state yet.
 	Bootstrap bool
+	// BootstrapPeers, when set and the member has no state yet, bootstraps the cluster with all of
+	// them as voters (this member included); every initial member is given the same list.
+	BootstrapPeers []Peer
 	// Timeouts tune failure detection; zero values take Defaults.
 	Timeouts Timeouts
 	// SnapshotThreshold and SnapshotInterval control automatic snapshots; zero takes raft's.

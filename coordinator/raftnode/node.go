@@ -89,13 +89,19 @@ func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: rc.Logger.Named("transport"),
 	})
 
-	if cfg.Bootstrap {
+	if cfg.Bootstrap || len(cfg.BootstrapPeers) > 0 {
 		has, err := raft.HasExistingState(n.store, n.store, n.snaps)
 		if err != nil {
 			return nil, fmt.Errorf("member %s: check state: %w", cfg.ID, err)
 		}
 		if !has {
 			conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: n.trans.LocalAddr()}}}
+			if len(cfg.BootstrapPeers) > 0 {
+				conf.Servers = nil
+				for _, p := range cfg.BootstrapPeers {
+					conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Address)})
+				}
+			}
 			if err := raft.BootstrapCluster(rc, n.store, n.store, n.snaps, n.trans, conf); err != nil {
 				return nil, fmt.Errorf("member %s: bootstrap: %w", cfg.ID, err)
 			}
