@@ -83,8 +83,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("emulated fleet: Count %d is negative", c.Count)
 	case c.JWT == "":
 		return c, fmt.Errorf("emulated fleet: JWT is required (the broker admits provisioning servers by it)")
-	case strings.ContainsAny(c.Prefix, ".*> \t"):
-		return c, fmt.Errorf("emulated fleet: Prefix %q may not contain '.', '*', '>' or spaces (it becomes a NATS subject token)", c.Prefix)
+	case strings.ContainsAny(c.Prefix, "*> \t") || strings.Contains(c.Prefix, ".."):
+		return c, fmt.Errorf("emulated fleet: Prefix %q may not contain '*', '>', '..' or spaces (identities are NATS subject tokens)", c.Prefix)
 	}
 	if c.Prefix == "" {
 		c.Prefix = "emulated-"

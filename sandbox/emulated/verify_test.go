@@ -28,16 +28,16 @@ func TestVerify_SecureNodesAnswerOnlyCallersOfTheirCA(t *testing.T) {
 		t.Cleanup(func() { f.Stop() })
 		return f
 	}
-	secure := start("sec-", lab.broker.CA().Pool())
+	secure := start("sec.example.", lab.broker.CA().Pool())
 	foreign := start("foreign-", other.Pool())
 
 	good := lab.framework(t, "edge-eu-1.mcollective")
-	if got := lab.rawInventory(t, good, "sec-00001", 1, 30*time.Second); len(got) != 1 {
+	if got := lab.rawInventory(t, good, "sec.example.00001", 1, 30*time.Second); len(got) != 1 {
 		t.Fatalf("caller with a certificate of the CA got %d replies", len(got))
 	}
 	// Not on go-choria's default allow list (names must end in .mcollective or .choria).
 	odd := lab.framework(t, "edge-eu-1")
-	if got := lab.rawInventory(t, odd, "sec-00001", 0, 2*time.Second); len(got) != 0 {
+	if got := lab.rawInventory(t, odd, "sec.example.00001", 0, 2*time.Second); len(got) != 0 {
 		t.Fatalf("caller off the allow list got %d replies", len(got))
 	}
 	// A certificate from another CA is refused although the broker let the client in.
