@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// metric returns the value of the sample of name whose labels include want, or -1.
+func metric(t testing.TB, reg *prometheus.Registry, name string, want map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for k, v := range want {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == k && lp.GetValue() == v {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return -1
+}
+
+func TestService_AdminReadsMembershipAndMetrics(t *testing.T) {
+	c := newCluster(t, 3, false)
+	c.startAll()
+	c.register("eu", nodeIDs("n", 12)...)
+	c.register("us", nodeIDs("u", 3)...)
+	ls := c.acquire("edge-a", "eu", 4)
+	ctx := context.Background()
+	c.onLeader("report", func(m *member) error {
+		_, err := m.svc.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Results: []api.NodeResult{
+			{Identity: ls.Nodes[0], Outcome: api.OutcomeProvisioned}, {Identity: "n00011", Outcome: api.OutcomeProvisioned}}})
+		return err
+	})
+	_, err := c.waitLeader().svc.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token + 1, Results: []api.NodeResult{{Identity: ls.Nodes[1], Outcome: api.OutcomeFailed}}})
+	if !errors.Is(err, coordinator.ErrTokenMismatch) {
+		t.Fatalf("report with a wrong token: %v", err)
+	}
+	c.waitConverged(c.running()...)
+
+	leader := c.waitLeader()
+	st, err := leader.svc.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Regions["eu"][api.StateWaiting] != 8 || st.Regions["eu"][api.StateLeased] != 3 || st.Regions["eu"][api.StateProvisioned] != 1 || st.Regions["us"][api.StateWaiting] != 3 || st.LeasesActive != 1 {
+		t.Fatalf("status = %+v", st)
+	}
+
+	page, err := leader.svc.Nodes(ctx, api.NodeFilter{Region: "eu", Limit: 5})
+	if err != nil || len(page.Nodes) != 5 || page.Next != "n00004" {
+		t.Fatalf("first page = %d nodes, next %q, %v", len(page.Nodes), page.Next, err)
+	}
+	rest, _ := leader.svc.Nodes(ctx, api.NodeFilter{Region: "eu", After: page.Next, Limit: 100})
+	if len(rest.Nodes) != 7 || rest.Next != "" {
+		t.Fatalf("second page = %d nodes, next %q", len(rest.Nodes), rest.Next)
+	}
+	n, err := leader.svc.Node(ctx, ls.Nodes[0])
+	if err != nil || n.State != api.StateProvisioned || len(n.History) != 3 || n.History[2].LeaseToken != ls.Token {
+		t.Fatalf("node with history = %+v, %v", n, err)
+	}
+	if _, err := leader.svc.Node(ctx, "nope"); !errors.Is(err, coordinator.ErrUnknownNode) {
+		t.Fatalf("unknown node: %v", err)
+	}
+
+	hb, err := leader.svc.Heartbeat(ctx, api.HeartbeatRequest{Edge: "edge-a", Region: "eu", Leases: []string{ls.ID}})
+	if err != nil || hb.Paused || hb.Time.IsZero() {
+		t.Fatalf("heartbeat = %+v, %v", hb, err)
+	}
+	if _, ok := leader.svc.Edges()["edge-a"]; !ok {
+		t.Fatal("heartbeat not recorded")
+	}
+
+	// Counters are per member: sum them, since leadership may have moved on a loaded machine.
+	for k, want := range map[string]float64{
+		"muster_coordinator_leader":              1,
+		"muster_coordinator_lease_grants_total":  1,
+		"muster_coordinator_stale_reports_total": 2, // one rejected result (node not in lease) + one under a wrong token
+	} {
+		var sum float64
+		for _, m := range c.running() {
+			sum += max(metric(t, m.reg, k, nil), 0)
+		}
+		if sum != want {
+			t.Errorf("%s summed over members = %v, want %v", k, sum, want)
+		}
+	}
+	if got := metric(t, leader.reg, "muster_coordinator_leases_active", nil); got != 1 {
+		t.Errorf("leases_active = %v", got)
+	}
+	if got := metric(t, leader.reg, "muster_coordinator_ledger_nodes", map[string]string{"region": "eu", "state": "waiting"}); got != 8 {
+		t.Errorf("ledger_nodes{eu,waiting} = %v", got)
+	}
+	if got := metric(t, leader.reg, "muster_coordinator_apply_seconds", map[string]string{"command": "grant"}); got < 1 {
+		t.Errorf("apply latency of grants not observed: %v", got)
+	}
+	if got := metric(t, leader.reg, "muster_coordinator_applied_index", nil); got < 5 {
+		t.Errorf("applied index gauge %v", got)
+	}
+
+	// Remove a follower: the configuration and its API address go away.
+	var follower *member
+	for _, m := range c.running() {
+		if m != leader {
+			follower = m
+		}
+	}
+	if _, err := follower.svc.Heartbeat(ctx, api.HeartbeatRequest{Edge: "e"}); !errors.Is(err, coordinator.ErrNotLeader) {
+		t.Fatalf("heartbeat on a follower: %v", err)
+	}
+	if got := metric(t, follower.reg, "muster_coordinator_leader", nil); got != 0 {
+		t.Fatalf("follower leader gauge %v", got)
+	}
+	c.onLeader("remove", func(m *member) error { return m.svc.Remove(ctx, api.RemoveRequest{ID: follower.id}) })
+	c.onLeader("remove unknown", func(m *member) error {
+		err := m.svc.Remove(ctx, api.RemoveRequest{ID: "ghost"})
+		if errors.Is(err, coordinator.ErrBadRequest) {
+			return nil
+		}
+		return err
+	})
+	waitFor(t, "the member to leave the configuration", func() bool {
+		st, err := c.waitLeader().svc.Status(ctx)
+		return err == nil && len(st.Members) == 2
+	})
+	c.stop(follower)
+	if l := c.acquire("edge-b", "us", 3); l == nil {
+		t.Fatal("two-member cluster does not grant")
+	}
+}
