@@ -364,7 +364,7 @@ func crashAndCheck(t *testing.T, snapshots bool, acks int) {
 	}
 
 	cl := &cluster{t: t, clock: newManualClock(), leases: testLeaseConfig()}
-	m := &member{id: "c1", dir: dir, front: front}
+	m := &member{c: cl, id: "c1", dir: dir, front: front}
 	cl.members = []*member{m}
 	t.Cleanup(cl.closeAll)
 	cl.start(m, false)

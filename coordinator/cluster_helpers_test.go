@@ -56,6 +56,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 type member struct {
+	c   *cluster
 	id  string
 	dir string
 	// front is the member's advertised Raft address for the whole test: a forwarder to whatever
@@ -66,7 +67,9 @@ type member struct {
 }
 
 type cluster struct {
-	t       testing.TB
+	t testing.TB
+	// memberMu guards each member's svc, which edges in other goroutines read.
+	memberMu sync.Mutex
 	clock   *manualClock
 	members []*member
 	net     *netem
@@ -92,7 +95,7 @@ func newCluster(t testing.TB, n int, withNet bool) *cluster {
 	}
 	root := t.TempDir()
 	for i := range n {
-		m := &member{id: fmt.Sprintf("c%d", i+1), dir: filepath.Join(root, fmt.Sprintf("c%d", i+1)), front: newForwarder(t)}
+		m := &member{c: c, id: fmt.Sprintf("c%d", i+1), dir: filepath.Join(root, fmt.Sprintf("c%d", i+1)), front: newForwarder(t)}
 		c.members = append(c.members, m)
 		if c.net != nil {
 			c.net.name(m.front.addr(), m.id)
@@ -117,8 +120,17 @@ func (c *cluster) start(m *member, bootstrap bool) {
 	if err != nil {
 		c.t.Fatalf("start %s: %v", m.id, err)
 	}
+	c.memberMu.Lock()
 	m.svc = svc
+	c.memberMu.Unlock()
 	m.front.setTarget(svc.BoundRaftAddress())
+}
+
+// service returns the member's running service, nil when stopped; safe from any goroutine.
+func (m *member) service() *coordinator.Service {
+	m.c.memberMu.Lock()
+	defer m.c.memberMu.Unlock()
+	return m.svc
 }
 
 // startAll bootstraps the first member, joins the others through the leader and waits until every
@@ -161,6 +173,8 @@ func (c *cluster) onLeader(what string, fn func(*member) error) *member {
 }
 
 func (c *cluster) running() []*member {
+	c.memberMu.Lock()
+	defer c.memberMu.Unlock()
 	var out []*member
 	for _, m := range c.members {
 		if m.svc != nil {
@@ -214,22 +228,22 @@ func (c *cluster) waitConverged(ms ...*member) {
 
 func (c *cluster) stop(m *member) {
 	c.t.Helper()
-	if m.svc == nil {
+	c.memberMu.Lock()
+	svc := m.svc
+	m.svc = nil
+	c.memberMu.Unlock()
+	if svc == nil {
 		return
 	}
-	if err := m.svc.Close(); err != nil {
+	if err := svc.Close(); err != nil {
 		c.t.Logf("close %s: %v", m.id, err)
 	}
-	m.svc = nil
 	m.front.setTarget("")
 }
 
 func (c *cluster) closeAll() {
 	for _, m := range c.members {
-		if m.svc != nil {
-			m.svc.Close()
-			m.svc = nil
-		}
+		c.stop(m)
 	}
 }
 
