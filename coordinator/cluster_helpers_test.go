@@ -70,10 +70,10 @@ type cluster struct {
 	t testing.TB
 	// memberMu guards each member's svc, which edges in other goroutines read.
 	memberMu sync.Mutex
-	clock   *manualClock
-	members []*member
-	net     *netem
-	leases  lease.Config
+	clock    *manualClock
+	members  []*member
+	net      *netem
+	leases   lease.Config
 	// ledgerNoSync and raftNoSync are for benchmarks only.
 	ledgerNoSync, raftNoSync bool
 }
