@@ -4,6 +4,7 @@ package coordinator_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,8 @@ type cluster struct {
 	members  []*member
 	net      *netem
 	leases   lease.Config
+	// raftTLS, when set, gives each member its Raft TLS config.
+	raftTLS func(id string) *tls.Config
 	// ledgerNoSync and raftNoSync are for benchmarks only.
 	ledgerNoSync, raftNoSync bool
 }
@@ -115,6 +118,9 @@ func (c *cluster) start(m *member, bootstrap bool) {
 	}
 	if c.net != nil {
 		cfg.RaftDial = c.net.dialer(m.id)
+	}
+	if c.raftTLS != nil {
+		cfg.RaftTLS = c.raftTLS(m.id)
 	}
 	svc, err := coordinator.New(cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ package coordinator
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +49,8 @@ type Config struct {
 	// LedgerNoSync and RaftNoSync skip fsync; see ledger/DESIGN.md before using either.
 	LedgerNoSync bool
 	RaftNoSync   bool
+	// RaftTLS runs the Raft transport over (mutual) TLS; see raftnode.Config.TLS.
+	RaftTLS *tls.Config
 	// RaftDial replaces the Raft dialer (tests insert a TCP proxy to partition members).
 	RaftDial func(address string, timeout time.Duration) (net.Conn, error)
 	// Clock, Logger and Registry are injected; nil takes the system clock, a discarding logger
@@ -103,7 +106,7 @@ func New(cfg Config) (*Service, error) {
 	node, err := raftnode.Open(raftnode.Config{
 		ID: cfg.ID, Dir: cfg.DataDir, Bind: cfg.RaftBind, Advertise: cfg.RaftAdvertise, Bootstrap: cfg.Bootstrap,
 		BootstrapPeers: cfg.BootstrapPeers, Timeouts: cfg.Timeouts, SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
-		TrailingLogs: cfg.TrailingLogs, NoSync: cfg.RaftNoSync, Dial: cfg.RaftDial, Logger: s.log,
+		TrailingLogs: cfg.TrailingLogs, NoSync: cfg.RaftNoSync, Dial: cfg.RaftDial, TLS: cfg.RaftTLS, Logger: s.log,
 	}, ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
 	if err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)

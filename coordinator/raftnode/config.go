@@ -3,6 +3,7 @@
 package raftnode
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -35,6 +36,10 @@ type Config struct {
 	TrailingLogs uint64
 	// NoSync skips fsync of the Raft log; only for benchmarks that measure something else.
 	NoSync bool
+	// TLS, when set, runs the Raft transport over TLS: it is the server config of the listener and,
+	// cloned with the peer's host as ServerName, the client config of outgoing connections. Set
+	// Certificates, RootCAs, ClientCAs and ClientAuth=tls.RequireAndVerifyClientCert for mutual TLS.
+	TLS *tls.Config
 	// Dial, when set, replaces net.DialTimeout for outgoing Raft connections (a test inserts a
 	// TCP proxy here to partition the member).
 	Dial func(address string, timeout time.Duration) (net.Conn, error)

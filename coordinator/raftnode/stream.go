@@ -3,6 +3,7 @@
 package raftnode
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"time"
@@ -19,10 +20,17 @@ type streamLayer struct {
 
 var _ raft.StreamLayer = (*streamLayer)(nil)
 
-func newStreamLayer(bind, advertise string, dial func(string, time.Duration) (net.Conn, error)) (*streamLayer, error) {
+func newStreamLayer(bind, advertise string, dial func(string, time.Duration) (net.Conn, error), tlsConf *tls.Config) (*streamLayer, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", bind, err)
+	}
+	if tlsConf != nil {
+		if len(tlsConf.Certificates) == 0 && tlsConf.GetCertificate == nil {
+			ln.Close()
+			return nil, fmt.Errorf("raft tls: no certificate configured")
+		}
+		ln = tls.NewListener(ln, tlsConf)
 	}
 	var adv net.Addr = ln.Addr()
 	if advertise != "" {
@@ -42,7 +50,46 @@ func newStreamLayer(bind, advertise string, dial func(string, time.Duration) (ne
 			return net.DialTimeout("tcp", address, timeout)
 		}
 	}
+	if tlsConf != nil {
+		plain := dial
+		dial = func(address string, timeout time.Duration) (net.Conn, error) {
+			return dialTLS(plain, tlsConf, address, timeout)
+		}
+	}
 	return &streamLayer{Listener: ln, advertise: adv, dial: dial}, nil
+}
+
+// dialTLS opens a connection with dial and runs the client handshake within timeout; members
+// present their own certificate as client certificate, so each side verifies the other.
+func dialTLS(dial func(string, time.Duration) (net.Conn, error), conf *tls.Config, address string, timeout time.Duration) (net.Conn, error) {
+	start := time.Now()
+	raw, err := dial(address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	c := conf.Clone()
+	if c.ServerName == "" {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			raw.Close()
+			return nil, fmt.Errorf("raft tls dial %s: %w", address, err)
+		}
+		c.ServerName = host
+	}
+	conn := tls.Client(raw, c)
+	if err := conn.SetDeadline(start.Add(timeout)); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	if err := conn.Handshake(); err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("raft tls handshake with %s: %w", address, err)
+	}
+	if err := conn.SetDeadline(time.Time{}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 // Dial opens an outgoing connection to a member.
