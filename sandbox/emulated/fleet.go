@@ -111,9 +111,11 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 			}
 		}
 	}
-	if err := f.conns[0].Flush(); err != nil {
-		f.Stop()
-		return nil, fmt.Errorf("emulated fleet %s: flush startup events: %w", cfg.Region, err)
+	for _, nc := range f.conns {
+		if err := nc.Flush(); err != nil {
+			f.Stop()
+			return nil, fmt.Errorf("emulated fleet %s: flush startup events: %w", cfg.Region, err)
+		}
 	}
 	f.log.Info("emulated fleet started", "nodes", cfg.Count, "broker", cfg.BrokerURL, "connections", len(f.conns))
 	return f, nil
