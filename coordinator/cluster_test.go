@@ -281,3 +281,45 @@ func TestCluster_RecoverFromLostQuorum(t *testing.T) {
 		t.Fatalf("no grant after recovery: %+v", l)
 	}
 }
+
+func TestCluster_LongPollTakesNodeWhenItsBackoffEnds(t *testing.T) {
+	c := newCluster(t, 1, false)
+	leader := c.startAll()
+	c.register("eu", "a")
+	ls := c.acquire("edge-a", "eu", 1)
+	ctx := context.Background()
+	if _, err := leader.svc.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Results: []api.NodeResult{{Identity: "a", Outcome: api.OutcomeFailed, Error: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan api.AcquireResponse, 1)
+	go func() {
+		r, _ := leader.svc.Acquire(ctx, api.AcquireRequest{Edge: "edge-a", Region: "eu", MaxNodes: 1, Wait: api.Duration(10 * time.Second)})
+		done <- r
+	}()
+	// Nothing changes in the ledger: only the leader's clock passing the backoff makes "a" eligible.
+	c.clock.Advance(c.leases.Policy.BackoffBase)
+	select {
+	case r := <-done:
+		if r.Lease == nil || r.Lease.Nodes[0] != "a" {
+			t.Fatalf("long poll = %+v", r)
+		}
+	case <-time.After(9 * time.Second):
+		t.Fatal("long poll did not pick up a node whose backoff ended")
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := leader.svc.Acquire(cctx, api.AcquireRequest{Edge: "edge-a", Region: "none", MaxNodes: 1, Wait: api.Duration(time.Minute)})
+		errc <- err
+	}()
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled long poll returned %v", err)
+		}
+	case <-time.After(9 * time.Second):
+		t.Fatal("long poll ignored its context")
+	}
+}
