@@ -5,6 +5,8 @@ package coordinator_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -321,5 +323,32 @@ func TestCluster_LongPollTakesNodeWhenItsBackoffEnds(t *testing.T) {
 		}
 	case <-time.After(9 * time.Second):
 		t.Fatal("long poll ignored its context")
+	}
+}
+
+func TestCluster_LostLedgerFileIsRebuiltFromSnapshotAndLog(t *testing.T) {
+	c := newCluster(t, 1, false)
+	m := c.startAll()
+	c.register("eu", nodeIDs("a", 30)...)
+	if _, err := m.svc.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.register("eu", nodeIDs("b", 20)...)
+	want, err := m.svc.Ledger().Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.stop(m)
+	if err := os.Remove(filepath.Join(m.dir, "ledger.db")); err != nil {
+		t.Fatal(err)
+	}
+	c.start(m, false)
+	c.waitLeader()
+	waitFor(t, "the ledger to be rebuilt", func() bool {
+		got, err := m.svc.Ledger().Counts()
+		return err == nil && got["eu"][ledger.StateWaiting] == want["eu"][ledger.StateWaiting]
+	})
+	if _, err := m.svc.Ledger().Node("b00019"); err != nil {
+		t.Fatalf("entry after the snapshot missing: %v", err)
 	}
 }
