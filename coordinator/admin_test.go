@@ -157,3 +157,23 @@ func TestService_AdminReadsMembershipAndMetrics(t *testing.T) {
 		t.Fatal("two-member cluster does not grant")
 	}
 }
+
+func TestService_BadRegisterChangesNothing(t *testing.T) {
+	c := newCluster(t, 1, false)
+	leader := c.startAll()
+	c.register("eu", "a")
+	c.acquire("edge-a", "eu", 1)
+	before, _ := leader.svc.Ledger().Digest()
+	for _, req := range []api.RegisterRequest{
+		{Region: "eu", Edge: "e", Nodes: []api.RegisterNode{{Identity: "ok"}, {Identity: ""}}},
+		{Region: "us", Edge: "e", Nodes: []api.RegisterNode{{Identity: "ok"}, {Identity: "a"}}},
+	} {
+		if _, err := leader.svc.Register(context.Background(), req); err == nil {
+			t.Fatalf("register %+v accepted", req)
+		}
+	}
+	after, _ := leader.svc.Ledger().Digest()
+	if string(before) != string(after) {
+		t.Fatal("a refused registration changed the ledger")
+	}
+}

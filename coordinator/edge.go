@@ -19,6 +19,13 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
+	ids := make([]string, len(req.Nodes))
+	for i, n := range req.Nodes {
+		ids[i] = n.Identity
+	}
+	if err := s.ledger.CheckRegister(req.Region, ids); err != nil {
+		return resp, fmt.Errorf("register %d nodes of %s in %s: %w", len(ids), req.Edge, req.Region, err)
+	}
 	policy := s.leases.Load().Config().Policy
 	var rejected []string
 	var firstErr error

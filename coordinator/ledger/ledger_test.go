@@ -389,3 +389,26 @@ func TestLedger_WrongEdgeOrRegionRefused(t *testing.T) {
 		t.Fatalf("node changed by a refused report: %s", n.State)
 	}
 }
+
+func TestLedger_CheckRegisterRefusesWholeRequests(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a", "b")
+	h.grant(t0, "e", "eu", 1)
+	for _, tc := range []struct {
+		region string
+		ids    []string
+		want   error
+	}{
+		{"eu", []string{"c", ""}, ErrBadCommand},
+		{"eu", []string{"c", "c"}, ErrBadCommand},
+		{"", []string{"c"}, ErrBadCommand},
+		{"us", []string{"c", "a"}, ErrWrongRegion},
+	} {
+		if err := h.l.CheckRegister(tc.region, tc.ids); !errors.Is(err, tc.want) {
+			t.Errorf("CheckRegister(%q, %q) = %v, want %v", tc.region, tc.ids, err, tc.want)
+		}
+	}
+	if err := h.l.CheckRegister("us", []string{"c", "b"}); err != nil {
+		t.Fatalf("a waiting node may move region: %v", err)
+	}
+}

@@ -193,3 +193,42 @@ func (l *Ledger) Members() (map[string]string, error) {
 	})
 	return out, err
 }
+
+// CheckRegister reports, before anything is proposed, why a registration of ids in region would
+// be refused: a bad identity or region, or a node leased in another region. The ledger checks
+// again when it applies; this lets the leader refuse a whole request instead of half of it.
+func (l *Ledger) CheckRegister(region string, ids []string) error {
+	if err := validID("region", region); err != nil {
+		return err
+	}
+	if len(ids) > MaxBatch*100 {
+		return errorf("register of %d nodes is too large", len(ids))
+	}
+	seen := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		if err := validID("node identity", id); err != nil {
+			return err
+		}
+		if _, dup := seen[id]; dup {
+			return errorf("node %s listed twice", id)
+		}
+		seen[id] = struct{}{}
+	}
+	return l.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketNodes)
+		for _, id := range ids {
+			v := b.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			n, err := decodeNode(v)
+			if err != nil {
+				return fmt.Errorf("decode node %q: %w", id, err)
+			}
+			if n.Region != region && n.State == StateLeased {
+				return fmt.Errorf("%w: node %s is leased in region %s, not %s", ErrWrongRegion, id, n.Region, region)
+			}
+		}
+		return nil
+	})
+}
