@@ -114,11 +114,12 @@ func New(cfg Config) (*Service, error) {
 	s.node, s.ledger = node, node.Ledger()
 
 	s.metrics, err = metrics.New(cfg.Registry, metrics.Sources{
-		Leader:       node.IsLeader,
-		Term:         node.Term,
-		AppliedIndex: func() uint64 { i, _, _ := s.ledger.AppliedIndex(); return i },
-		LeasesActive: func() int { ls, _ := s.ledger.Leases(); return len(ls) },
-		Nodes:        s.countsByName,
+		Leader:              node.IsLeader,
+		Term:                node.Term,
+		AppliedIndex:        func() uint64 { i, _, _ := s.ledger.AppliedIndex(); return i },
+		LeasesActive:        func() int { ls, _ := s.ledger.Leases(); return len(ls) },
+		DroppedObservations: node.DroppedObservations,
+		Nodes:               s.countsByName,
 	})
 	if err != nil {
 		node.Shutdown()

@@ -16,6 +16,8 @@ type Sources struct {
 	Term         func() uint64
 	AppliedIndex func() uint64
 	LeasesActive func() int
+	// DroppedObservations counts leadership notifications coalesced before anyone read them.
+	DroppedObservations func() uint64
 	// Nodes returns counts by region then state.
 	Nodes func() (map[string]map[string]int, error)
 }
@@ -64,6 +66,9 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 			func() float64 { return float64(src.AppliedIndex()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leases_active", Help: "Outstanding leases in the ledger."},
 			func() float64 { return float64(src.LeasesActive()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_coordinator_leadership_observations_dropped_total",
+			Help: "Leadership notifications coalesced because the leader loop had not read the previous one."},
+			func() float64 { return float64(src.DroppedObservations()) }),
 		&nodesCollector{src: src.Nodes, desc: prometheus.NewDesc("muster_coordinator_ledger_nodes",
 			"Nodes in the ledger by region and state.", []string{"region", "state"}, nil)},
 	}
