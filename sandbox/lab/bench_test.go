@@ -4,6 +4,7 @@ package lab_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -52,4 +53,29 @@ func BenchmarkInventory_RealNode(b *testing.B) {
 
 func BenchmarkInventory_EmulatedNode(b *testing.B) {
 	benchInventory(b, shared.Region(region).EmulatedNodes()[3])
+}
+
+// BenchmarkLab_Start is the time to a ready lab of 3 real and 1,000 emulated nodes (release
+// cache warm after the first iteration), and its stop.
+func BenchmarkLab_Start(b *testing.B) {
+	bin := filepath.Join(filepath.Dir(shared.Dir()), "muster-sandbox")
+	var start, stop time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		l, err := lab.Start(context.Background(), lab.Options{Dir: b.TempDir(), Real: 3, Emulated: 1000, NodeBinary: bin})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(l.Region("eu").Nodes()); n != 1003 {
+			b.Fatalf("lab has %d nodes", n)
+		}
+		t1 := time.Now()
+		if err := l.Stop(); err != nil {
+			b.Fatal(err)
+		}
+		start += t1.Sub(t0)
+		stop += time.Since(t1)
+	}
+	b.ReportMetric(start.Seconds()/float64(b.N), "s/start")
+	b.ReportMetric(stop.Seconds()/float64(b.N), "s/stop")
 }

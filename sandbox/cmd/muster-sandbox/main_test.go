@@ -45,6 +45,7 @@ func TestUp_BadFlagsAreNamed(t *testing.T) {
 		{[]string{"up", "--dir", dir, "--regions", "eu,,us"}, "--regions"},
 		{[]string{"up", "--dir", dir, "--real", "x"}, "--real"},
 		{[]string{"up", "--dir", dir, "--clients", "0"}, "--clients"},
+		{[]string{"up", "--dir", dir, "--versions", "0.29.4,,1.0"}, "--versions"},
 		{[]string{"up", "--dir", dir, "--nope"}, "--nope"},
 		{[]string{"up", "--dir", dir, "--faults", badYAML}, "faults.yaml:2"},
 		{[]string{"up", "--dir", dir, "--faults", filepath.Join(dir, "missing.yaml")}, "--faults"},
@@ -85,7 +86,7 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := exec.CommandContext(ctx, bin, "up", "--dir", dir, "--real", "1", "--emulated", "20", "--regions", "eu,us",
+	up := exec.CommandContext(ctx, bin, "up", "--dir", dir, "--real", "1", "--emulated", "20", "--regions", "eu,us", "--versions", "0.27.9",
 		"--faults", example, "--fault", "index=19:version=9.9.9")
 	up.Stderr = &stderr
 	if err := up.Start(); err != nil {
@@ -116,6 +117,9 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 			t.Fatalf("region %s in lab.json: %+v", name, r)
 		}
 		pids = append(pids, r.RealNodes[0].PID)
+		if v := r.RealNodes[0].Version; v != "0.27.9" {
+			t.Errorf("region %s real node version %q, want the --versions value", name, v)
+		}
 	}
 
 	out, err := exec.CommandContext(ctx, bin, "report", "--dir", dir).Output()

@@ -24,6 +24,7 @@ type upFlags struct {
 	faultsFile     string
 	faultFlags     []string
 	baseVersion    string
+	versions       []string
 	upgradeVersion string
 	clients        int
 	timeScale      float64
@@ -47,6 +48,7 @@ func newUpCommand() *cobra.Command {
 	fl.StringVar(&f.faultsFile, "faults", "", "YAML file of faults for emulated nodes")
 	fl.StringArrayVar(&f.faultFlags, "fault", nil, "a fault rule for emulated nodes (repeatable): "+faults.FlagHelp)
 	fl.StringVar(&f.baseVersion, "version", lab.DefaultBaseVersion, "version nodes report before an upgrade")
+	fl.StringSliceVar(&f.versions, "versions", nil, "starting versions of real nodes, comma-separated: real node i gets the i-th, cycling (overrides --version for real nodes)")
 	fl.StringVar(&f.upgradeVersion, "upgrade-version", lab.DefaultUpgradeVersion, "version offered by the updates repository")
 	fl.IntVar(&f.clients, "clients", 3, "client identities per region (one per edge)")
 	fl.Float64Var(&f.timeScale, "emulated-time-scale", 1, "multiplier of emulated restart/update delays")
@@ -69,6 +71,11 @@ func (f *upFlags) validate() ([]string, error) {
 	}
 	if f.clients < 1 {
 		return nil, fmt.Errorf("flag --clients: %d, want at least 1", f.clients)
+	}
+	for _, v := range f.versions {
+		if v == "" || strings.ContainsAny(v, " /") {
+			return nil, fmt.Errorf("flag --versions: %q is not a version", v)
+		}
 	}
 	if f.timeScale <= 0 {
 		return nil, fmt.Errorf("flag --emulated-time-scale: %v, want more than 0", f.timeScale)
@@ -123,7 +130,7 @@ func runUp(ctx context.Context, f *upFlags) error {
 
 	l, err := lab.Start(ctx, lab.Options{
 		Dir: f.dir, Regions: regions, Real: f.real, Emulated: f.emulated, Faults: set,
-		NodeBinary: self, BaseVersion: f.baseVersion, UpgradeVersion: f.upgradeVersion,
+		NodeBinary: self, BaseVersion: f.baseVersion, Versions: f.versions, UpgradeVersion: f.upgradeVersion,
 		Clients: f.clients, EmulatedTimeScale: f.timeScale, Logger: log,
 	})
 	if err != nil {
