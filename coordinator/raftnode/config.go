@@ -102,7 +102,8 @@ func (c Config) raftConfig() (*raft.Config, error) {
 	// The ledger is durable itself: it says which index it holds, and raftnode restores a newer
 	// snapshot into it before raft starts (see openLedger), so raft need not restore on start.
 	rc.NoSnapshotRestoreOnStart = true
-	rc.BatchApplyCh = true
+	// BatchApplyCh stays off: with a buffered apply channel a future enqueued just before the
+	// leader shuts down is never answered. The leader loop groups pending applies anyway.
 	rc.MaxAppendEntries = 256
 	if c.SnapshotThreshold > 0 {
 		rc.SnapshotThreshold = c.SnapshotThreshold

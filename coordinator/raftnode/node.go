@@ -161,14 +161,25 @@ func (n *Node) BoundAddr() string { return n.stream.Listener.Addr().String() }
 func (n *Node) ElectionTimeout() time.Duration { return n.cfg.Timeouts.withDefaults().Election }
 
 // Apply replicates data and returns the FSM's response; an error response of the FSM is returned
-// as the error. ctx's deadline bounds the wait for the enqueue (default 10s).
+// as the error. ctx's deadline bounds the enqueue (default 10s); the wait for the result ends
+// early when ctx is done or the member shuts down (the entry may then still be applied).
 func (n *Node) Apply(ctx context.Context, data []byte) (any, uint64, error) {
 	timeout := 10 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
 	f := n.raft.Apply(data, timeout)
-	if err := f.Error(); err != nil {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return nil, 0, fmt.Errorf("apply: %w (%v)", ErrTimeout, ctx.Err())
+	case <-n.stop:
+		return nil, 0, fmt.Errorf("apply: %w", ErrShutdown)
+	}
+	if err != nil {
 		return nil, 0, mapRaftError("apply", err)
 	}
 	resp := f.Response()
