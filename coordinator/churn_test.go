@@ -53,19 +53,17 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(e), 1))
 			edge := fmt.Sprintf("edge-%d", e)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			step := func() {
 				l := c.leaderOrNil()
 				if l == nil {
-					continue
+					return
 				}
+				// Like a real client, every call has a deadline.
+				ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
 				r, err := l.Acquire(ctx, api.AcquireRequest{Edge: edge, Region: "eu", MaxNodes: 4, Wait: api.Duration(20 * time.Millisecond)})
 				if err != nil || r.Lease == nil {
-					continue
+					return
 				}
 				tell(r.Lease)
 				grants.Add(1)
@@ -83,6 +81,14 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 					}
 					l.Report(ctx, rep)
 				}
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				step()
 			}
 		}()
 	}
