@@ -21,14 +21,15 @@ const (
 )
 
 // States lists every state in the order an operator reads them.
-var States = []State{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned}
+func States() []State {
+	return []State{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned}
+}
 
 // Valid reports whether s is a known state.
 func (s State) Valid() bool {
-	for _, k := range States {
-		if s == k {
-			return true
-		}
+	switch s {
+	case StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned:
+		return true
 	}
 	return false
 }

@@ -36,7 +36,7 @@ type NodeFilter struct {
 	State  State
 	// After resumes a listing after this identity.
 	After string
-	// Limit caps the page; 0 means 1000.
+	// Limit caps the page; 0 means 1000, and it is at most MaxBatch.
 	Limit int
 	// WithHistory keeps each node's history; listings drop it by default.
 	WithHistory bool
@@ -47,6 +47,7 @@ func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
 	if f.Limit <= 0 {
 		f.Limit = 1000
 	}
+	f.Limit = min(f.Limit, MaxBatch)
 	if f.State != "" && !f.State.Valid() {
 		return nil, "", fmt.Errorf("unknown state %q", f.State)
 	}
