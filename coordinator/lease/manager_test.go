@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lease
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/coordinator/ledger"
+)
+
+type fixedClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fixedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fixedClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// direct applies proposals straight to a real ledger, one log index each, as a single member
+// would after commit; the ledger's notifications go to the manager as in the service.
+type direct struct {
+	mu    sync.Mutex
+	l     *ledger.Ledger
+	index uint64
+}
+
+func (d *direct) propose(_ context.Context, cmd any) (any, error) {
+	data, err := ledger.EncodeCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.index++
+	res := d.l.ApplyLogs([]*raft.Log{{Index: d.index, Term: 1, Type: raft.LogCommand, Data: data}})[0]
+	if err, ok := res.(error); ok {
+		return nil, err
+	}
+	return res, nil
+}
+
+func newManager(t *testing.T) (*Manager, *direct, *fixedClock) {
+	t.Helper()
+	var m *Manager
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{OnApply: func(a ledger.Applied) {
+		if m != nil {
+			m.Notify(a)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	d := &direct{l: l}
+	clock := &fixedClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m, err = New(Config{TTL: 10 * time.Second, Grace: 2 * time.Second, ExpiryInterval: time.Hour, Extension: 500 * time.Millisecond}, l, d.propose, clock, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, d, clock
+}
+
+func TestManager_DisabledRefusesEverything(t *testing.T) {
+	m, _, _ := newManager(t)
+	if _, _, err := m.Acquire(context.Background(), "e", "eu", 1, 0); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("acquire on a disabled manager: %v", err)
+	}
+	if _, err := m.Renew(context.Background(), "l", 1, "", ""); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("renew on a disabled manager: %v", err)
+	}
+	if err := m.ExpireDue(context.Background()); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("expire on a disabled manager: %v", err)
+	}
+}
+
+func TestManager_EnableExtendsThenExpiresOnlyAfterGrace(t *testing.T) {
+	m, d, clock := newManager(t)
+	ctx := context.Background()
+	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
+	if err := m.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ls, _, err := m.Acquire(ctx, "e", "eu", 5, 0)
+	if err != nil || ls == nil {
+		t.Fatalf("acquire: %+v %v", ls, err)
+	}
+	m.Disable()
+	// A new term: enabling again extends the outstanding lease by the extension first.
+	if err := m.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Disable()
+	got, _ := d.l.Lease(ls.ID)
+	if want := ls.ExpiresAt.Add(500 * time.Millisecond); !got.ExpiresAt.Equal(want) {
+		t.Fatalf("expires_at after enable = %s, want %s", got.ExpiresAt, want)
+	}
+	clock.advance(got.ExpiresAt.Sub(clock.Now()) + 2*time.Second - time.Nanosecond)
+	if err := m.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.l.Lease(ls.ID); err != nil {
+		t.Fatalf("expired before expires_at+grace: %v", err)
+	}
+	clock.advance(time.Nanosecond)
+	if err := m.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.l.Lease(ls.ID); !errors.Is(err, ledger.ErrUnknownLease) {
+		t.Fatalf("not expired at expires_at+grace: %v", err)
+	}
+}
+
+func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
+	m, d, clock := newManager(t)
+	ctx := context.Background()
+	if err := m.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		ls  *ledger.Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		ls, _, err := m.Acquire(ctx, "e", "eu", 5, 20*time.Second)
+		got <- result{ls, err}
+	}()
+	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
+	select {
+	case r := <-got:
+		if r.err != nil || r.ls == nil || r.ls.Nodes[0] != "a" {
+			t.Fatalf("woken long poll = %+v", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("long poll not woken by a registration")
+	}
+	go func() {
+		ls, _, err := m.Acquire(ctx, "e", "us", 5, 20*time.Second)
+		got <- result{ls, err}
+	}()
+	m.Disable()
+	select {
+	case r := <-got:
+		if !errors.Is(r.err, ErrDisabled) {
+			t.Fatalf("long poll after disable = %+v", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("long poll not ended by losing leadership")
+	}
+}
