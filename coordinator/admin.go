@@ -79,12 +79,7 @@ func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 	if err != nil {
 		return resp, err
 	}
-	for region, states := range counts {
-		resp.Regions[region] = map[api.NodeState]int{}
-		for st, n := range states {
-			resp.Regions[region][api.NodeState(st)] = n
-		}
-	}
+	resp.Regions = counts
 	return resp, nil
 }
 
@@ -100,7 +95,7 @@ func cmpString(a, b string) int {
 
 // Nodes lists one page of nodes from this member's ledger, without history.
 func (s *Service) Nodes(ctx context.Context, f api.NodeFilter) (api.NodesResponse, error) {
-	nodes, next, err := s.ledger.Nodes(ledger.NodeFilter{Region: f.Region, State: ledger.State(f.State), After: f.After, Limit: f.Limit})
+	nodes, next, err := s.ledger.Nodes(ledger.NodeFilter{Region: f.Region, State: f.State, After: f.After, Limit: f.Limit})
 	if err != nil {
 		return api.NodesResponse{}, fmt.Errorf("list nodes: %w", err)
 	}

@@ -124,10 +124,10 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 	for _, n := range nodes {
 		grantedAt := map[uint64]time.Time{}
 		for _, tr := range n.History {
-			if tr.To == ledger.StateLeased {
+			if tr.To == api.StateLeased {
 				grantedAt[tr.LeaseToken] = tr.At
 			}
-			if tr.From != ledger.StateLeased || !strings.HasPrefix(tr.Reason, "lease expired") {
+			if tr.From != api.StateLeased || !strings.HasPrefix(tr.Reason, "lease expired") {
 				continue
 			}
 			expiries++

@@ -104,7 +104,7 @@ func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
 	if !errors.Is(err, coordinator.ErrUnknownLease) {
 		t.Fatalf("late report under an expired lease: %v", err)
 	}
-	if n, _ := c.waitLeader().svc.Ledger().Node(other.Nodes[0]); n.State != ledger.StateWaiting {
+	if n, _ := c.waitLeader().svc.Ledger().Node(other.Nodes[0]); n.State != api.StateWaiting {
 		t.Fatalf("stale report changed node: %s", n.State)
 	}
 	c.waitConverged(c.running()...)
@@ -184,7 +184,7 @@ func TestCluster_RestartFromFilesKeepsLedger(t *testing.T) {
 		}) {
 			t.Fatalf("%s: nodes after restart differ (%d vs %d, %v)", m.id, len(got), len(wantNodes), err)
 		}
-		if gc, _ := m.svc.Ledger().Counts(); len(gc) != len(wantCounts) || gc["eu"][ledger.StateLeased] != wantCounts["eu"][ledger.StateLeased] {
+		if gc, _ := m.svc.Ledger().Counts(); len(gc) != len(wantCounts) || gc["eu"][api.StateLeased] != wantCounts["eu"][api.StateLeased] {
 			t.Fatalf("%s: counts %v, want %v", m.id, gc, wantCounts)
 		}
 	}
@@ -276,7 +276,7 @@ func TestCluster_RecoverFromLostQuorum(t *testing.T) {
 	}
 	c.start(survivor, false)
 	c.waitLeader()
-	if counts, _ := survivor.svc.Ledger().Counts(); counts["eu"][ledger.StateWaiting] != 25 {
+	if counts, _ := survivor.svc.Ledger().Counts(); counts["eu"][api.StateWaiting] != 25 {
 		t.Fatalf("ledger after recovery: %v", counts)
 	}
 	if l := c.acquire("edge-a", "eu", 5); l == nil || len(l.Nodes) != 5 {
@@ -346,7 +346,7 @@ func TestCluster_LostLedgerFileIsRebuiltFromSnapshotAndLog(t *testing.T) {
 	c.waitLeader()
 	waitFor(t, "the ledger to be rebuilt", func() bool {
 		got, err := m.svc.Ledger().Counts()
-		return err == nil && got["eu"][ledger.StateWaiting] == want["eu"][ledger.StateWaiting]
+		return err == nil && got["eu"][api.StateWaiting] == want["eu"][api.StateWaiting]
 	})
 	if _, err := m.svc.Ledger().Node("b00019"); err != nil {
 		t.Fatalf("entry after the snapshot missing: %v", err)

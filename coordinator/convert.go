@@ -20,26 +20,14 @@ func toAPILease(l *ledger.Lease) *api.Lease {
 	}
 }
 
-func toAPINode(n *ledger.Node) api.Node {
-	out := api.Node{
-		Identity: n.Identity, Region: n.Region, State: api.NodeState(n.State), Attempts: n.Attempts,
-		LeaseID: n.LeaseID, LeaseToken: n.LeaseToken, Edge: n.Edge, InventoryVersion: n.InventoryVersion,
-		TargetVersion: n.TargetVersion, LastError: n.LastError, Facts: n.Facts, DiscoveredAt: n.DiscoveredAt,
-		LeasedAt: n.LeasedAt, FinishedAt: n.FinishedAt, NotBefore: n.NotBefore,
-	}
-	for _, t := range n.History {
-		out.History = append(out.History, api.Transition{
-			At: t.At, From: api.NodeState(t.From), To: api.NodeState(t.To), Reason: t.Reason, Edge: t.Edge,
-			LeaseID: t.LeaseID, LeaseToken: t.LeaseToken, Error: t.Error,
-		})
-	}
-	return out
-}
+// toAPINode returns the part of the record the API shows; the record is the caller's own copy
+// (the ledger decodes a fresh one on every read), so its slices are not copied again.
+func toAPINode(n *ledger.Node) api.Node { return n.Node }
 
 func toLedgerResults(in []api.NodeResult) []ledger.Result {
 	out := make([]ledger.Result, len(in))
 	for i, r := range in {
-		out[i] = ledger.Result{Identity: r.Identity, Outcome: ledger.Outcome(r.Outcome), Error: r.Error, InventoryVersion: r.Version}
+		out[i] = ledger.Result{Identity: r.Identity, Outcome: r.Outcome, Error: r.Error, InventoryVersion: r.Version}
 	}
 	return out
 }

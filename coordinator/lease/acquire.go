@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // Acquire grants edge a lease on up to maxNodes eligible waiting nodes of region, waiting up to
@@ -102,7 +103,7 @@ func (m *Manager) Report(ctx context.Context, id string, token uint64, edge, reg
 	rr := res.(*ledger.ReportResult)
 	if m.metrics != nil {
 		m.metrics.StaleReports.Add(float64(len(rr.Rejected)))
-		byID := make(map[string]ledger.Outcome, len(results))
+		byID := make(map[string]api.Outcome, len(results))
 		for _, r := range results {
 			byID[r.Identity] = r.Outcome
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -119,23 +120,23 @@ func applyRegister(t *txn, c *Register) (any, error) {
 			return nil, storageError{err}
 		}
 		if old == nil {
-			n := &Node{
+			n := &Node{Node: api.Node{
 				Identity: rn.Identity, Region: rn.Region, InventoryVersion: rn.InventoryVersion,
 				Facts: rn.Facts, DiscoveredAt: c.Now, NotBefore: c.Now,
-			}
-			n.transition(StateWaiting, Transition{At: c.Now, Reason: "discovered", Edge: c.Edge}, c.Policy.HistoryLimit)
+			}}
+			n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: "discovered", Edge: c.Edge}, c.Policy.HistoryLimit)
 			if err := t.putNode(nil, n); err != nil {
 				return nil, storageError{err}
 			}
 			res.Added++
 			continue
 		}
-		if old.Region != rn.Region && old.State == StateLeased {
+		if old.Region != rn.Region && old.State == api.StateLeased {
 			res.Rejected = append(res.Rejected, reject(rn.Identity, fmt.Errorf("%w: node %s is leased in region %s, not %s", ErrWrongRegion, rn.Identity, old.Region, rn.Region)))
 			continue
 		}
 		n := *old
-		n.History = append([]Transition(nil), old.History...)
+		n.History = append([]api.Transition(nil), old.History...)
 		changed := n.Region != rn.Region || n.InventoryVersion != rn.InventoryVersion || (len(rn.Facts) > 0 && !bytes.Equal(n.Facts, rn.Facts))
 		n.Region = rn.Region
 		n.InventoryVersion = rn.InventoryVersion
@@ -144,20 +145,20 @@ func applyRegister(t *txn, c *Register) (any, error) {
 		}
 		requeue := ""
 		switch old.State {
-		case StateProvisioned, StateShutdown:
+		case api.StateProvisioned, api.StateShutdown:
 			if !c.Now.Before(old.FinishedAt.Add(c.Policy.ReprovisionAfter)) {
 				requeue = "seen again in provisioning mode"
 				n.Attempts = 0
 				n.LastError = ""
 			}
-		case StateDeferred:
+		case api.StateDeferred:
 			if !c.Now.Before(old.NotBefore) {
 				requeue = "seen again after defer"
 			}
 		}
 		if requeue != "" {
 			n.NotBefore = maxTime(n.NotBefore, c.Now)
-			n.transition(StateWaiting, Transition{At: c.Now, Reason: requeue, Edge: c.Edge}, c.Policy.HistoryLimit)
+			n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: requeue, Edge: c.Edge}, c.Policy.HistoryLimit)
 			res.Requeued++
 		} else if !changed {
 			res.Unchanged++
@@ -216,7 +217,7 @@ func applyGrant(t *txn, index uint64, c *Grant) (any, error) {
 		}
 		n := *old
 		n.LeaseID, n.LeaseToken, n.Edge, n.LeasedAt = ls.ID, ls.Token, ls.Edge, c.Now
-		n.transition(StateLeased, Transition{At: c.Now, Reason: "granted", Edge: c.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, c.Policy.HistoryLimit)
+		n.transition(api.StateLeased, api.Transition{At: c.Now, Reason: "granted", Edge: c.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, c.Policy.HistoryLimit)
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}
 		}
@@ -329,12 +330,12 @@ func applyReport(t *txn, c *Report) (any, error) {
 		case old.Region != ls.Region:
 			res.Rejected = append(res.Rejected, reject(r.Identity, fmt.Errorf("%w: node %s is in region %s, lease %s is for %s", ErrWrongRegion, r.Identity, old.Region, ls.ID, ls.Region)))
 			continue
-		case old.State != StateLeased || old.LeaseID != ls.ID || old.LeaseToken != ls.Token:
+		case old.State != api.StateLeased || old.LeaseID != ls.ID || old.LeaseToken != ls.Token:
 			res.Rejected = append(res.Rejected, reject(r.Identity, fmt.Errorf("%w: node %s, lease %s token %d", ErrNotInLease, r.Identity, ls.ID, ls.Token)))
 			continue
 		}
 		n := *old
-		tr := Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token, Error: r.Error}
+		tr := api.Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token, Error: r.Error}
 		if r.InventoryVersion != "" {
 			n.InventoryVersion = r.InventoryVersion
 		}
@@ -346,25 +347,25 @@ func applyReport(t *txn, c *Report) (any, error) {
 		// The edge held go-choria's lock until now; only it may be offered the node within the window.
 		n.LockEdge, n.LockUntil = ls.Edge, c.Now.Add(c.Policy.LockWindow)
 		switch r.Outcome {
-		case OutcomeProvisioned:
+		case api.OutcomeProvisioned:
 			n.FinishedAt = c.Now
 			tr.Reason = "provisioned"
-			n.transition(StateProvisioned, tr, c.Policy.HistoryLimit)
-		case OutcomeShutdown:
+			n.transition(api.StateProvisioned, tr, c.Policy.HistoryLimit)
+		case api.OutcomeShutdown:
 			n.FinishedAt = c.Now
 			tr.Reason = "helper asked for shutdown"
-			n.transition(StateShutdown, tr, c.Policy.HistoryLimit)
-		case OutcomeDeferred:
+			n.transition(api.StateShutdown, tr, c.Policy.HistoryLimit)
+		case api.OutcomeDeferred:
 			n.FinishedAt = c.Now
 			n.NotBefore = c.Now.Add(c.Policy.BackoffBase)
 			tr.Reason = "helper deferred"
-			n.transition(StateDeferred, tr, c.Policy.HistoryLimit)
-		case OutcomeFailed:
+			n.transition(api.StateDeferred, tr, c.Policy.HistoryLimit)
+		case api.OutcomeFailed:
 			retry(&n, tr, "failed", c.Now, c.Policy)
-		case OutcomeUpgradeSent:
+		case api.OutcomeUpgradeSent:
 			n.LastError = ""
 			retry(&n, tr, "upgrade sent", c.Now, c.Policy)
-		case OutcomeLockHeld:
+		case api.OutcomeLockHeld:
 			// Another worker holds the node's lock: nobody may be offered it for a full window.
 			n.LockEdge, n.LockUntil = "", time.Time{}
 			retry(&n, tr, "provisioning lock held by another worker", c.Now, c.Policy)
@@ -398,17 +399,17 @@ func applyReport(t *txn, c *Report) (any, error) {
 }
 
 // retry counts an attempt and returns the node to waiting after its backoff, or abandons it.
-func retry(n *Node, tr Transition, reason string, now time.Time, p Policy) {
+func retry(n *Node, tr api.Transition, reason string, now time.Time, p Policy) {
 	n.Attempts++
 	tr.Reason = reason
 	if n.Attempts >= p.MaxAttempts {
 		n.FinishedAt = now
 		tr.Reason = fmt.Sprintf("%s; abandoned after %d attempts", reason, n.Attempts)
-		n.transition(StateAbandoned, tr, p.HistoryLimit)
+		n.transition(api.StateAbandoned, tr, p.HistoryLimit)
 		return
 	}
 	n.NotBefore = now.Add(p.backoff(n.Attempts))
-	n.transition(StateWaiting, tr, p.HistoryLimit)
+	n.transition(api.StateWaiting, tr, p.HistoryLimit)
 }
 
 func applyExpire(t *txn, c *Expire) (any, error) {
@@ -439,7 +440,7 @@ func applyExpire(t *txn, c *Expire) (any, error) {
 			if err != nil {
 				return nil, storageError{err}
 			}
-			if old == nil || old.State != StateLeased || old.LeaseID != ls.ID || old.LeaseToken != ls.Token {
+			if old == nil || old.State != api.StateLeased || old.LeaseID != ls.ID || old.LeaseToken != ls.Token {
 				continue
 			}
 			n := *old
@@ -448,8 +449,8 @@ func applyExpire(t *txn, c *Expire) (any, error) {
 			// The edge may have called the node until the lease's end; go-choria keeps its lock a
 			// full window after that call.
 			n.LockEdge, n.LockUntil = ls.Edge, ls.ExpiresAt.Add(c.Policy.LockWindow)
-			retry(&n, Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, "lease expired", c.Now, c.Policy)
-			if n.State == StateAbandoned {
+			retry(&n, api.Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, "lease expired", c.Now, c.Policy)
+			if n.State == api.StateAbandoned {
 				res.Abandoned++
 			} else {
 				res.Returned++

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // Node records are the bulk of the ledger and every transition decodes and encodes one on every
@@ -58,7 +60,7 @@ func decodeNode(b []byte) (*Node, error) {
 	n := &Node{}
 	n.Identity = d.str()
 	n.Region = d.str()
-	n.State = State(d.str())
+	n.State = api.NodeState(d.str())
 	n.Attempts = int(d.varint())
 	n.LeaseID = d.str()
 	n.LeaseToken = d.uvarint()
@@ -79,12 +81,12 @@ func decodeNode(b []byte) (*Node, error) {
 		if h > uint64(len(d.b)) {
 			return nil, errShort
 		}
-		n.History = make([]Transition, h)
+		n.History = make([]api.Transition, h)
 		for i := range n.History {
 			t := &n.History[i]
 			t.At = d.time()
-			t.From = State(d.str())
-			t.To = State(d.str())
+			t.From = api.NodeState(d.str())
+			t.To = api.NodeState(d.str())
 			t.Reason = d.str()
 			t.Edge = d.str()
 			t.LeaseID = d.str()

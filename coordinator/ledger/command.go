@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // CommandType is the first byte of every log entry the coordinator writes.
@@ -87,39 +89,13 @@ type Renew struct {
 	Region string `json:"region,omitempty"`
 }
 
-// Outcome is what an edge's host flow ended with.
-type Outcome string
-
-// Outcomes an edge reports.
-const (
-	OutcomeProvisioned Outcome = "provisioned"
-	OutcomeDeferred    Outcome = "deferred"
-	OutcomeShutdown    Outcome = "shutdown"
-	// OutcomeFailed puts the node back to waiting with attempts+1, or abandons it.
-	OutcomeFailed Outcome = "failed"
-	// OutcomeUpgradeSent means an upgrade was sent; the node restarts and is provisioned again.
-	OutcomeUpgradeSent Outcome = "upgrade_sent"
-	// OutcomeLockHeld means the node answered "Could not obtain provisioning lock": another worker
-	// owns it, so nobody is offered it again before the lock window passes.
-	OutcomeLockHeld Outcome = "lock_held"
-)
-
-// Valid reports whether o is a known outcome.
-func (o Outcome) Valid() bool {
-	switch o {
-	case OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld:
-		return true
-	}
-	return false
-}
-
 // Result is one node's outcome under a lease.
 type Result struct {
-	Identity         string  `json:"identity"`
-	Outcome          Outcome `json:"outcome"`
-	Error            string  `json:"error,omitempty"`
-	InventoryVersion string  `json:"inventory_version,omitempty"`
-	TargetVersion    string  `json:"target_version,omitempty"`
+	Identity         string      `json:"identity"`
+	Outcome          api.Outcome `json:"outcome"`
+	Error            string      `json:"error,omitempty"`
+	InventoryVersion string      `json:"inventory_version,omitempty"`
+	TargetVersion    string      `json:"target_version,omitempty"`
 }
 
 // Report applies results under one lease; each is applied only if the node's current lease and

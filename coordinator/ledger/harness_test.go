@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 var t0 = time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
@@ -69,7 +70,7 @@ func (h *harness) grant(at time.Time, edge, region string, max int) *Lease {
 	return mustResult[*GrantResult](h.t, h.apply(c)).Lease
 }
 
-func (h *harness) report(at time.Time, ls *Lease, outcome Outcome, ids ...string) any {
+func (h *harness) report(at time.Time, ls *Lease, outcome api.Outcome, ids ...string) any {
 	h.t.Helper()
 	c := &Report{Now: at, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy()}
 	for _, id := range ids {
@@ -78,8 +79,8 @@ func (h *harness) report(at time.Time, ls *Lease, outcome Outcome, ids ...string
 	return h.apply(c)
 }
 
-func errIf(o Outcome) string {
-	if o == OutcomeFailed {
+func errIf(o api.Outcome) string {
+	if o == api.OutcomeFailed {
 		return "inventory failed"
 	}
 	return ""
@@ -94,7 +95,7 @@ func (h *harness) node(id string) *Node {
 	return n
 }
 
-func (h *harness) counts() map[string]map[State]int {
+func (h *harness) counts() map[string]map[api.NodeState]int {
 	h.t.Helper()
 	c, err := h.l.Counts()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 func TestLedger_RegisterIsIdempotent(t *testing.T) {
@@ -23,11 +24,11 @@ func TestLedger_RegisterIsIdempotent(t *testing.T) {
 	if r.Added != 1 || r.Unchanged != 3 {
 		t.Fatalf("second register: %+v", r)
 	}
-	if got := h.counts()["eu"][StateWaiting]; got != 4 {
+	if got := h.counts()["eu"][api.StateWaiting]; got != 4 {
 		t.Fatalf("waiting in eu = %d, want 4", got)
 	}
 	n := h.node("n1")
-	if !n.DiscoveredAt.Equal(t0) || n.State != StateWaiting || len(n.History) != 1 {
+	if !n.DiscoveredAt.Equal(t0) || n.State != api.StateWaiting || len(n.History) != 1 {
 		t.Fatalf("n1 = %+v, want discovered at t0 and one history entry", n)
 	}
 }
@@ -52,7 +53,7 @@ func TestLedger_RegisterRefusesBadInput(t *testing.T) {
 	if _, err := h.l.Node("n9"); !errors.Is(err, ErrUnknownNode) {
 		t.Fatalf("n9 was written by a refused command: %v", err)
 	}
-	if after := h.counts(); after["eu"][StateWaiting] != before["eu"][StateWaiting] {
+	if after := h.counts(); after["eu"][api.StateWaiting] != before["eu"][api.StateWaiting] {
 		t.Fatalf("counts changed: %v -> %v", before, after)
 	}
 	if idx, _, _ := h.l.AppliedIndex(); idx != h.index {
@@ -84,10 +85,10 @@ func TestLedger_GrantTokenIsLogIndexAndNoNodeTwice(t *testing.T) {
 		t.Fatalf("grant with nothing waiting returned %+v", l3)
 	}
 	n := h.node(l1.Nodes[0])
-	if n.State != StateLeased || n.LeaseID != l1.ID || n.LeaseToken != l1.Token || n.Edge != "edge-a" {
+	if n.State != api.StateLeased || n.LeaseID != l1.ID || n.LeaseToken != l1.Token || n.Edge != "edge-a" {
 		t.Fatalf("leased node = %+v", n)
 	}
-	if c := h.counts()["eu"]; c[StateLeased] != 5 || c[StateWaiting] != 0 {
+	if c := h.counts()["eu"]; c[api.StateLeased] != 5 || c[api.StateWaiting] != 0 {
 		t.Fatalf("counts = %v", c)
 	}
 	mustErr(t, h.apply(&Grant{Now: t0, LeaseID: l1.ID, Edge: "x", Region: "us", Max: 1, TTL: time.Second, Policy: testPolicy()}), ErrBadCommand)
@@ -136,26 +137,26 @@ func TestLedger_StaleReportRejected(t *testing.T) {
 	if cur == nil {
 		t.Fatal("no grant to edge-b after the lock window")
 	}
-	mustErr(t, h.report(later, old, OutcomeProvisioned, "a", "b"), ErrUnknownLease)
+	mustErr(t, h.report(later, old, api.OutcomeProvisioned, "a", "b"), ErrUnknownLease)
 	wrongToken := *cur
 	wrongToken.Token = old.Token
-	mustErr(t, h.report(later, &wrongToken, OutcomeProvisioned, cur.Nodes[0]), ErrTokenMismatch)
+	mustErr(t, h.report(later, &wrongToken, api.OutcomeProvisioned, cur.Nodes[0]), ErrTokenMismatch)
 
 	other := "a"
 	if cur.Nodes[0] == "a" {
 		other = "b"
 	}
-	rr := mustResult[*ReportResult](t, h.report(later, cur, OutcomeProvisioned, other, "ghost", cur.Nodes[0]))
+	rr := mustResult[*ReportResult](t, h.report(later, cur, api.OutcomeProvisioned, other, "ghost", cur.Nodes[0]))
 	if rr.Accepted != 1 || len(rr.Rejected) != 2 || !rr.LeaseDone {
 		t.Fatalf("report = %+v", rr)
 	}
 	if !errors.Is(rr.Rejected[0].Err, ErrNotInLease) || !errors.Is(rr.Rejected[1].Err, ErrUnknownNode) {
 		t.Fatalf("rejections = %+v", rr.Rejected)
 	}
-	if n := h.node(other); n.State != StateWaiting {
+	if n := h.node(other); n.State != api.StateWaiting {
 		t.Fatalf("node %s changed by a report under a lease that does not hold it: %+v", other, n)
 	}
-	if n := h.node(cur.Nodes[0]); n.State != StateProvisioned || !n.FinishedAt.Equal(later) || n.LeaseID != "" {
+	if n := h.node(cur.Nodes[0]); n.State != api.StateProvisioned || !n.FinishedAt.Equal(later) || n.LeaseID != "" {
 		t.Fatalf("provisioned node = %+v", n)
 	}
 	if _, err := h.l.Lease(cur.ID); !errors.Is(err, ErrUnknownLease) {
@@ -172,19 +173,19 @@ func TestLedger_FailuresBackOffThenAbandon(t *testing.T) {
 		if ls == nil {
 			t.Fatalf("attempt %d: no grant at %s", attempt, now)
 		}
-		mustResult[*ReportResult](t, h.report(now, ls, OutcomeFailed, "a"))
+		mustResult[*ReportResult](t, h.report(now, ls, api.OutcomeFailed, "a"))
 		n := h.node("a")
 		if n.Attempts != attempt || n.LastError != "inventory failed" {
 			t.Fatalf("attempt %d: node = %+v", attempt, n)
 		}
 		if attempt == 3 {
-			if n.State != StateAbandoned {
+			if n.State != api.StateAbandoned {
 				t.Fatalf("after max attempts state = %s", n.State)
 			}
 			break
 		}
 		want := now.Add(testPolicy().backoff(attempt))
-		if n.State != StateWaiting || !n.NotBefore.Equal(want) {
+		if n.State != api.StateWaiting || !n.NotBefore.Equal(want) {
 			t.Fatalf("attempt %d: state %s not_before %s, want waiting until %s", attempt, n.State, n.NotBefore, want)
 		}
 		if early := h.grant(want.Add(-time.Nanosecond), "e", "eu", 1); early != nil {
@@ -196,7 +197,7 @@ func TestLedger_FailuresBackOffThenAbandon(t *testing.T) {
 		t.Fatal("abandoned node was granted")
 	}
 	h.register(now.Add(time.Hour), "eu", "a")
-	if n := h.node("a"); n.State != StateAbandoned {
+	if n := h.node("a"); n.State != api.StateAbandoned {
 		t.Fatalf("abandoned node requeued by discovery: %s", n.State)
 	}
 }
@@ -216,7 +217,7 @@ func TestLedger_ExpiryRespectsGraceAndLockWindow(t *testing.T) {
 		t.Fatalf("not expired at expires_at+grace: %+v", r)
 	}
 	n := h.node("a")
-	if n.State != StateWaiting || n.Attempts != 1 || n.LockEdge != "edge-a" || !n.LockUntil.Equal(ls.ExpiresAt.Add(testPolicy().LockWindow)) {
+	if n.State != api.StateWaiting || n.Attempts != 1 || n.LockEdge != "edge-a" || !n.LockUntil.Equal(ls.ExpiresAt.Add(testPolicy().LockWindow)) {
 		t.Fatalf("expired node = %+v", n)
 	}
 	afterBackoff := n.NotBefore
@@ -243,9 +244,9 @@ func TestLedger_LockedOutcomeKeepsEveryoneOut(t *testing.T) {
 	h := newHarness(t)
 	h.register(t0, "eu", "a")
 	ls := h.grant(t0, "edge-a", "eu", 1)
-	mustResult[*ReportResult](t, h.report(t0, ls, OutcomeLockHeld, "a"))
+	mustResult[*ReportResult](t, h.report(t0, ls, api.OutcomeLockHeld, "a"))
 	n := h.node("a")
-	if n.State != StateWaiting || !n.NotBefore.Equal(t0.Add(testPolicy().LockWindow)) {
+	if n.State != api.StateWaiting || !n.NotBefore.Equal(t0.Add(testPolicy().LockWindow)) {
 		t.Fatalf("locked node = %+v", n)
 	}
 	for _, e := range []string{"edge-a", "edge-b"} {
@@ -280,7 +281,7 @@ func TestLedger_SeenAgainIsProvisionedAgain(t *testing.T) {
 	h.register(t0, "eu", "p", "d", "s")
 	ls := h.grant(t0, "e", "eu", 3)
 	h.apply(&Report{Now: t0, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Results: []Result{
-		{Identity: "p", Outcome: OutcomeProvisioned}, {Identity: "d", Outcome: OutcomeDeferred}, {Identity: "s", Outcome: OutcomeShutdown},
+		{Identity: "p", Outcome: api.OutcomeProvisioned}, {Identity: "d", Outcome: api.OutcomeDeferred}, {Identity: "s", Outcome: api.OutcomeShutdown},
 	}})
 	// Seen again at once (a discovery that raced the restart) changes nothing.
 	r := h.register(t0.Add(time.Second/2), "eu", "p", "d", "s")
@@ -292,7 +293,7 @@ func TestLedger_SeenAgainIsProvisionedAgain(t *testing.T) {
 		t.Fatalf("register after the guard: %+v", r)
 	}
 	for _, id := range []string{"p", "d", "s"} {
-		if n := h.node(id); n.State != StateWaiting || n.Attempts != 0 {
+		if n := h.node(id); n.State != api.StateWaiting || n.Attempts != 0 {
 			t.Fatalf("%s = %+v", id, n)
 		}
 	}
@@ -304,10 +305,10 @@ func TestLedger_HistoryIsBounded(t *testing.T) {
 	now := t0
 	for i := 0; i < 10; i++ {
 		ls := h.grant(now, "e", "eu", 1)
-		h.report(now, ls, OutcomeUpgradeSent, "a")
+		h.report(now, ls, api.OutcomeUpgradeSent, "a")
 		h.apply(&Report{}) // a refused command in between changes nothing
 		n := h.node("a")
-		if n.State == StateAbandoned {
+		if n.State == api.StateAbandoned {
 			break
 		}
 		now = n.NotBefore
@@ -384,8 +385,8 @@ func TestLedger_WrongEdgeOrRegionRefused(t *testing.T) {
 	mustErr(t, h.apply(&Renew{Now: t0, LeaseID: ls.ID, Token: ls.Token, TTL: time.Minute, Region: "us"}), ErrWrongRegion)
 	mustErr(t, h.apply(&Renew{Now: t0, LeaseID: ls.ID, Token: ls.Token, TTL: time.Minute, Edge: "edge-b"}), ErrWrongRegion)
 	mustErr(t, h.apply(&Report{Now: t0, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Region: "us",
-		Results: []Result{{Identity: "a", Outcome: OutcomeProvisioned}}}), ErrWrongRegion)
-	if n := h.node("a"); n.State != StateLeased {
+		Results: []Result{{Identity: "a", Outcome: api.OutcomeProvisioned}}}), ErrWrongRegion)
+	if n := h.node("a"); n.State != api.StateLeased {
 		t.Fatalf("node changed by a refused report: %s", n.State)
 	}
 }

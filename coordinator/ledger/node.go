@@ -3,73 +3,20 @@
 package ledger
 
 import (
-	"encoding/json"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
 )
 
-// State is where a node stands in the ledger.
-type State string
-
-// Node states; the transitions between them are listed in DESIGN.md.
-const (
-	StateWaiting     State = "waiting"
-	StateLeased      State = "leased"
-	StateProvisioned State = "provisioned"
-	StateDeferred    State = "deferred"
-	StateShutdown    State = "shutdown"
-	StateAbandoned   State = "abandoned"
-)
-
-// States lists every state in the order an operator reads them.
-func States() []State {
-	return []State{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned}
-}
-
-// Valid reports whether s is a known state.
-func (s State) Valid() bool {
-	switch s {
-	case StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned:
-		return true
-	}
-	return false
-}
-
-// Node is one node's record.
+// Node is one node's record: what the API shows of it plus what only the ledger keeps. The
+// binary codec (codec.go) writes each field explicitly, so a field added to api.Node must be
+// added there too (TestCodec_EveryFieldPersisted fails until it is).
 type Node struct {
-	Identity         string          `json:"identity"`
-	Region           string          `json:"region"`
-	State            State           `json:"state"`
-	Attempts         int             `json:"attempts"`
-	LeaseID          string          `json:"lease_id,omitempty"`
-	LeaseToken       uint64          `json:"lease_token,omitempty"`
-	Edge             string          `json:"edge,omitempty"`
-	InventoryVersion string          `json:"inventory_version,omitempty"`
-	TargetVersion    string          `json:"target_version,omitempty"`
-	LastError        string          `json:"last_error,omitempty"`
-	Facts            json.RawMessage `json:"facts,omitempty"`
-	DiscoveredAt     time.Time       `json:"discovered_at"`
-	LastSeenAt       time.Time       `json:"last_seen_at"`
-	LeasedAt         time.Time       `json:"leased_at,omitzero"`
-	FinishedAt       time.Time       `json:"finished_at,omitzero"`
-	// NotBefore is when the node may next be offered to any edge (backoff).
-	NotBefore time.Time `json:"not_before,omitzero"`
+	api.Node
 	// LockEdge and LockUntil mirror go-choria's provisioning lock: until LockUntil only LockEdge
 	// may be offered the node, because the node itself would refuse anyone else.
-	LockEdge  string       `json:"lock_edge,omitempty"`
-	LockUntil time.Time    `json:"lock_until,omitzero"`
-	History   []Transition `json:"history,omitempty"`
-}
-
-// Transition is one entry of a node's bounded history.
-type Transition struct {
-	At         time.Time `json:"at"`
-	From       State     `json:"from,omitempty"`
-	To         State     `json:"to"`
-	Reason     string    `json:"reason,omitempty"`
-	Edge       string    `json:"edge,omitempty"`
-	LeaseID    string    `json:"lease_id,omitempty"`
-	LeaseToken uint64    `json:"lease_token,omitempty"`
-	Error      string    `json:"error,omitempty"`
+	LockEdge  string    `json:"lock_edge,omitempty"`
+	LockUntil time.Time `json:"lock_until,omitzero"`
 }
 
 // Lease is a batch of nodes of one region held by one edge until ExpiresAt.
@@ -136,7 +83,7 @@ func (p Policy) backoff(attempts int) time.Duration {
 }
 
 // transition moves n to state to and records it in the bounded history.
-func (n *Node) transition(to State, t Transition, limit int) {
+func (n *Node) transition(to api.NodeState, t api.Transition, limit int) {
 	t.From = n.State
 	t.To = to
 	n.State = to

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -33,7 +34,7 @@ func (l *Ledger) Node(identity string) (*Node, error) {
 // NodeFilter selects nodes for Nodes; zero fields match everything.
 type NodeFilter struct {
 	Region string
-	State  State
+	State  api.NodeState
 	// After resumes a listing after this identity.
 	After string
 	// Limit caps the page; 0 means 1000, and it is at most MaxBatch.
@@ -84,8 +85,8 @@ func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
 }
 
 // Counts returns the number of nodes per region and state.
-func (l *Ledger) Counts() (map[string]map[State]int, error) {
-	out := map[string]map[State]int{}
+func (l *Ledger) Counts() (map[string]map[api.NodeState]int, error) {
+	out := map[string]map[api.NodeState]int{}
 	err := l.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketCounts).ForEach(func(k, v []byte) error {
 			i := bytes.IndexByte(k, 0)
@@ -94,9 +95,9 @@ func (l *Ledger) Counts() (map[string]map[State]int, error) {
 			}
 			r := string(k[:i])
 			if out[r] == nil {
-				out[r] = map[State]int{}
+				out[r] = map[api.NodeState]int{}
 			}
-			out[r][State(k[i+1:])] = int(getUint(v))
+			out[r][api.NodeState(k[i+1:])] = int(getUint(v))
 			return nil
 		})
 	})
@@ -226,7 +227,7 @@ func (l *Ledger) CheckRegister(region string, ids []string) error {
 			if err != nil {
 				return fmt.Errorf("decode node %q: %w", id, err)
 			}
-			if n.Region != region && n.State == StateLeased {
+			if n.Region != region && n.State == api.StateLeased {
 				return fmt.Errorf("%w: node %s is leased in region %s, not %s", ErrWrongRegion, id, n.Region, region)
 			}
 		}

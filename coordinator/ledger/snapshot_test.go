@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // persist takes a snapshot through a real raft file snapshot store and returns its bytes.
@@ -60,7 +61,7 @@ func TestLedger_SnapshotRestoreRoundTrip(t *testing.T) {
 	src := newHarness(t)
 	src.register(t0, "eu", "a", "b", "c")
 	ls := src.grant(t0, "e", "eu", 2)
-	src.report(t0, ls, OutcomeProvisioned, ls.Nodes[0])
+	src.report(t0, ls, api.OutcomeProvisioned, ls.Nodes[0])
 	src.apply(&Pause{Now: t0, Paused: true, By: "ops"})
 	data := persist(t, src.l)
 
@@ -84,7 +85,7 @@ func TestLedger_SnapshotRestoreRoundTrip(t *testing.T) {
 	if p, _ := dst.l.Pause(); !p.Paused {
 		t.Fatal("pause flag lost in the round trip")
 	}
-	if c, _ := dst.l.Counts(); c["eu"][StateLeased] != 1 || c["eu"][StateProvisioned] != 1 || c["eu"][StateWaiting] != 1 || len(c["us"]) != 0 {
+	if c, _ := dst.l.Counts(); c["eu"][api.StateLeased] != 1 || c["eu"][api.StateProvisioned] != 1 || c["eu"][api.StateWaiting] != 1 || len(c["us"]) != 0 {
 		t.Fatalf("restored counts %v", c)
 	}
 
@@ -151,7 +152,7 @@ func randomLog(seed uint64, n int) []any {
 			cmds = append(cmds, &Pause{Now: now, Paused: rng.IntN(4) == 0})
 		default:
 			// Reports reference node ids by guess; the FSM fences the wrong ones.
-			c := &Report{Now: now, Policy: testPolicy(), Results: []Result{{Identity: fmt.Sprintf("n%03d", rng.IntN(300)), Outcome: []Outcome{OutcomeProvisioned, OutcomeFailed, OutcomeLockHeld, OutcomeDeferred}[rng.IntN(4)]}}}
+			c := &Report{Now: now, Policy: testPolicy(), Results: []Result{{Identity: fmt.Sprintf("n%03d", rng.IntN(300)), Outcome: []api.Outcome{api.OutcomeProvisioned, api.OutcomeFailed, api.OutcomeLockHeld, api.OutcomeDeferred}[rng.IntN(4)]}}}
 			if len(grants) > 0 {
 				c.LeaseID = grants[rng.IntN(len(grants))]
 			}

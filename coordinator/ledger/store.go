@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -183,7 +184,7 @@ func waitValue(n *Node) []byte {
 	return append(v, n.LockEdge...)
 }
 
-func countKey(region string, s State) []byte {
+func countKey(region string, s api.NodeState) []byte {
 	k := make([]byte, 0, len(region)+1+len(s))
 	k = append(k, region...)
 	k = append(k, 0)

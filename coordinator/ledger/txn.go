@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -43,14 +44,14 @@ func newTxn(tx *bolt.Tx) *txn {
 // putNode stores n; old is its previous record, nil when new.
 func (t *txn) putNode(old, n *Node) error {
 	if old != nil {
-		if old.State == StateWaiting {
+		if old.State == api.StateWaiting {
 			if err := t.waiting.Delete(waitKey(old)); err != nil {
 				return fmt.Errorf("unindex node %q: %w", old.Identity, err)
 			}
 		}
 		t.deltas[string(countKey(old.Region, old.State))]--
 	}
-	if n.State == StateWaiting {
+	if n.State == api.StateWaiting {
 		if err := t.waiting.Put(waitKey(n), waitValue(n)); err != nil {
 			return fmt.Errorf("index node %q: %w", n.Identity, err)
 		}

@@ -4,6 +4,7 @@ package api
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -27,17 +28,12 @@ const (
 )
 
 // Outcomes lists every outcome an edge may report.
-var Outcomes = []Outcome{OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld}
+func Outcomes() []Outcome {
+	return []Outcome{OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld}
+}
 
 // Valid reports whether o is one of the known outcomes.
-func (o Outcome) Valid() bool {
-	for _, k := range Outcomes {
-		if o == k {
-			return true
-		}
-	}
-	return false
-}
+func (o Outcome) Valid() bool { return slices.Contains(Outcomes(), o) }
 
 // RegisterNode is one discovered node in a RegisterRequest.
 type RegisterNode struct {

@@ -4,6 +4,7 @@ package api
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -27,17 +28,12 @@ const (
 )
 
 // NodeStates lists every state in the order an operator reads them.
-var NodeStates = []NodeState{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned}
+func NodeStates() []NodeState {
+	return []NodeState{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned}
+}
 
 // Valid reports whether s is one of the known states.
-func (s NodeState) Valid() bool {
-	for _, k := range NodeStates {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
+func (s NodeState) Valid() bool { return slices.Contains(NodeStates(), s) }
 
 // Node is one node's record in the ledger.
 type Node struct {

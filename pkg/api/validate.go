@@ -140,7 +140,7 @@ func (r *ReportRequest) Validate() error {
 		}
 		seen[res.Identity] = i
 		if !res.Outcome.Valid() {
-			return fmt.Errorf("results[%d].outcome: %q is not one of %v", i, res.Outcome, Outcomes)
+			return fmt.Errorf("results[%d].outcome: %q is not one of %v", i, res.Outcome, Outcomes())
 		}
 		if err := validateText(fmt.Sprintf("results[%d].error", i), res.Error, MaxErrorLength); err != nil {
 			return err
@@ -179,7 +179,7 @@ func (f *NodeFilter) Validate() error {
 		}
 	}
 	if f.State != "" && !f.State.Valid() {
-		return fmt.Errorf("state: %q is not one of %v", f.State, NodeStates)
+		return fmt.Errorf("state: %q is not one of %v", f.State, NodeStates())
 	}
 	if f.Limit < 0 {
 		return fmt.Errorf("limit: %d is negative", f.Limit)

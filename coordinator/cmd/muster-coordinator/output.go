@@ -60,13 +60,13 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	head := []string{"REGION"}
-	for _, s := range api.NodeStates {
+	for _, s := range api.NodeStates() {
 		head = append(head, strings.ToUpper(string(s)))
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range regions {
 		row := []string{r}
-		for _, s := range api.NodeStates {
+		for _, s := range api.NodeStates() {
 			row = append(row, fmt.Sprint(st.Regions[r][s]))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
