@@ -11,17 +11,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// output prints v as indented JSON when asked, else as text.
-func output(cmd *cobra.Command, asJSON bool, v any, text func() error) error {
-	if !asJSON {
-		return text()
+// show prints v as indented JSON with --json, else as text.
+func (a adminCall) show(v any, text func(w io.Writer) error) error {
+	if !a.json {
+		return text(a.cmd.OutOrStdout())
 	}
-	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc := json.NewEncoder(a.cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -124,6 +122,11 @@ func printPause(w io.Writer, p api.PauseResponse) error {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "running")
+	return err
+}
+
+func printSnapshot(w io.Writer, s api.SnapshotResponse) error {
+	_, err := fmt.Fprintf(w, "snapshot %s at index %d, term %d, %d bytes\n", s.ID, s.Index, s.Term, s.Size)
 	return err
 }
 
