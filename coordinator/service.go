@@ -163,7 +163,7 @@ func (s *Service) countsByName() (map[string]map[string]int, error) {
 }
 
 // propose replicates one command and measures how long the leader waited for its result.
-func (s *Service) propose(ctx context.Context, cmd any) (any, error) {
+func (s *Service) propose(ctx context.Context, cmd ledger.Command) (any, error) {
 	data, err := ledger.EncodeCommand(cmd)
 	if err != nil {
 		return nil, err

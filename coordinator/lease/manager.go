@@ -24,7 +24,7 @@ var ErrDisabled = errors.New("lease manager disabled on this member")
 type Clock interface{ Now() time.Time }
 
 // Propose replicates a command and returns the ledger's result or its refusal.
-type Propose func(ctx context.Context, cmd any) (any, error)
+type Propose func(ctx context.Context, cmd ledger.Command) (any, error)
 
 // Config tunes leases.
 type Config struct {

@@ -39,7 +39,7 @@ type direct struct {
 	index uint64
 }
 
-func (d *direct) propose(_ context.Context, cmd any) (any, error) {
+func (d *direct) propose(_ context.Context, cmd ledger.Command) (any, error) {
 	data, err := ledger.EncodeCommand(cmd)
 	if err != nil {
 		return nil, err

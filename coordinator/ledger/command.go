@@ -142,41 +142,45 @@ type Member struct {
 	Remove     bool   `json:"remove,omitempty"`
 }
 
-// Encode returns the log entry for a command: the type byte then the JSON body.
-func Encode(t CommandType, body any) ([]byte, error) {
-	b, err := json.Marshal(body)
+// Command is the body of a log entry; its Type is the entry's first byte.
+type Command interface {
+	Type() CommandType
+}
+
+// Type is the command's type byte.
+func (Register) Type() CommandType { return CmdRegister }
+
+// Type is the command's type byte.
+func (Grant) Type() CommandType { return CmdGrant }
+
+// Type is the command's type byte.
+func (Renew) Type() CommandType { return CmdRenew }
+
+// Type is the command's type byte.
+func (Report) Type() CommandType { return CmdReport }
+
+// Type is the command's type byte.
+func (Expire) Type() CommandType { return CmdExpire }
+
+// Type is the command's type byte.
+func (Extend) Type() CommandType { return CmdExtend }
+
+// Type is the command's type byte.
+func (Pause) Type() CommandType { return CmdPause }
+
+// Type is the command's type byte.
+func (Member) Type() CommandType { return CmdMember }
+
+// EncodeCommand returns the log entry for a command: the type byte then the JSON body.
+func EncodeCommand(c Command) ([]byte, error) {
+	t := c.Type()
+	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s command: %w", t, err)
 	}
 	out := make([]byte, 0, len(b)+1)
 	out = append(out, byte(t))
 	return append(out, b...), nil
-}
-
-// EncodeCommand picks the type byte from the body's Go type.
-func EncodeCommand(body any) ([]byte, error) {
-	var t CommandType
-	switch body.(type) {
-	case *Register, Register:
-		t = CmdRegister
-	case *Grant, Grant:
-		t = CmdGrant
-	case *Renew, Renew:
-		t = CmdRenew
-	case *Report, Report:
-		t = CmdReport
-	case *Expire, Expire:
-		t = CmdExpire
-	case *Extend, Extend:
-		t = CmdExtend
-	case *Pause, Pause:
-		t = CmdPause
-	case *Member, Member:
-		t = CmdMember
-	default:
-		return nil, fmt.Errorf("%w: no command type for %T", ErrBadCommand, body)
-	}
-	return Encode(t, body)
 }
 
 func errorf(format string, args ...any) error {

@@ -40,7 +40,7 @@ func newHarness(t testing.TB) *harness {
 	return &harness{t: t, l: l, term: 1}
 }
 
-func (h *harness) entry(cmd any) *raft.Log {
+func (h *harness) entry(cmd Command) *raft.Log {
 	h.t.Helper()
 	data, err := EncodeCommand(cmd)
 	if err != nil {
@@ -50,7 +50,7 @@ func (h *harness) entry(cmd any) *raft.Log {
 	return &raft.Log{Index: h.index, Term: h.term, Type: raft.LogCommand, Data: data}
 }
 
-func (h *harness) apply(cmd any) any {
+func (h *harness) apply(cmd Command) any {
 	h.t.Helper()
 	return h.l.ApplyLogs([]*raft.Log{h.entry(cmd)})[0]
 }

@@ -122,10 +122,10 @@ func TestLedger_RestoreOfGarbageKeepsOldState(t *testing.T) {
 
 // randomLog builds a plausible log: registrations, grants, renewals, reports, expiries, extends
 // and pauses, with times that only move forward, as a leader would stamp them.
-func randomLog(seed uint64, n int) []any {
+func randomLog(seed uint64, n int) []Command {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	now := t0
-	var cmds []any
+	var cmds []Command
 	regions := []string{"eu", "us", "ap"}
 	edges := []string{"e1", "e2", "e3"}
 	leaseN := 0
