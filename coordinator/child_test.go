@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -236,7 +235,23 @@ func (c *child) kill() {
 type childCluster struct {
 	t        testing.TB
 	children []*child
-	mu       sync.Mutex
+}
+
+// startChildCluster starts members c1, c2 and c3 as child processes that know each other as peers.
+func startChildCluster(t testing.TB) *childCluster {
+	t.Helper()
+	root := t.TempDir()
+	fronts := []*forwarder{newForwarder(t), newForwarder(t), newForwarder(t)}
+	var peers []string
+	for i, f := range fronts {
+		peers = append(peers, fmt.Sprintf("c%d=%s", i+1, f.addr()))
+	}
+	cc := &childCluster{t: t}
+	for i, f := range fronts {
+		id := fmt.Sprintf("c%d", i+1)
+		cc.children = append(cc.children, startChild(t, id, root+"/"+id, f, "MUSTER_PEERS="+strings.Join(peers, ",")))
+	}
+	return cc
 }
 
 func (cc *childCluster) leader() *child {
@@ -275,17 +290,7 @@ func TestChildCluster_SIGKILLLeaderThenNewLeaderGrants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	root := t.TempDir()
-	fronts := []*forwarder{newForwarder(t), newForwarder(t), newForwarder(t)}
-	var peers []string
-	for i, f := range fronts {
-		peers = append(peers, fmt.Sprintf("c%d=%s", i+1, f.addr()))
-	}
-	cc := &childCluster{t: t}
-	for i, f := range fronts {
-		id := fmt.Sprintf("c%d", i+1)
-		cc.children = append(cc.children, startChild(t, id, root+"/"+id, f, "MUSTER_PEERS="+strings.Join(peers, ",")))
-	}
+	cc := startChildCluster(t)
 	cc.onLeader(childRequest{Op: "register", Region: "eu", Edge: "edge-a", IDs: nodeIDs("n", 40)})
 	held := cc.onLeader(childRequest{Op: "acquire", Region: "eu", Edge: "edge-a", Max: 10}).Lease
 	if held == nil || len(held.Nodes) != 10 {
@@ -364,7 +369,7 @@ func crashAndCheck(t *testing.T, snapshots bool, acks int) {
 		}
 	}
 
-	cl := &cluster{t: t, clock: newManualClock(), leases: testLeaseConfig()}
+	cl := &cluster{t: t, clock: newTestClock(), leases: testLeaseConfig()}
 	m := &member{c: cl, id: "c1", dir: dir, front: front}
 	cl.members = []*member{m}
 	t.Cleanup(cl.closeAll)
@@ -409,17 +414,7 @@ func TestCrash_KillDuringSnapshotLosesNoAcknowledgedWrite(t *testing.T) {
 // process to the first lease granted by its successor; the killed member restarts from its files
 // before the next op. Raft timeouts: raftnode.LoopbackTimeouts.
 func BenchmarkChildCluster_SIGKILLToNextGrant(b *testing.B) {
-	root := b.TempDir()
-	fronts := []*forwarder{newForwarder(b), newForwarder(b), newForwarder(b)}
-	var peers []string
-	for i, f := range fronts {
-		peers = append(peers, fmt.Sprintf("c%d=%s", i+1, f.addr()))
-	}
-	cc := &childCluster{t: b}
-	for i, f := range fronts {
-		id := fmt.Sprintf("c%d", i+1)
-		cc.children = append(cc.children, startChild(b, id, root+"/"+id, f, "MUSTER_PEERS="+strings.Join(peers, ",")))
-	}
+	cc := startChildCluster(b)
 	var samples []time.Duration
 	b.ResetTimer()
 	for i := range b.N {

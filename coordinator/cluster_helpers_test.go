@@ -16,44 +16,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// manualClock is the time the leaders stamp; tests move it, so lease expiry is decided by the test.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newManualClock() *manualClock {
-	return &manualClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newTestClock is the time the leaders stamp; tests move it, so lease expiry is decided by the test.
+func newTestClock() *testutil.Clock {
+	return testutil.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // waitFor polls cond until it holds or the generous deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an effect
-	}
+	testutil.WaitFor(t, what, 30*time.Second, cond)
 }
 
 type member struct {
@@ -71,7 +49,7 @@ type cluster struct {
 	t testing.TB
 	// memberMu guards each member's svc, which edges in other goroutines read.
 	memberMu sync.Mutex
-	clock    *manualClock
+	clock    *testutil.Clock
 	members  []*member
 	net      *netem
 	leases   lease.Config
@@ -92,7 +70,7 @@ func testLeaseConfig() lease.Config {
 
 func newCluster(t testing.TB, n int, withNet bool) *cluster {
 	t.Helper()
-	c := &cluster{t: t, clock: newManualClock(), leases: testLeaseConfig()}
+	c := &cluster{t: t, clock: newTestClock(), leases: testLeaseConfig()}
 	if withNet {
 		c.net = newNetem(t)
 	}
@@ -297,12 +275,10 @@ type netem struct {
 	blocked map[string]bool
 }
 
+// proxy is the link from one member to another's raft address.
 type proxy struct {
-	ln       net.Listener
+	*relay
 	from, to string
-	target   string
-	mu       sync.Mutex
-	conns    map[net.Conn]struct{}
 }
 
 func newNetem(t testing.TB) *netem {
@@ -323,7 +299,7 @@ func (n *netem) dialer(from string) func(string, time.Duration) (net.Conn, error
 		if err != nil {
 			return nil, err
 		}
-		return net.DialTimeout("tcp", p.ln.Addr().String(), timeout)
+		return net.DialTimeout("tcp", p.addr(), timeout)
 	}
 }
 
@@ -334,13 +310,18 @@ func (n *netem) proxy(from, addr string) (*proxy, error) {
 	if p, ok := n.proxies[key]; ok {
 		return p, nil
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p := &proxy{from: from, to: n.names[addr]}
+	r, err := newRelay(func() string {
+		if n.isBlocked(p) {
+			return ""
+		}
+		return addr
+	})
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{ln: ln, from: from, to: n.names[addr], target: addr, conns: map[net.Conn]struct{}{}}
+	p.relay = r
 	n.proxies[key] = p
-	go p.serve(n)
 	return p, nil
 }
 
@@ -380,92 +361,38 @@ func (n *netem) close() {
 	}
 	n.mu.Unlock()
 	for _, p := range ps {
-		p.ln.Close()
-		p.dropAll()
+		p.close()
 	}
 }
 
-func (p *proxy) serve(n *netem) {
-	for {
-		in, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		if n.isBlocked(p) {
-			in.Close()
-			continue
-		}
-		out, err := net.DialTimeout("tcp", p.target, 2*time.Second)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns[in], p.conns[out] = struct{}{}, struct{}{}
-		p.mu.Unlock()
-		pipe := func(dst, src net.Conn) {
-			io.Copy(dst, src)
-			dst.Close()
-			src.Close()
-		}
-		go pipe(out, in)
-		go pipe(in, out)
-	}
+// relay accepts on 127.0.0.1 and pipes each connection to the address route gives at that
+// moment; when it gives none, the connection is closed.
+type relay struct {
+	ln    net.Listener
+	route func() string
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
 }
 
-func (p *proxy) dropAll() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-// forwarder accepts on a fixed address and forwards to a target that may change or be absent.
-type forwarder struct {
-	ln     net.Listener
-	mu     sync.Mutex
-	target string
-	conns  map[net.Conn]struct{}
-}
-
-func newForwarder(t testing.TB) *forwarder {
+func newRelay(route func() string) (*relay, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	f := &forwarder{ln: ln, conns: map[net.Conn]struct{}{}}
-	t.Cleanup(func() {
-		ln.Close()
-		f.setTarget("")
-	})
-	go f.serve()
-	return f
+	r := &relay{ln: ln, route: route, conns: map[net.Conn]struct{}{}}
+	go r.serve()
+	return r, nil
 }
 
-func (f *forwarder) addr() string { return f.ln.Addr().String() }
+func (r *relay) addr() string { return r.ln.Addr().String() }
 
-// setTarget points new connections at target and drops the open ones.
-func (f *forwarder) setTarget(target string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.target = target
-	for c := range f.conns {
-		c.Close()
-		delete(f.conns, c)
-	}
-}
-
-func (f *forwarder) serve() {
+func (r *relay) serve() {
 	for {
-		in, err := f.ln.Accept()
+		in, err := r.ln.Accept()
 		if err != nil {
 			return
 		}
-		f.mu.Lock()
-		target := f.target
-		f.mu.Unlock()
+		target := r.route()
 		if target == "" {
 			in.Close()
 			continue
@@ -475,9 +402,9 @@ func (f *forwarder) serve() {
 			in.Close()
 			continue
 		}
-		f.mu.Lock()
-		f.conns[in], f.conns[out] = struct{}{}, struct{}{}
-		f.mu.Unlock()
+		r.mu.Lock()
+		r.conns[in], r.conns[out] = struct{}{}, struct{}{}
+		r.mu.Unlock()
 		pipe := func(dst, src net.Conn) {
 			io.Copy(dst, src)
 			dst.Close()
@@ -486,4 +413,49 @@ func (f *forwarder) serve() {
 		go pipe(out, in)
 		go pipe(in, out)
 	}
+}
+
+// dropAll closes the open connections; new ones are still accepted.
+func (r *relay) dropAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for c := range r.conns {
+		c.Close()
+		delete(r.conns, c)
+	}
+}
+
+func (r *relay) close() {
+	r.ln.Close()
+	r.dropAll()
+}
+
+// forwarder is a relay on a fixed address to a target that may change or be absent.
+type forwarder struct {
+	*relay
+	mu     sync.Mutex
+	target string
+}
+
+func newForwarder(t testing.TB) *forwarder {
+	f := &forwarder{}
+	r, err := newRelay(func() string {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.target
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.relay = r
+	t.Cleanup(r.close)
+	return f
+}
+
+// setTarget points new connections at target and drops the open ones.
+func (f *forwarder) setTarget(target string) {
+	f.mu.Lock()
+	f.target = target
+	f.mu.Unlock()
+	f.dropAll()
 }

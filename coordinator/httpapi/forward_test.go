@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -62,7 +63,7 @@ func TestForward_ClientPointedAtAFollowerWorksThroughTheLeader(t *testing.T) {
 	}
 	// Every member converges on the provisioned nodes; a stale read on the follower shows them.
 	admin := adminClient(t, follower.url)
-	waitFor(t, "the follower to apply the report", 30*time.Second, func() bool {
+	testutil.WaitFor(t, "the follower to apply the report", 30*time.Second, func() bool {
 		st, err := admin.StatusOf(ctx, follower.url)
 		return err == nil && st.Regions["ams"][api.StateProvisioned] == 6
 	})
@@ -164,7 +165,7 @@ func TestPause_ReplicatedFlagStopsGrantsUntilResume(t *testing.T) {
 	if err != nil || !hb.Paused {
 		t.Fatalf("heartbeat while paused: %+v %v", hb, err)
 	}
-	waitFor(t, "every member to show the pause", 30*time.Second, func() bool {
+	testutil.WaitFor(t, "every member to show the pause", 30*time.Second, func() bool {
 		for _, m := range ms {
 			st, err := admin.StatusOf(ctx, m.url)
 			if err != nil || !st.Paused || st.PauseReason != "maintenance window" {

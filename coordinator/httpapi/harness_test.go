@@ -19,6 +19,7 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
@@ -98,18 +99,6 @@ func startMember(t testing.TB, dir, id string, bootstrap bool, edit func(*httpap
 	return m
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // cluster starts n members; the first bootstraps and the others join through the admin API.
 func cluster(t testing.TB, n int) []*member {
 	t.Helper()
@@ -121,7 +110,7 @@ func clusterWith(t testing.TB, n int, edit func(*httpapi.Config)) []*member {
 	t.Helper()
 	dir := t.TempDir()
 	ms := []*member{startMember(t, dir, "c1", true, edit)}
-	waitFor(t, "c1 to lead", 30*time.Second, ms[0].svc.IsLeader)
+	testutil.WaitFor(t, "c1 to lead", 30*time.Second, ms[0].svc.IsLeader)
 	admin := adminClient(t, ms[0].url)
 	for i := 2; i <= n; i++ {
 		m := startMember(t, dir, fmt.Sprintf("c%d", i), false, edit)
@@ -134,7 +123,7 @@ func clusterWith(t testing.TB, n int, edit func(*httpapi.Config)) []*member {
 		ms = append(ms, m)
 	}
 	// Every member knows the leader's API address once the member table has replicated.
-	waitFor(t, "every member to name the leader", 30*time.Second, func() bool {
+	testutil.WaitFor(t, "every member to name the leader", 30*time.Second, func() bool {
 		for _, m := range ms {
 			if m.svc.LeaderAPIAddress() != ms[0].url {
 				return false

@@ -11,25 +11,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/ledger"
 )
-
-type fixedClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fixedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fixedClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // direct applies proposals straight to a real ledger, one log index each, as a single member
 // would after commit; the ledger's notifications go to the manager as in the service.
@@ -54,7 +38,7 @@ func (d *direct) propose(_ context.Context, cmd ledger.Command) (any, error) {
 	return res, nil
 }
 
-func newManager(t *testing.T) (*Manager, *direct, *fixedClock) {
+func newManager(t *testing.T) (*Manager, *direct, *testutil.Clock) {
 	t.Helper()
 	var m *Manager
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{OnApply: func(a ledger.Applied) {
@@ -67,7 +51,7 @@ func newManager(t *testing.T) (*Manager, *direct, *fixedClock) {
 	}
 	t.Cleanup(func() { l.Close() })
 	d := &direct{l: l}
-	clock := &fixedClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	m, err = New(Config{TTL: 10 * time.Second, Grace: 2 * time.Second, ExpiryInterval: time.Hour, Extension: 500 * time.Millisecond}, l, d.propose, clock, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -109,14 +93,14 @@ func TestManager_EnableExtendsThenExpiresOnlyAfterGrace(t *testing.T) {
 	if want := ls.ExpiresAt.Add(500 * time.Millisecond); !got.ExpiresAt.Equal(want) {
 		t.Fatalf("expires_at after enable = %s, want %s", got.ExpiresAt, want)
 	}
-	clock.advance(got.ExpiresAt.Sub(clock.Now()) + 2*time.Second - time.Nanosecond)
+	clock.Advance(got.ExpiresAt.Sub(clock.Now()) + 2*time.Second - time.Nanosecond)
 	if err := m.ExpireDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.l.Lease(ls.ID); err != nil {
 		t.Fatalf("expired before expires_at+grace: %v", err)
 	}
-	clock.advance(time.Nanosecond)
+	clock.Advance(time.Nanosecond)
 	if err := m.ExpireDue(ctx); err != nil {
 		t.Fatal(err)
 	}

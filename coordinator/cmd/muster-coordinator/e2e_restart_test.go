@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -20,20 +21,12 @@ func TestE2E_WholeClusterRestartKeepsTheLedger(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three coordinator processes twice")
 	}
-	c := &e2eCluster{t: t, bin: buildBinary(t), dir: t.TempDir()}
-	defer c.stopAll()
-	first := c.start("c1", true, "")
-	c.waitLeader(t, first.apiURL, 1, "")
-	c.start("c2", false, first.apiURL)
-	c.start("c3", false, first.apiURL)
-	c.waitLeader(t, c.addrs(""), 3, "")
+	c, _ := startThree(t)
+	first := c.procs[0]
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var urls []string
-	for _, p := range c.procs {
-		urls = append(urls, p.apiURL)
-	}
+	urls := c.apiURLs("")
 	edge, _ := api.NewClient(urls, api.WithToken(e2eEdgeToken))
 	admin, _ := api.NewClient(urls, api.WithToken(e2eAdminToken))
 	var nodes []api.RegisterNode
@@ -69,13 +62,13 @@ func TestE2E_WholeClusterRestartKeepsTheLedger(t *testing.T) {
 			t.Errorf("member %s exited %d on SIGTERM", p.id, code)
 		}
 	}
-	c.restartWith(c.procs[0], true, "")
-	c.restartWith(c.procs[1], false, first.apiURL)
-	c.restartWith(c.procs[2], false, first.apiURL)
+	c.launch(c.procs[0], true, "")
+	c.launch(c.procs[1], false, first.apiURL)
+	c.launch(c.procs[2], false, first.apiURL)
 	c.waitLeader(t, c.addrs(""), 3, "")
 
 	var after api.NodesResponse
-	waitFor(t, "the leader to serve the ledger", 60*time.Second, func() (bool, string) {
+	testutil.WaitForState(t, "the leader to serve the ledger", 60*time.Second, func() (bool, string) {
 		after, err = admin.Nodes(ctx, api.NodeFilter{Region: "fra", Limit: 100})
 		return err == nil, fmt.Sprint(err)
 	})

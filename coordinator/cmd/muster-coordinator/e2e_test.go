@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -117,17 +118,8 @@ func (c *e2eCluster) listening(p *proc) bool {
 	return true // let the caller's own wait report what is wrong
 }
 
-// restart starts a stopped member again on its ports and data dir, as an operator would.
-func (c *e2eCluster) restart(p *proc) {
-	c.launch(p, false, "")
-}
-
-// restartWith starts a stopped member again with the flags of its first start, as an unchanged
-// unit file would: bootstrap and join must be harmless on a member that has state.
-func (c *e2eCluster) restartWith(p *proc, bootstrap bool, join string) {
-	c.launch(p, bootstrap, join)
-}
-
+// launch starts p on its ports and data dir. A restart passes the flags of the first start, as an
+// unchanged unit file would: bootstrap and join must be harmless on a member that has state.
 func (c *e2eCluster) launch(p *proc, bootstrap bool, join string) {
 	t := c.t
 	id := p.id
@@ -195,14 +187,31 @@ func (c *e2eCluster) stopAll() {
 	}
 }
 
-func (c *e2eCluster) addrs(except string) string {
+// apiURLs lists the members' API URLs but except's.
+func (c *e2eCluster) apiURLs(except string) []string {
 	var out []string
 	for _, p := range c.procs {
 		if p.id != except {
 			out = append(out, p.apiURL)
 		}
 	}
-	return strings.Join(out, ",")
+	return out
+}
+
+// addrs is apiURLs as the --addr flag takes them.
+func (c *e2eCluster) addrs(except string) string { return strings.Join(c.apiURLs(except), ",") }
+
+// startThree starts c1, which bootstraps, and c2 and c3, which join it, and waits for a leader of
+// all three.
+func startThree(t testing.TB) (*e2eCluster, api.StatusResponse) {
+	t.Helper()
+	c := &e2eCluster{t: t, bin: buildBinary(t), dir: t.TempDir()}
+	t.Cleanup(c.stopAll)
+	first := c.start("c1", true, "")
+	c.waitLeader(t, first.apiURL, 1, "")
+	c.start("c2", false, first.apiURL)
+	c.start("c3", false, first.apiURL)
+	return c, c.waitLeader(t, c.addrs(""), 3, "")
 }
 
 // cli runs an admin command of the binary and returns its stdout.
@@ -218,26 +227,10 @@ func (c *e2eCluster) cli(args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, last)
-}
-
 // leaderWithMembers waits, through the status command, for a leader among want members.
 func (c *e2eCluster) waitLeader(t testing.TB, addrs string, want int, not string) api.StatusResponse {
 	var st api.StatusResponse
-	waitFor(t, fmt.Sprintf("a leader (not %q) with %d members", not, want), 60*time.Second, func() (bool, string) {
+	testutil.WaitForState(t, fmt.Sprintf("a leader (not %q) with %d members", not, want), 60*time.Second, func() (bool, string) {
 		out, err := c.cli("status", "--json", "--timeout", "5s", "--addr", addrs)
 		if err != nil {
 			return false, err.Error()
@@ -268,14 +261,7 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three coordinator processes")
 	}
-	c := &e2eCluster{t: t, bin: buildBinary(t), dir: t.TempDir()}
-	defer c.stopAll()
-
-	first := c.start("c1", true, "")
-	c.waitLeader(t, first.apiURL, 1, "")
-	c.start("c2", false, first.apiURL)
-	c.start("c3", false, first.apiURL)
-	st := c.waitLeader(t, c.addrs(""), 3, "")
+	c, st := startThree(t)
 	t.Logf("leader %s, term %d", st.LeaderID, st.Term)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -335,7 +321,7 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 	<-leader.exited
 
 	var second api.AcquireResponse
-	waitFor(t, "a lease granted by the new leader", 60*time.Second, func() (bool, string) {
+	testutil.WaitForState(t, "a lease granted by the new leader", 60*time.Second, func() (bool, string) {
 		actx, acancel := context.WithTimeout(ctx, 10*time.Second)
 		defer acancel()
 		r, err := edge.Acquire(actx, api.AcquireRequest{Edge: "edge-ams-2", Region: "ams", MaxNodes: 4, Wait: api.Duration(2 * time.Second)})
@@ -427,7 +413,7 @@ func (c *e2eCluster) cliSteps(t *testing.T, addr, leasedNode string) {
 			continue
 		}
 		// status is the member's own view: the follower shows the pause once it applied it.
-		waitFor(t, "the follower's status to show the pause", 30*time.Second, func() (bool, string) {
+		testutil.WaitForState(t, "the follower's status to show the pause", 30*time.Second, func() (bool, string) {
 			out, err := c.cli("status", "--addr", addr)
 			return err == nil && strings.Contains(out, "paused yes (change freeze)"), out
 		})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -21,18 +22,9 @@ import (
 //
 // and read failover-median-s / failover-p90-s / failover-max-s.
 func BenchmarkFailover_SIGKILLToNextGrantedLease(b *testing.B) {
-	c := &e2eCluster{t: b, bin: buildBinary(b), dir: b.TempDir()}
-	defer c.stopAll()
-	first := c.start("c1", true, "")
-	c.waitLeader(b, first.apiURL, 1, "")
-	c.start("c2", false, first.apiURL)
-	c.start("c3", false, first.apiURL)
-	c.waitLeader(b, c.addrs(""), 3, "")
+	c, _ := startThree(b)
 
-	var urls []string
-	for _, p := range c.procs {
-		urls = append(urls, p.apiURL)
-	}
+	urls := c.apiURLs("")
 	edge, err := api.NewClient(urls, api.WithToken(e2eEdgeToken), api.WithRetryDelay(20*time.Millisecond))
 	if err != nil {
 		b.Fatal(err)
@@ -56,7 +48,7 @@ func BenchmarkFailover_SIGKILLToNextGrantedLease(b *testing.B) {
 		b.StopTimer()
 		// Every member agrees on the leader before the kill, so each run starts from a healthy cluster.
 		var leaderID string
-		waitFor(b, "all members to agree on a leader", 60*time.Second, func() (bool, string) {
+		testutil.WaitForState(b, "all members to agree on a leader", 60*time.Second, func() (bool, string) {
 			ids := map[string]bool{}
 			for _, u := range urls {
 				st, err := admin.StatusOf(ctx, u)
@@ -90,7 +82,7 @@ func BenchmarkFailover_SIGKILLToNextGrantedLease(b *testing.B) {
 
 		b.StopTimer()
 		<-leader.exited
-		c.restart(leader)
+		c.launch(leader, false, "")
 		b.StartTimer()
 	}
 	b.StopTimer()

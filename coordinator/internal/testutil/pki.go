@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package testutil holds what the coordinator's tests in several packages share. Only tests
+// import it.
+package testutil
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// CA is a throwaway certificate authority for one test; what it issues is valid for 127.0.0.1.
+type CA struct {
+	cert *x509.Certificate
+	der  []byte
+	key  *ecdsa.PrivateKey
+	// Pool trusts the CA alone.
+	Pool *x509.CertPool
+}
+
+// NewCA makes a CA named name.
+func NewCA(t testing.TB, name string) *CA {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(t), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &CA{cert: cert, der: der, key: key, Pool: pool}
+}
+
+// Issue returns a certificate for 127.0.0.1 named cn with the given extended key usages.
+func (ca *CA) Issue(t testing.TB, cn string, usage ...x509.ExtKeyUsage) tls.Certificate {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage,
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// IssueMember returns a certificate a member presents both as server and as client.
+func (ca *CA) IssueMember(t testing.TB, cn string) tls.Certificate {
+	return ca.Issue(t, cn, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
+// MutualTLS is a member's configuration for a transport where both ends verify the other.
+func (ca *CA) MutualTLS(t testing.TB, cn string) *tls.Config {
+	return &tls.Config{
+		Certificates: []tls.Certificate{ca.IssueMember(t, cn)},
+		RootCAs:      ca.Pool, ClientCAs: ca.Pool, ClientAuth: tls.RequireAndVerifyClientCert,
+		MinVersion: tls.VersionTLS13,
+	}
+}
+
+// Client is an HTTP client that trusts the CA and presents certs.
+func (ca *CA) Client(certs ...tls.Certificate) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: ca.Pool, Certificates: certs, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: tr}
+}
+
+// WriteCA writes the CA certificate as dir/ca.pem and returns its path.
+func (ca *CA) WriteCA(t testing.TB, dir string) string {
+	t.Helper()
+	return writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", ca.der)
+}
+
+// WriteCert writes c as dir/name.pem and its key as dir/name.key.
+func WriteCert(t testing.TB, dir, name string, c tls.Certificate) (certPath, keyPath string) {
+	t.Helper()
+	kder, err := x509.MarshalECPrivateKey(c.PrivateKey.(*ecdsa.PrivateKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", c.Certificate[0]),
+		writePEM(t, filepath.Join(dir, name+".key"), "EC PRIVATE KEY", kder)
+}
+
+func writePEM(t testing.TB, path, typ string, der []byte) string {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func newKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// serial is random so that two certificates issued in the same instant still differ.
+func serial(t testing.TB) *big.Int {
+	t.Helper()
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
