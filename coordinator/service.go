@@ -119,7 +119,7 @@ func New(cfg Config) (*Service, error) {
 		AppliedIndex:        func() uint64 { i, _, _ := s.ledger.AppliedIndex(); return i },
 		LeasesActive:        func() int { ls, _ := s.ledger.Leases(); return len(ls) },
 		DroppedObservations: node.DroppedObservations,
-		Nodes:               s.countsByName,
+		Nodes:               s.ledger.Counts,
 	})
 	if err != nil {
 		node.Shutdown()
@@ -145,21 +145,6 @@ func (s *Service) onApply(a ledger.Applied) {
 	if m := s.leases.Load(); m != nil {
 		m.Notify(a)
 	}
-}
-
-func (s *Service) countsByName() (map[string]map[string]int, error) {
-	c, err := s.ledger.Counts()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]map[string]int, len(c))
-	for r, states := range c {
-		out[r] = make(map[string]int, len(states))
-		for st, n := range states {
-			out[r][string(st)] = n
-		}
-	}
-	return out, nil
 }
 
 // propose replicates one command and measures how long the leader waited for its result.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // Sources are read at scrape time, so the gauges never go stale.
@@ -19,7 +21,7 @@ type Sources struct {
 	// DroppedObservations counts leadership notifications coalesced before anyone read them.
 	DroppedObservations func() uint64
 	// Nodes returns counts by region then state.
-	Nodes func() (map[string]map[string]int, error)
+	Nodes func() (map[string]map[api.NodeState]int, error)
 }
 
 // Metrics are the counters and histograms the coordinator updates as it works.
@@ -88,7 +90,7 @@ func b2f(b bool) float64 {
 }
 
 type nodesCollector struct {
-	src  func() (map[string]map[string]int, error)
+	src  func() (map[string]map[api.NodeState]int, error)
 	desc *prometheus.Desc
 }
 
@@ -102,7 +104,7 @@ func (c *nodesCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for region, states := range counts {
 		for state, n := range states {
-			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), region, state)
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), region, string(state))
 		}
 	}
 }

@@ -115,38 +115,32 @@ func (c *Client) candidates() []string {
 
 // Register records discovered nodes.
 func (c *Client) Register(ctx context.Context, req RegisterRequest) (RegisterResponse, error) {
-	var out RegisterResponse
-	return out, c.do(ctx, http.MethodPost, PathRegister, nil, &req, &out)
+	return call[RegisterResponse](ctx, c, http.MethodPost, PathRegister, nil, &req)
 }
 
 // Acquire asks for a lease and blocks on the server up to req.Wait; a nil Lease means none was granted.
 func (c *Client) Acquire(ctx context.Context, req AcquireRequest) (AcquireResponse, error) {
-	var out AcquireResponse
-	return out, c.do(ctx, http.MethodPost, PathAcquire, nil, &req, &out)
+	return call[AcquireResponse](ctx, c, http.MethodPost, PathAcquire, nil, &req)
 }
 
 // Renew extends a lease.
 func (c *Client) Renew(ctx context.Context, req RenewRequest) (RenewResponse, error) {
-	var out RenewResponse
-	return out, c.do(ctx, http.MethodPost, PathRenew, nil, &req, &out)
+	return call[RenewResponse](ctx, c, http.MethodPost, PathRenew, nil, &req)
 }
 
 // Report delivers results for nodes of a lease.
 func (c *Client) Report(ctx context.Context, req ReportRequest) (ReportResponse, error) {
-	var out ReportResponse
-	return out, c.do(ctx, http.MethodPost, PathReport, nil, &req, &out)
+	return call[ReportResponse](ctx, c, http.MethodPost, PathReport, nil, &req)
 }
 
 // Heartbeat tells the leader the edge is alive and learns the pause flag.
 func (c *Client) Heartbeat(ctx context.Context, req HeartbeatRequest) (HeartbeatResponse, error) {
-	var out HeartbeatResponse
-	return out, c.do(ctx, http.MethodPost, PathHeartbeat, nil, &req, &out)
+	return call[HeartbeatResponse](ctx, c, http.MethodPost, PathHeartbeat, nil, &req)
 }
 
 // Status returns the view of the first member that answers, the known leader first.
 func (c *Client) Status(ctx context.Context) (StatusResponse, error) {
-	var out StatusResponse
-	return out, c.do(ctx, http.MethodGet, PathStatus, nil, nil, &out)
+	return call[StatusResponse](ctx, c, http.MethodGet, PathStatus, nil, nil)
 }
 
 // StatusOf returns one member's own view, without trying any other member.
@@ -162,9 +156,8 @@ func (c *Client) StatusOf(ctx context.Context, member string) (StatusResponse, e
 
 // Nodes returns one page of the ledger's nodes matching f, read on the leader.
 func (c *Client) Nodes(ctx context.Context, f NodeFilter) (NodesResponse, error) {
-	var out NodesResponse
 	if err := f.Validate(); err != nil {
-		return out, err
+		return NodesResponse{}, err
 	}
 	q := url.Values{}
 	if f.Region != "" {
@@ -179,28 +172,25 @@ func (c *Client) Nodes(ctx context.Context, f NodeFilter) (NodesResponse, error)
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	return out, c.do(ctx, http.MethodGet, PathNodes, q, nil, &out)
+	return call[NodesResponse](ctx, c, http.MethodGet, PathNodes, q, nil)
 }
 
 // Node returns one node with its history, read on the leader.
 func (c *Client) Node(ctx context.Context, identity string) (Node, error) {
-	var out Node
 	if err := ValidateName("identity", identity); err != nil {
-		return out, err
+		return Node{}, err
 	}
-	return out, c.do(ctx, http.MethodGet, PathNode+url.PathEscape(identity), nil, nil, &out)
+	return call[Node](ctx, c, http.MethodGet, PathNode+url.PathEscape(identity), nil, nil)
 }
 
 // Pause sets the replicated pause flag.
 func (c *Client) Pause(ctx context.Context, req PauseRequest) (PauseResponse, error) {
-	var out PauseResponse
-	return out, c.do(ctx, http.MethodPost, PathPause, nil, &req, &out)
+	return call[PauseResponse](ctx, c, http.MethodPost, PathPause, nil, &req)
 }
 
 // Resume clears the replicated pause flag.
 func (c *Client) Resume(ctx context.Context) (PauseResponse, error) {
-	var out PauseResponse
-	return out, c.do(ctx, http.MethodPost, PathResume, nil, &struct{}{}, &out)
+	return call[PauseResponse](ctx, c, http.MethodPost, PathResume, nil, &struct{}{})
 }
 
 // Join adds a member to the cluster.
@@ -215,8 +205,15 @@ func (c *Client) Remove(ctx context.Context, req RemoveRequest) error {
 
 // Snapshot asks the leader to take a Raft snapshot now.
 func (c *Client) Snapshot(ctx context.Context) (SnapshotResponse, error) {
-	var out SnapshotResponse
-	return out, c.do(ctx, http.MethodPost, PathSnapshot, nil, &struct{}{}, &out)
+	return call[SnapshotResponse](ctx, c, http.MethodPost, PathSnapshot, nil, &struct{}{})
+}
+
+// call is do for a call that answers with a T. (A "return out, c.do(..., &out)" would leave it to
+// the compiler whether out is read before or after do fills it.)
+func call[T any](ctx context.Context, c *Client, method, path string, q url.Values, in any) (T, error) {
+	var out T
+	err := c.do(ctx, method, path, q, in, &out)
+	return out, err
 }
 
 // do sends one call, moving across members and towards the leader within the attempt budget.
