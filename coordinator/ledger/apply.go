@@ -91,15 +91,24 @@ func validNow(now time.Time) error {
 	return nil
 }
 
+// validBatch refuses a command that moves nodes without a time, under a bad policy, or with more
+// than MaxBatch items (what names the command, of what its items).
+func validBatch(now time.Time, p Policy, items int, what, of string) error {
+	if err := validNow(now); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if items > MaxBatch {
+		return errorf("%s of %d %s exceeds the batch limit %d", what, items, of, MaxBatch)
+	}
+	return nil
+}
+
 func applyRegister(t *txn, c *Register) (any, error) {
-	if err := validNow(c.Now); err != nil {
+	if err := validBatch(c.Now, c.Policy, len(c.Nodes), "register", "nodes"); err != nil {
 		return nil, err
-	}
-	if err := c.Policy.Validate(); err != nil {
-		return nil, err
-	}
-	if len(c.Nodes) > MaxBatch {
-		return nil, errorf("register of %d nodes exceeds the batch limit %d", len(c.Nodes), MaxBatch)
 	}
 	res := &RegisterResult{}
 	for _, rn := range c.Nodes {
@@ -298,14 +307,8 @@ func applyRenew(t *txn, c *Renew) (any, error) {
 }
 
 func applyReport(t *txn, c *Report) (any, error) {
-	if err := validNow(c.Now); err != nil {
+	if err := validBatch(c.Now, c.Policy, len(c.Results), "report", "results"); err != nil {
 		return nil, err
-	}
-	if err := c.Policy.Validate(); err != nil {
-		return nil, err
-	}
-	if len(c.Results) > MaxBatch {
-		return nil, errorf("report of %d results exceeds the batch limit %d", len(c.Results), MaxBatch)
 	}
 	for _, r := range c.Results {
 		if !r.Outcome.Valid() {
@@ -413,17 +416,11 @@ func retry(n *Node, tr api.Transition, reason string, now time.Time, p Policy) {
 }
 
 func applyExpire(t *txn, c *Expire) (any, error) {
-	if err := validNow(c.Now); err != nil {
+	if err := validBatch(c.Now, c.Policy, len(c.LeaseIDs), "expire", "leases"); err != nil {
 		return nil, err
 	}
 	if c.Grace < 0 {
 		return nil, errorf("expire grace %s: must not be negative", c.Grace)
-	}
-	if err := c.Policy.Validate(); err != nil {
-		return nil, err
-	}
-	if len(c.LeaseIDs) > MaxBatch {
-		return nil, errorf("expire of %d leases exceeds the batch limit %d", len(c.LeaseIDs), MaxBatch)
 	}
 	res := &ExpireResult{}
 	for _, id := range c.LeaseIDs {

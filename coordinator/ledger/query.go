@@ -16,19 +16,24 @@ import (
 
 // Node returns one node's record, or ErrUnknownNode.
 func (l *Ledger) Node(identity string) (*Node, error) {
-	var n *Node
+	return getOne(l, bucketNodes, identity, getNode, ErrUnknownNode)
+}
+
+// getOne reads record id of bucket with get, failing with notFound when there is none.
+func getOne[T any](l *Ledger, bucket []byte, id string, get func(*bolt.Bucket, string) (*T, error), notFound error) (*T, error) {
+	var v *T
 	err := l.view(func(tx *bolt.Tx) error {
 		var err error
-		n, err = getNode(tx.Bucket(bucketNodes), identity)
+		v, err = get(tx.Bucket(bucket), id)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if n == nil {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownNode, identity)
+	if v == nil {
+		return nil, fmt.Errorf("%w: %s", notFound, id)
 	}
-	return n, nil
+	return v, nil
 }
 
 // NodeFilter selects nodes for Nodes; zero fields match everything.
@@ -122,19 +127,7 @@ func (l *Ledger) Leases() ([]Lease, error) {
 
 // Lease returns one outstanding lease, or ErrUnknownLease.
 func (l *Ledger) Lease(id string) (*Lease, error) {
-	var ls *Lease
-	err := l.view(func(tx *bolt.Tx) error {
-		var err error
-		ls, err = getLease(tx.Bucket(bucketLeases), id)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if ls == nil {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownLease, id)
-	}
-	return ls, nil
+	return getOne(l, bucketLeases, id, getLease, ErrUnknownLease)
 }
 
 // Pause returns the replicated operator pause flag.
