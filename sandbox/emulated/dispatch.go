@@ -173,10 +173,7 @@ func (f *Fleet) answer(nc *nats.Conn, n *node, req *request, action string) {
 	} else if f.cfg.RecordDiscovery {
 		f.record(n, req, true, "", now)
 	}
-	out, err := encodeReply(req, n.identity, body, now.Unix())
-	if err == nil {
-		err = nc.Publish(req.ReplyTo, out)
-	}
+	err := nc.Publish(req.ReplyTo, encodeReply(req, n.identity, body, now.Unix()))
 	if d := n.fault.Disconnect; d != nil && d.After == action && n.disconnects == 0 && (rep == nil || rep.ok()) {
 		n.disconnectLocked(d.For)
 	}
@@ -195,7 +192,7 @@ func (n *node) failMessage(action string, left int) string {
 			return fl.Message
 		}
 	}
-	total := n.failsTotal[action]
+	total := failTotals(n.fault.Fails)[action]
 	return fmt.Sprintf("emulated fault: %s failed (%d of %d)", action, total-left+1, total)
 }
 
@@ -205,11 +202,17 @@ func (f *Fleet) publishEvent(n *node, kind, version string) {
 	if f.ctx.Err() != nil || len(f.conns) == 0 {
 		return
 	}
-	typ, ok := map[string]lifecycle.Type{
-		"startup": lifecycle.Startup, "shutdown": lifecycle.Shutdown,
-		"provisioned": lifecycle.Provisioned, "upgraded": lifecycle.Upgraded,
-	}[kind]
-	if !ok {
+	var typ lifecycle.Type
+	switch kind {
+	case "startup":
+		typ = lifecycle.Startup
+	case "shutdown":
+		typ = lifecycle.Shutdown
+	case "provisioned":
+		typ = lifecycle.Provisioned
+	case "upgraded":
+		typ = lifecycle.Upgraded
+	default:
 		return
 	}
 	opts := []lifecycle.Option{lifecycle.Identity(n.identity), lifecycle.Component("provision_mode_server")}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -40,7 +41,6 @@ type Fleet struct {
 	wg     sync.WaitGroup
 
 	stopOnce sync.Once
-	stopErr  error
 
 	requests    atomic.Int64
 	replies     atomic.Int64
@@ -219,12 +219,9 @@ func (f *Fleet) State(identity string) (NodeState, bool) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := NodeState{Identity: n.identity, Mode: n.mode.String(), Version: n.version, Upgradable: n.upgradable, Config: map[string]string{}}
+	st := NodeState{Identity: n.identity, Mode: n.mode.String(), Version: n.version, Upgradable: n.upgradable, Config: maps.Clone(n.config)}
 	if f.cfg.Now().Before(n.lockedUntil) {
 		st.LockedBy = n.lockedBy
-	}
-	for k, v := range n.config {
-		st.Config[k] = v
 	}
 	return st, true
 }
@@ -255,21 +252,22 @@ func (f *Fleet) Reprovision(identity string) error {
 }
 
 // Stop closes the fleet's connections; nodes stop answering at once. It is safe to call twice.
+// The error is always nil (closing a NATS connection cannot fail); it keeps Stop's shape
+// alike across the sandbox's parts.
 func (f *Fleet) Stop() error {
 	f.stopOnce.Do(func() {
 		f.cancel()
-		f.stopErr = f.closeConns()
+		f.closeConns()
 		f.wg.Wait()
 		f.log.Info("emulated fleet stopped", "replies", f.replies.Load())
 	})
-	return f.stopErr
+	return nil
 }
 
-func (f *Fleet) closeConns() error {
+func (f *Fleet) closeConns() {
 	for _, nc := range f.conns {
 		nc.Close()
 	}
-	return nil
 }
 
 // after runs fn after d unless the fleet has stopped.

@@ -59,14 +59,13 @@ type node struct {
 	version     string
 	upgradable  bool
 	facts       json.RawMessage
-	factsMap    map[string]any
 	config      map[string]string
 	lockedBy    string
 	lockedUntil time.Time
 	ecdhPrivate []byte
 	dropLeft    int
+	// failsLeft counts down the injected failures per agent#action; nil without a fail fault.
 	failsLeft   map[string]int
-	failsTotal  map[string]int
 	disconnects int
 	restarting  bool
 	// epoch changes whenever the node (re)starts, so timers of an older life do nothing.
@@ -93,27 +92,25 @@ func (n *node) reset() error {
 	if n.fault.Upgradable != nil {
 		n.upgradable = *n.fault.Upgradable
 	}
-	n.factsMap = map[string]any{
+	facts := map[string]any{
 		"identity":    n.identity,
 		"region":      cfg.Region,
 		"emulated":    true,
 		"fleet_index": n.index,
 	}
-	maps.Copy(n.factsMap, cfg.Facts)
-	maps.Copy(n.factsMap, n.fault.Facts)
-	facts, err := json.Marshal(n.factsMap)
+	maps.Copy(facts, cfg.Facts)
+	maps.Copy(facts, n.fault.Facts)
+	raw, err := json.Marshal(facts)
 	if err != nil {
 		return fmt.Errorf("node %s facts: %w", n.identity, err)
 	}
-	n.facts = facts
+	n.facts = raw
 	n.config = map[string]string{"plugin.choria.server.provision": "true"}
 	n.lockedBy, n.lockedUntil, n.ecdhPrivate = "", time.Time{}, nil
 	n.dropLeft = n.fault.DropFirst
-	n.failsLeft = map[string]int{}
-	n.failsTotal = map[string]int{}
-	for _, f := range n.fault.Fails {
-		n.failsLeft[f.Action] += f.Times
-		n.failsTotal[f.Action] += f.Times
+	n.failsLeft = nil
+	if len(n.fault.Fails) > 0 {
+		n.failsLeft = failTotals(n.fault.Fails)
 	}
 	n.restarting = false
 	n.epoch++
@@ -187,6 +184,15 @@ func (n *node) disconnectLocked(d time.Duration) {
 		}
 		n.mu.Unlock()
 	})
+}
+
+// failTotals is how many failures the fault injects per agent#action.
+func failTotals(fails []faults.Fail) map[string]int {
+	out := map[string]int{}
+	for _, f := range fails {
+		out[f.Action] += f.Times
+	}
+	return out
 }
 
 // provisionEnabled reads plugin.choria.server.provision as go-choria's config would.

@@ -12,9 +12,7 @@ const (
 	statusOK            = 0
 	statusAborted       = 1
 	statusUnknownAction = 2
-	statusMissingData   = 3
 	statusInvalidData   = 4
-	statusUnknownError  = 5
 )
 
 // rpcReply is the SimpleRPC reply body a go-choria agent publishes.

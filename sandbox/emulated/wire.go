@@ -203,7 +203,7 @@ func transportFieldsFast(raw []byte) (proto, data string, headers gjson.Result, 
 // encodeReply wraps body in reply -> secure reply (sha256 hash) -> transport for identity.
 // It writes the JSON by hand: three nested json.Marshal calls were most of a discovery
 // reply's cost, and a 10,000-node broadcast makes 10,000 of them.
-func encodeReply(req *request, identity string, body []byte, now int64) ([]byte, error) {
+func encodeReply(req *request, identity string, body []byte, now int64) []byte {
 	rep := make([]byte, 0, len(body)+len(body)/8+256)
 	rep = append(rep, `{"protocol":"`+protoReply+`","message":`...)
 	rep = appendJSONString(rep, body)
@@ -234,8 +234,7 @@ func encodeReply(req *request, identity string, body []byte, now int64) ([]byte,
 		out = append(out, `,"federation":`...)
 		out = append(out, req.Federation...)
 	}
-	out = append(out, "}}"...)
-	return out, nil
+	return append(out, "}}"...)
 }
 
 // appendJSONString appends s as a JSON string. Decoding it yields s exactly (for valid UTF-8,

@@ -19,10 +19,7 @@ func TestEncodeReply_LayersDecodeAndValidate(t *testing.T) {
 	}
 	body := `{"statusmsg":"a \"quoted\" \\ line` + "\n\t" + `é ☃ <&>","ctl":"` + ascii.String() + `"}`
 	req := &request{ID: "0123456789abcdef0123456789abcdef", Agent: "choria_provision"}
-	out, err := encodeReply(req, "emu-eu-00001", []byte(body), 1700000000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := encodeReply(req, "emu-eu-00001", []byte(body), 1700000000)
 	mustValid := func(v protocol.ProtocolVersion, data []byte) {
 		t.Helper()
 		ok, errs, err := protocol.SchemaValidate(v, data)
