@@ -13,6 +13,7 @@
 package report
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -117,7 +118,7 @@ func Build(actions []recorder.Action) Report {
 			n = &Node{Regions: []string{}, Actions: map[string]*Count{}}
 			r.Nodes[a.Node] = n
 		}
-		if !contains(n.Regions, a.Region) {
+		if !slices.Contains(n.Regions, a.Region) {
 			n.Regions = append(n.Regions, a.Region)
 			sort.Strings(n.Regions)
 		}
@@ -215,19 +216,10 @@ func endsEpisode(action string) bool {
 func distinctCallers(actions []recorder.Action) []string {
 	var out []string
 	for _, a := range actions {
-		if !contains(out, a.Caller) {
+		if !slices.Contains(out, a.Caller) {
 			out = append(out, a.Caller)
 		}
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
