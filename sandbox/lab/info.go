@@ -8,6 +8,12 @@ import (
 	"os"
 )
 
+// Names of the lab's shared files inside DIR.
+const (
+	ActionsFileName = "actions.jsonl"
+	InfoFileName    = "lab.json"
+)
+
 // Info is DIR/lab.json: everything a Choria client, choria-provisioner or a Muster edge needs
 // to use the lab.
 type Info struct {

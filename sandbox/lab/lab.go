@@ -64,7 +64,7 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		}
 	}()
 
-	actions := filepath.Join(dir, "actions.jsonl")
+	actions := l.ActionsFile()
 	if err := os.Remove(actions); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("reset action log: %w", err)
 	}
@@ -194,10 +194,10 @@ func (l *Lab) startRegion(ctx context.Context, name string) (*Region, error) {
 func (l *Lab) Dir() string { return l.dir }
 
 // ActionsFile is DIR/actions.jsonl.
-func (l *Lab) ActionsFile() string { return filepath.Join(l.dir, "actions.jsonl") }
+func (l *Lab) ActionsFile() string { return filepath.Join(l.dir, ActionsFileName) }
 
 // InfoFile is DIR/lab.json.
-func (l *Lab) InfoFile() string { return filepath.Join(l.dir, "lab.json") }
+func (l *Lab) InfoFile() string { return filepath.Join(l.dir, InfoFileName) }
 
 // Recorder is the lab's action recorder, for tests that script actions.
 func (l *Lab) Recorder() *recorder.Recorder { return l.rec }

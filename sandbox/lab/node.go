@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -27,11 +26,9 @@ type realNode struct {
 	version  string
 
 	cmd    *exec.Cmd
-	log    *os.File
 	done   chan struct{}
 	logger *slog.Logger
-
-	mu      sync.Mutex
+	// exitErr is written once before done is closed and read only after, so needs no lock.
 	exitErr error
 }
 
@@ -42,7 +39,6 @@ func (n *realNode) start() error {
 	if err != nil {
 		return fmt.Errorf("node %s log: %w", n.identity, err)
 	}
-	n.log = logf
 	n.cmd = &exec.Cmd{
 		Path:   n.bin,
 		Args:   []string{n.bin, "node", "--dir", n.dir},
@@ -58,13 +54,10 @@ func (n *realNode) start() error {
 	}
 	n.done = make(chan struct{})
 	go func() {
-		err := n.cmd.Wait()
-		n.mu.Lock()
-		n.exitErr = err
-		n.mu.Unlock()
+		n.exitErr = n.cmd.Wait()
 		logf.Close()
 		if n.logger != nil {
-			n.logger.Info("real node process ended", "region", n.region, "node", n.identity, "exit", fmt.Sprint(err))
+			n.logger.Info("real node process ended", "region", n.region, "node", n.identity, "exit", fmt.Sprint(n.exitErr))
 		}
 		close(n.done)
 	}()
@@ -75,8 +68,6 @@ func (n *realNode) start() error {
 func (n *realNode) exited() (bool, error) {
 	select {
 	case <-n.done:
-		n.mu.Lock()
-		defer n.mu.Unlock()
 		return true, n.exitErr
 	default:
 		return false, nil

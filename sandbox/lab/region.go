@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,11 +113,7 @@ func (r *Region) Nodes() []string {
 func (r *Region) Failed() map[string]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]string, len(r.failed))
-	for k, v := range r.failed {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(r.failed)
 }
 
 // NodeDir is a real node's directory.

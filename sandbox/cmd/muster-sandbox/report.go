@@ -5,9 +5,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
 	"github.com/spf13/cobra"
 )
@@ -22,7 +22,7 @@ func newReportCommand() *cobra.Command {
 			if dir == "" {
 				return fmt.Errorf("flag --dir is required")
 			}
-			r, err := report.FromFile(filepath.Join(dir, "actions.jsonl"))
+			r, err := report.FromFile(filepath.Join(dir, lab.ActionsFileName))
 			if err != nil {
 				return err
 			}
@@ -32,6 +32,5 @@ func newReportCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the lab directory given to up (required)")
-	cmd.SetErr(os.Stderr)
 	return cmd
 }
