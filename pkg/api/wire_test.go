@@ -4,6 +4,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,11 @@ func TestValidate_NamesTheField(t *testing.T) {
 		{"renew no token", &RenewRequest{LeaseID: "l", Edge: "e", Region: "r"}, "token: must not be 0"},
 		{"report bad outcome", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: "done"}}}, `results[0].outcome: "done"`},
 		{"report none", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r"}, "results: must list"},
+		{"register space at", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a"}, {Identity: "b c"}}}, `nodes[1].identity: "b c" contains ' '`},
+		{"register long version", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a", Version: strings.Repeat("9", MaxVersionLength+1)}}}, "nodes[0].version: 129 bytes, longer than 128"},
+		{"report empty identity", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed}, {Outcome: OutcomeFailed}}}, "results[1].identity: must not be empty"},
+		{"report long error", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed, Error: strings.Repeat("x", MaxErrorLength+1)}}}, "results[0].error: 4097 bytes"},
+		{"heartbeat empty lease", &HeartbeatRequest{Edge: "e", Region: "r", Leases: []string{"l-1", ""}}, "leases[1]: must not be empty"},
 		{"filter state", &NodeFilter{State: "gone"}, `state: "gone"`},
 		{"join url", &JoinRequest{ID: "c2", RaftAddress: "127.0.0.1:7001", APIAddress: "127.0.0.1:8001"}, "api_address"},
 	}
@@ -77,5 +83,19 @@ func TestValidate_NamesTheField(t *testing.T) {
 	ok := &JoinRequest{ID: "c2", RaftAddress: "127.0.0.1:7001", APIAddress: "http://127.0.0.1:8001"}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid join refused: %v", err)
+	}
+}
+
+// BenchmarkRegisterRequest_Validate validates a register of the largest size a request may carry.
+func BenchmarkRegisterRequest_Validate(b *testing.B) {
+	r := &RegisterRequest{Region: "ams", Edge: "edge-ams-1", Nodes: make([]RegisterNode, MaxRegisterNodes)}
+	for i := range r.Nodes {
+		r.Nodes[i] = RegisterNode{Identity: fmt.Sprintf("node-%05d.ams.example.net", i), Version: "0.29.4"}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.Validate(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
