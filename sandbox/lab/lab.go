@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/sandbox/broker"
+	"github.com/seed96588659/muster/sandbox/internal/atomicfile"
 	"github.com/seed96588659/muster/sandbox/pki"
 	"github.com/seed96588659/muster/sandbox/realnode"
 	"github.com/seed96588659/muster/sandbox/recorder"
@@ -238,14 +239,7 @@ func (l *Lab) writeInfo() error {
 	if err != nil {
 		return fmt.Errorf("encode lab.json: %w", err)
 	}
-	tmp := l.InfoFile() + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("write lab.json: %w", err)
-	}
-	if err := os.Rename(tmp, l.InfoFile()); err != nil {
-		return fmt.Errorf("write lab.json: %w", err)
-	}
-	return nil
+	return atomicfile.Write(l.InfoFile(), b, 0o600)
 }
 
 // Stop stops every node (real processes and emulated fleets) before the brokers, then the

@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/seed96588659/muster/sandbox/internal/atomicfile"
 )
 
 // keyBits is small enough to keep a lab's start quick; the CA is thrown away with the lab.
@@ -72,11 +74,11 @@ func NewCA(dir string) (*CA, error) {
 	}
 	ca := &CA{dir: dir, key: key, cert: cert, serial: 1, issued: map[string]Cert{}}
 	ca.pem = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := writeFile(ca.CAFile(), ca.pem, 0o644); err != nil {
+	if err := atomicfile.Write(ca.CAFile(), ca.pem, 0o644); err != nil {
 		return nil, err
 	}
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	if err := writeFile(filepath.Join(dir, "ca-key.pem"), keyPEM, 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "ca-key.pem"), keyPEM, 0o600); err != nil {
 		return nil, err
 	}
 	return ca, nil
@@ -131,11 +133,11 @@ func (c *CA) Issue(name string) (Cert, error) {
 		return Cert{}, fmt.Errorf("issue %s: %w", name, err)
 	}
 	out := Cert{Name: name, CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")}
-	if err := writeFile(out.CertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	if err := atomicfile.Write(out.CertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
 		return Cert{}, err
 	}
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	if err := writeFile(out.KeyFile, keyPEM, 0o600); err != nil {
+	if err := atomicfile.Write(out.KeyFile, keyPEM, 0o600); err != nil {
 		return Cert{}, err
 	}
 	c.issued[name] = out
@@ -158,16 +160,4 @@ func (c *CA) ClientTLS(name string) (*tls.Config, error) {
 		ServerName:   "localhost",
 		MinVersion:   tls.VersionTLS12,
 	}, nil
-}
-
-// writeFile writes through a temporary file so a reader never sees half a key.
-func writeFile(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/choria-io/tokens"
+
+	"github.com/seed96588659/muster/sandbox/internal/atomicfile"
 )
 
 // Signer is the ed25519 key that signs provisioning.jwt; the broker trusts its public key.
@@ -45,10 +47,10 @@ func NewSigner(dir string) (*Signer, error) {
 		return nil, fmt.Errorf("generate provisioning signer: %w", err)
 	}
 	s := &Signer{pub: pub, pri: pri, pubFile: filepath.Join(dir, "provisioning-signer.pub")}
-	if err := writeFile(s.pubFile, []byte(hex.EncodeToString(pub)), 0o644); err != nil {
+	if err := atomicfile.Write(s.pubFile, []byte(hex.EncodeToString(pub)), 0o644); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(dir, "provisioning-signer.seed"), []byte(hex.EncodeToString(pri.Seed())), 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "provisioning-signer.seed"), []byte(hex.EncodeToString(pri.Seed())), 0o600); err != nil {
 		return nil, err
 	}
 	return s, nil

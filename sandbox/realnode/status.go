@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/seed96588659/muster/sandbox/internal/atomicfile"
 )
 
 // Status is what a node process writes to dir/status.json at each (re)start, so the lab and
@@ -42,12 +44,5 @@ func writeStatus(dir string, s Status) error {
 	if err != nil {
 		return fmt.Errorf("encode node status: %w", err)
 	}
-	tmp := filepath.Join(dir, StatusFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write node status: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, StatusFile)); err != nil {
-		return fmt.Errorf("write node status: %w", err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(dir, StatusFile), b, 0o644)
 }
