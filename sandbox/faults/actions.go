@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Actions are the agent#action names an emulated node answers; faults may name only these.
+// knownActions are the agent#action names an emulated node answers; faults may name only these.
 var knownActions = []string{
 	"discovery#ping",
 	"rpcutil#inventory",

@@ -7,6 +7,7 @@ package faults
 
 import (
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -61,13 +62,8 @@ func (f Fault) IsZero() bool {
 
 // DelayFor is the delay before replying to action.
 func (f Fault) DelayFor(action string) time.Duration {
-	if f.Delay == 0 || len(f.DelayActions) == 0 {
+	if len(f.DelayActions) == 0 || slices.Contains(f.DelayActions, action) {
 		return f.Delay
-	}
-	for _, a := range f.DelayActions {
-		if a == action {
-			return f.Delay
-		}
 	}
 	return 0
 }

@@ -266,9 +266,7 @@ func (p yamlParser) fails(v *yaml.Node) ([]Fail, error) {
 			return nil, p.errf(item, "fail: want a mapping with action, times and optional message")
 		}
 		var f Fail
-		for i := 0; i+1 < len(item.Content); i += 2 {
-			k, val := item.Content[i], item.Content[i+1]
-			var err error
+		err := fields(item, func(k, val *yaml.Node) (err error) {
 			switch k.Value {
 			case "action":
 				f.Action, err = p.action(k, val)
@@ -279,9 +277,10 @@ func (p yamlParser) fails(v *yaml.Node) ([]Fail, error) {
 			default:
 				err = p.errf(k, "unknown field %q in fail", k.Value)
 			}
-			if err != nil {
-				return nil, err
-			}
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 		if f.Action == "" || f.Times == 0 {
 			return nil, p.errf(item, "fail: action and times are required")
@@ -296,9 +295,7 @@ func (p yamlParser) disconnect(v *yaml.Node) (*Disconnect, error) {
 		return nil, p.errf(v, "disconnect: want a mapping with after and optional for")
 	}
 	d := &Disconnect{}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := v.Content[i], v.Content[i+1]
-		var err error
+	err := fields(v, func(k, val *yaml.Node) (err error) {
 		switch k.Value {
 		case "after":
 			d.After, err = p.action(k, val)
@@ -307,12 +304,23 @@ func (p yamlParser) disconnect(v *yaml.Node) (*Disconnect, error) {
 		default:
 			err = p.errf(k, "unknown field %q in disconnect", k.Value)
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if d.After == "" {
 		return nil, p.errf(v, "disconnect: after is required")
 	}
 	return d, nil
+}
+
+// fields calls fn with each key and value of a mapping node, in order, until fn fails.
+func fields(m *yaml.Node, fn func(k, v *yaml.Node) error) error {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if err := fn(m.Content[i], m.Content[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
