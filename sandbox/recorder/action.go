@@ -29,33 +29,25 @@ type Action struct {
 	Error string `json:"error,omitempty"`
 }
 
-// actionJSON mirrors Action with the time as text so the nanoseconds are always written.
-type actionJSON struct {
-	Time   string `json:"time"`
-	Region string `json:"region"`
-	Node   string `json:"node"`
-	Action string `json:"action"`
-	Caller string `json:"caller"`
-	OK     bool   `json:"ok"`
-	Error  string `json:"error,omitempty"`
-}
+// actionFields is Action without its methods, so encoding it does not call them again.
+type actionFields Action
 
 // MarshalJSON writes the time in UTC with nine fractional digits.
 func (a Action) MarshalJSON() ([]byte, error) {
-	return json.Marshal(actionJSON{
-		Time:   a.Time.UTC().Format(TimeFormat),
-		Region: a.Region,
-		Node:   a.Node,
-		Action: a.Action,
-		Caller: a.Caller,
-		OK:     a.OK,
-		Error:  a.Error,
-	})
+	// The outer Time shadows the embedded one: encoding/json uses the shallower field.
+	return json.Marshal(struct {
+		Time string `json:"time"`
+		actionFields
+	}{a.Time.UTC().Format(TimeFormat), actionFields(a)})
 }
 
 // UnmarshalJSON accepts any RFC 3339 time, with or without fractional seconds.
 func (a *Action) UnmarshalJSON(b []byte) error {
-	var j actionJSON
+	var out Action
+	j := struct {
+		Time string `json:"time"`
+		*actionFields
+	}{actionFields: (*actionFields)(&out)}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
@@ -63,6 +55,7 @@ func (a *Action) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("time %q: %w", j.Time, err)
 	}
-	*a = Action{Time: t, Region: j.Region, Node: j.Node, Action: j.Action, Caller: j.Caller, OK: j.OK, Error: j.Error}
+	out.Time = t
+	*a = out
 	return nil
 }
