@@ -184,26 +184,8 @@ func BenchmarkInventory_RoundTrip(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		msg, err := fw.NewMessage(body, "rpcutil", "provisioning", inter.RequestMessageType, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		msg.SetDiscoveredHosts([]string{target})
-		if err := msg.SetType(inter.DirectRequestMessageType); err != nil {
-			b.Fatal(err)
-		}
-		if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
-			b.Fatal(err)
-		}
-		t, err := msg.Transport(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		data, err := t.JSON()
-		if err != nil {
-			b.Fatal(err)
-		}
-		sub, err := nc.SubscribeSync(msg.ReplyTo())
+		data, replyTo := signedRequest(b, fw, "rpcutil", target, body, nil)
+		sub, err := nc.SubscribeSync(replyTo)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -231,40 +213,13 @@ func BenchmarkInventory_RoundTrip(b *testing.B) {
 	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
 }
 
-// serverSideRequest builds one signed request with go-choria, as a client would send it.
-func serverSideRequest(b *testing.B, fw *choria.Framework, agent, target string, body []byte) []byte {
-	b.Helper()
-	msg, err := fw.NewMessage(body, agent, "provisioning", inter.RequestMessageType, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if target != "" {
-		msg.SetDiscoveredHosts([]string{target})
-		if err := msg.SetType(inter.DirectRequestMessageType); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
-		b.Fatal(err)
-	}
-	t, err := msg.Transport(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := t.JSON()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return data
-}
-
 // BenchmarkNode_InventoryServerSide is the fleet's own CPU for one inventory: decode the
 // request, run the action, encode and publish the reply (no client, no wait).
 func BenchmarkNode_InventoryServerSide(b *testing.B) {
 	l := startLab(b, 10, nil, func(c *Config) { c.Recorder = nil })
 	fw := l.framework(b, "bench-eu.mcollective")
 	body, _ := json.Marshal(map[string]any{"agent": "rpcutil", "action": "inventory", "data": map[string]any{}})
-	data := serverSideRequest(b, fw, "rpcutil", "emu-eu-00003", body)
+	data, _ := signedRequest(b, fw, "rpcutil", "emu-eu-00003", body, nil)
 	n := l.fleet.byID["emu-eu-00003"]
 	nc := l.fleet.conns[0]
 	b.ReportAllocs()
@@ -283,7 +238,7 @@ func BenchmarkNode_InventoryServerSide(b *testing.B) {
 func BenchmarkNode_DiscoveryServerSide(b *testing.B) {
 	l := startLab(b, 10, nil, nil)
 	fw := l.framework(b, "bench-eu.mcollective")
-	data := serverSideRequest(b, fw, "discovery", "", []byte(base64.StdEncoding.EncodeToString([]byte("ping"))))
+	data, _ := signedRequest(b, fw, "discovery", "", []byte(base64.StdEncoding.EncodeToString([]byte("ping"))), nil)
 	req, err := decodeRequest(data)
 	if err != nil {
 		b.Fatal(err)
@@ -303,7 +258,7 @@ func BenchmarkNode_DiscoveryServerSide(b *testing.B) {
 func BenchmarkDecodeRequest(b *testing.B) {
 	l := startLab(b, 0, nil, nil)
 	fw := l.framework(b, "bench-eu.mcollective")
-	data := serverSideRequest(b, fw, "rpcutil", "emu-eu-00003", []byte(`{"agent":"rpcutil","action":"inventory","data":{}}`))
+	data, _ := signedRequest(b, fw, "rpcutil", "emu-eu-00003", []byte(`{"agent":"rpcutil","action":"inventory","data":{}}`), nil)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

@@ -143,33 +143,12 @@ func (l *testLab) natsConn(t testing.TB, identity string) *nats.Conn {
 func (l *testLab) rawRequest(t testing.TB, fw *choria.Framework, agent string, body []byte, target string, filter *protocol.Filter, want int, window time.Duration) []protocol.Reply {
 	t.Helper()
 	nc := l.natsConn(t, fw.Configuration().Identity)
-	msg, err := fw.NewMessage(body, agent, "provisioning", inter.RequestMessageType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, replyTo := signedRequest(t, fw, agent, target, body, filter)
 	subject := "provisioning.broadcast.agent." + agent
 	if target != "" {
-		msg.SetDiscoveredHosts([]string{target})
-		if err := msg.SetType(inter.DirectRequestMessageType); err != nil {
-			t.Fatal(err)
-		}
 		subject = "provisioning.node." + target
 	}
-	if filter != nil {
-		msg.SetFilter(filter)
-	}
-	if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := msg.Transport(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := tr.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := nc.SubscribeSync(msg.ReplyTo())
+	sub, err := nc.SubscribeSync(replyTo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +176,38 @@ func (l *testLab) rawRequest(t testing.TB, fw *choria.Framework, agent string, b
 		}
 		out = append(out, rep)
 	}
+}
+
+// signedRequest builds one request with go-choria, signed and in a protocol v1 transport as a
+// client sends it: direct to target, or a broadcast when target is empty. It returns the
+// transport JSON and the subject replies come back on.
+func signedRequest(t testing.TB, fw *choria.Framework, agent, target string, body []byte, filter *protocol.Filter) ([]byte, string) {
+	t.Helper()
+	msg, err := fw.NewMessage(body, agent, "provisioning", inter.RequestMessageType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target != "" {
+		msg.SetDiscoveredHosts([]string{target})
+		if err := msg.SetType(inter.DirectRequestMessageType); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if filter != nil {
+		msg.SetFilter(filter)
+	}
+	if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := msg.Transport(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tr.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, msg.ReplyTo()
 }
 
 // discover is broadcast discovery (agent filter choria_provision) over rawRequest, expecting
