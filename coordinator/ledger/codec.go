@@ -103,6 +103,19 @@ func decodeNode(b []byte) (*Node, error) {
 	return n, nil
 }
 
+// decodeNodeHead reads only the region and state a record starts with, for the checks and filters
+// that need nothing else: a whole record carries facts and history.
+func decodeNodeHead(b []byte) (region string, state api.NodeState, err error) {
+	if len(b) == 0 || b[0] != nodeFormatV1 {
+		return "", "", fmt.Errorf("unknown node record format")
+	}
+	d := decoder{b: b[1:]}
+	d.skipStr() // identity
+	region = d.str()
+	state = api.NodeState(d.str())
+	return region, state, d.err
+}
+
 func appendStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
@@ -145,6 +158,16 @@ func (d *decoder) varint() int64 {
 		x = ^x
 	}
 	return x
+}
+
+func (d *decoder) skipStr() {
+	l := d.uvarint()
+	if d.err == nil && l > uint64(len(d.b)) {
+		d.err = errShort
+	}
+	if d.err == nil {
+		d.b = d.b[l:]
+	}
 }
 
 func (d *decoder) str() string {

@@ -4,6 +4,7 @@ package ledger
 
 import (
 	"encoding/hex"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -100,5 +101,40 @@ func TestCodec_EveryFieldPersisted(t *testing.T) {
 	}
 	if len(unset) > 0 {
 		t.Fatalf("fullNode leaves %v unset: set them and make sure encodeNode writes them", unset)
+	}
+}
+
+func TestCodec_NodeHeadAgreesWithTheRecord(t *testing.T) {
+	for _, n := range []*Node{fullNode(), {Node: api.Node{Identity: "bare"}}} {
+		enc := encodeNode(n)
+		region, state, err := decodeNodeHead(enc)
+		if err != nil || region != n.Region || state != n.State {
+			t.Fatalf("head of %s = %q %q %v, want %q %q", n.Identity, region, state, err, n.Region, n.State)
+		}
+		head := 1 + len(appendStr(appendStr(appendStr(nil, n.Identity), n.Region), string(n.State)))
+		for i := range head {
+			if _, _, err := decodeNodeHead(enc[:i]); err == nil {
+				t.Fatalf("head of a record truncated to %d bytes decoded", i)
+			}
+		}
+	}
+}
+
+// BenchmarkCheckRegister_KnownNodes is the leader's pre-check of a discovery cycle that sees
+// 10000 nodes again, each with facts and a full history.
+func BenchmarkCheckRegister_KnownNodes(b *testing.B) {
+	h := newHarness(b)
+	ids := make([]string, MaxBatch)
+	nodes := make([]RegisterNode, MaxBatch)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("n%05d", i)
+		nodes[i] = RegisterNode{Identity: ids[i], Region: "eu", Facts: []byte(`{"os":"linux","cores":8,"rack":"r12"}`)}
+	}
+	mustResult[*RegisterResult](b, h.apply(&Register{Now: t0, Policy: testPolicy(), Nodes: nodes}))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := h.l.CheckRegister("eu", ids); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -67,14 +67,20 @@ func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
 			}
 		}
 		for ; k != nil; k, v = c.Next() {
+			if f.Region != "" || f.State != "" {
+				region, state, err := decodeNodeHead(v)
+				if err != nil {
+					return fmt.Errorf("decode node %q: %w", k, err)
+				}
+				if (f.Region != "" && region != f.Region) || (f.State != "" && state != f.State) {
+					continue
+				}
+			}
 			np, err := decodeNode(v)
 			if err != nil {
 				return fmt.Errorf("decode node %q: %w", k, err)
 			}
 			n := *np
-			if (f.Region != "" && n.Region != f.Region) || (f.State != "" && n.State != f.State) {
-				continue
-			}
 			if len(nodes) == f.Limit {
 				next = nodes[len(nodes)-1].Identity
 				return nil
@@ -216,12 +222,12 @@ func (l *Ledger) CheckRegister(region string, ids []string) error {
 			if v == nil {
 				continue
 			}
-			n, err := decodeNode(v)
+			nRegion, state, err := decodeNodeHead(v)
 			if err != nil {
 				return fmt.Errorf("decode node %q: %w", id, err)
 			}
-			if n.Region != region && n.State == api.StateLeased {
-				return fmt.Errorf("%w: node %s is leased in region %s, not %s", ErrWrongRegion, id, n.Region, region)
+			if nRegion != region && state == api.StateLeased {
+				return fmt.Errorf("%w: node %s is leased in region %s, not %s", ErrWrongRegion, id, nRegion, region)
 			}
 		}
 		return nil
