@@ -413,3 +413,45 @@ func TestLedger_CheckRegisterRefusesWholeRequests(t *testing.T) {
 		t.Fatalf("a waiting node may move region: %v", err)
 	}
 }
+
+func TestLedger_NodesFiltersByRegionAndStateAcrossPages(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a", "c", "e", "g")
+	h.register(t0, "us", "b", "d", "f")
+	h.grant(t0, "edge", "eu", 2) // a and c
+	h.grant(t0, "edge", "us", 1) // b
+	ids := func(f NodeFilter) []string {
+		t.Helper()
+		var out []string
+		for {
+			page, next, err := h.l.Nodes(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range page {
+				if (f.Region != "" && n.Region != f.Region) || (f.State != "" && n.State != f.State) {
+					t.Fatalf("filter %+v listed %+v", f, n)
+				}
+				out = append(out, n.Identity)
+			}
+			if next == "" {
+				return out
+			}
+			f.After = next
+		}
+	}
+	for _, c := range []struct {
+		f    NodeFilter
+		want []string
+	}{
+		{NodeFilter{Region: "eu", Limit: 1}, []string{"a", "c", "e", "g"}},
+		{NodeFilter{State: api.StateLeased, Limit: 2}, []string{"a", "b", "c"}},
+		{NodeFilter{Region: "eu", State: api.StateWaiting, Limit: 1}, []string{"e", "g"}},
+		{NodeFilter{Region: "us", State: api.StateWaiting}, []string{"d", "f"}},
+		{NodeFilter{Region: "nowhere"}, nil},
+	} {
+		if got := ids(c.f); !slices.Equal(got, c.want) {
+			t.Errorf("Nodes(%+v) = %v, want %v", c.f, got, c.want)
+		}
+	}
+}
