@@ -121,7 +121,9 @@ func TestFaults_DropFirstKRequests(t *testing.T) {
 }
 
 func TestFaults_DisconnectAfterAnActionAndComeBack(t *testing.T) {
-	l := startLab(t, 2, mustFlags(t, "index=1:disconnect=jwt/3s"), nil)
+	// Away for 10s: the discovery below, with its TLS connect and RSA signing, must reach the
+	// fleet before the node is back even on a loaded machine.
+	l := startLab(t, 2, mustFlags(t, "index=1:disconnect=jwt/10s"), nil)
 	fw := l.framework(t, "edge-eu-1.mcollective")
 	pc := l.provisionClient(t, fw, "emu-eu-00001")
 	res, err := pc.Jwt(l.broker.Token()).Do(context.Background())
@@ -135,7 +137,7 @@ func TestFaults_DisconnectAfterAnActionAndComeBack(t *testing.T) {
 	if found := l.discover(t, fw, 0, 2*time.Second, func(f *protocol.Filter) { f.AddIdentityFilter("/emu-eu-00001/") }); len(found) != 0 {
 		t.Fatalf("disconnected node discovered")
 	}
-	eventually(t, 30*time.Second, "the node to come back", func() bool {
+	eventually(t, time.Minute, "the node to come back", func() bool {
 		return len(l.rawInventory(t, fw, "emu-eu-00001", 1, time.Second)) == 1
 	})
 	st, _ = l.fleet.State("emu-eu-00001")
