@@ -264,7 +264,7 @@ func (l *Lab) Stop() error {
 		}
 		wg.Wait()
 		for _, r := range l.regions {
-			r.closeFrameworks()
+			r.forgetFrameworks()
 			if err := r.broker.Stop(); err != nil {
 				errs = append(errs, err)
 			}

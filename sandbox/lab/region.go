@@ -74,7 +74,9 @@ func (r *Region) Framework(identity string) (*choria.Framework, error) {
 	return e.fw, e.err
 }
 
-func (r *Region) closeFrameworks() {
+// forgetFrameworks drops the cached client frameworks: a go-choria framework has no Close,
+// and its connections belong to the clients built on it, so dropping it is all Stop can do.
+func (r *Region) forgetFrameworks() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.frameworks = map[string]*frameworkEntry{}
