@@ -4,9 +4,11 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
 )
 
@@ -52,50 +54,45 @@ func (s *Service) monitorLeadership() {
 	}
 }
 
-// leaderLoop establishes leadership: Barrier so the ledger holds every committed entry, record
-// this member's API address, extend outstanding leases and enable the lease manager. It then
-// waits for the loss of leadership and disables the manager again.
+// leaderLoop establishes leadership, retrying until it holds or is lost, then waits for the loss of
+// leadership and disables the lease manager again.
 func (s *Service) leaderLoop(ctx context.Context) {
 	mgr := s.leases.Load()
 	defer func() {
 		s.ready.Store(false)
 		mgr.Disable()
 	}()
-	wait := func() bool {
+	for {
+		err := s.establish(ctx, mgr)
+		if err == nil {
+			break
+		}
+		s.log.Warn("establish leadership", "error", err)
 		select {
 		case <-ctx.Done():
-			return false
+			return
 		case <-time.After(100 * time.Millisecond):
-			return true
 		}
-	}
-	for {
-		if err := s.node.Barrier(10 * time.Second); err != nil {
-			s.log.Warn("barrier on new leadership", "error", err)
-			if !wait() {
-				return
-			}
-			continue
-		}
-		if err := s.recordSelf(ctx); err != nil {
-			s.log.Warn("record member address", "error", err)
-			if !wait() {
-				return
-			}
-			continue
-		}
-		if err := mgr.Enable(ctx); err != nil {
-			s.log.Warn("enable lease manager", "error", err)
-			if !wait() {
-				return
-			}
-			continue
-		}
-		break
 	}
 	s.ready.Store(true)
 	s.log.Info("leadership established", "term", s.node.Term())
 	<-ctx.Done()
+}
+
+// establish runs the steps of a new leadership in order: Barrier so the ledger holds every
+// committed entry, record this member's API address, extend outstanding leases and enable the
+// lease manager. A failed step starts them all again.
+func (s *Service) establish(ctx context.Context, mgr *lease.Manager) error {
+	if err := s.node.Barrier(10 * time.Second); err != nil {
+		return fmt.Errorf("barrier on new leadership: %w", err)
+	}
+	if err := s.recordSelf(ctx); err != nil {
+		return fmt.Errorf("record member address: %w", err)
+	}
+	if err := mgr.Enable(ctx); err != nil {
+		return fmt.Errorf("enable lease manager: %w", err)
+	}
+	return nil
 }
 
 func (s *Service) recordSelf(ctx context.Context) error {

@@ -134,18 +134,13 @@ func clusterWith(t testing.TB, n int, edit func(*httpapi.Config)) []*member {
 	return ms
 }
 
-func edgeClient(t testing.TB, urls ...string) *api.Client {
-	t.Helper()
-	c, err := api.NewClient(urls, api.WithToken(edgeToken), api.WithRetryDelay(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func edgeClient(t testing.TB, urls ...string) *api.Client { return tokenClient(t, edgeToken, urls) }
 
-func adminClient(t testing.TB, urls ...string) *api.Client {
+func adminClient(t testing.TB, urls ...string) *api.Client { return tokenClient(t, adminToken, urls) }
+
+func tokenClient(t testing.TB, token string, urls []string) *api.Client {
 	t.Helper()
-	c, err := api.NewClient(urls, api.WithToken(adminToken), api.WithRetryDelay(50*time.Millisecond))
+	c, err := api.NewClient(urls, api.WithToken(token), api.WithRetryDelay(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -33,11 +34,7 @@ func (s *Server) getGuard(w http.ResponseWriter, r *http.Request, route string, 
 		return nil, false
 	}
 	for k, v := range q {
-		ok := false
-		for _, a := range allowed {
-			ok = ok || k == a
-		}
-		if !ok {
+		if !slices.Contains(allowed, k) {
 			writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter %q is not accepted by %s (accepted: %v)", k, route, allowed), "")
 			return nil, false
 		}
