@@ -3,6 +3,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 
@@ -15,11 +16,9 @@ import (
 	"github.com/seed96588659/muster/coordinator/raftnode"
 )
 
-// openCore starts the member's Raft node, ledger and lease manager from the checked configuration.
-func openCore(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (*coordinator.Service, error) {
-	if cfg.Raft.TLS {
-		return nil, fmt.Errorf("%s: the Raft transport over TLS is not implemented yet", config.KeyRaftTLS)
-	}
+// openCore starts the member's Raft node, ledger and lease manager from the checked configuration;
+// raftTLS is nil unless raft.tls is set.
+func openCore(cfg config.Config, raftTLS *tls.Config, logger *slog.Logger, reg prometheus.Registerer) (*coordinator.Service, error) {
 	lc := lease.DefaultConfig()
 	lc.TTL = cfg.Lease.TTL
 	lc.Grace = cfg.Lease.Grace
@@ -51,6 +50,7 @@ func openCore(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer)
 			Commit:      cfg.Raft.CommitTimeout,
 		},
 		Leases:            lc,
+		RaftTLS:           raftTLS,
 		SnapshotThreshold: cfg.Raft.SnapshotThreshold,
 		SnapshotInterval:  cfg.Raft.SnapshotInterval,
 		Logger:            logger,

@@ -11,8 +11,8 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// TestE2E_TLSWithClientCertificates runs two members over HTTPS: they join and forward with their
-// own certificates, an edge with only a client certificate works through the follower, the CLI
+// TestE2E_TLSWithClientCertificates runs two members over HTTPS with Raft over mutual TLS: they
+// join, replicate and forward with their own certificates, an edge with only a client certificate works through the follower, the CLI
 // trusts the CA, and a caller without certificate or token is refused.
 func TestE2E_TLSWithClientCertificates(t *testing.T) {
 	if testing.Short() {
@@ -23,7 +23,7 @@ func TestE2E_TLSWithClientCertificates(t *testing.T) {
 	ca := pki.WriteCA(t, dir)
 	c := &e2eCluster{
 		t: t, bin: buildBinary(t), dir: t.TempDir(), https: pki.Client(),
-		serveArgs: []string{"--tls-cert", cert, "--tls-key", key, "--tls-ca", ca, "--auth-client-certs"},
+		serveArgs: []string{"--tls-cert", cert, "--tls-key", key, "--tls-ca", ca, "--auth-client-certs", "--raft-tls"},
 		cliArgs:   []string{"--tls-ca", ca},
 	}
 	defer c.stopAll()

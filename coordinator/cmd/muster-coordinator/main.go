@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command muster-coordinator runs a member of Muster's coordinator cluster (serve) and drives a
-// running cluster through its admin API (status, nodes, node, pause, resume, join, remove, snapshot).
+// running cluster through its admin API (status, nodes, node, pause, resume, join, remove, snapshot);
+// recover rewrites a stopped member's membership after quorum is lost for good.
 package main
 
 import (
@@ -50,6 +51,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newJoinCmd(),
 		newRemoveCmd(),
 		newSnapshotCmd(),
+		newRecoverCmd(),
 	)
 	return root
 }

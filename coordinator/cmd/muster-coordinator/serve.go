@@ -65,11 +65,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	serverTLS, memberHTTP, err := tlsSetup(cfg)
+	serverTLS, memberHTTP, raftTLS, err := tlsSetup(cfg)
 	if err != nil {
 		return err
 	}
-	core, err := openCore(cfg, logger, reg)
+	core, err := openCore(cfg, raftTLS, logger, reg)
 	if err != nil {
 		return fmt.Errorf("start member %s: %w", cfg.NodeID, err)
 	}
@@ -179,35 +179,45 @@ func joinCluster(ctx context.Context, cfg config.Config, hc *http.Client, logger
 	}
 }
 
-// tlsSetup returns the API server's TLS config (nil without a certificate) and the HTTP client
-// this member uses towards other members (forwarding, joining), presenting its own certificate.
-func tlsSetup(cfg config.Config) (*tls.Config, *http.Client, error) {
+// tlsSetup returns the API server's TLS config (nil without a certificate), the HTTP client this
+// member uses towards other members (forwarding, joining) presenting its own certificate, and the
+// Raft transport's mutual TLS config when raft.tls is set.
+func tlsSetup(cfg config.Config) (server *tls.Config, members *http.Client, raft *tls.Config, err error) {
 	if !cfg.TLS.Enabled() {
-		return nil, &http.Client{}, nil
+		return nil, &http.Client{}, nil, nil
 	}
 	kp, err := tls.LoadX509KeyPair(cfg.TLS.Cert, cfg.TLS.Key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s/%s: %w", config.KeyTLSCert, config.KeyTLSKey, err)
+		return nil, nil, nil, fmt.Errorf("%s/%s: %w", config.KeyTLSCert, config.KeyTLSKey, err)
 	}
-	server := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp}}
+	server = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp}}
 	client := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp}}
+	var pool *x509.CertPool
 	if cfg.TLS.CA != "" {
 		pem, err := os.ReadFile(cfg.TLS.CA)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", config.KeyTLSCA, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", config.KeyTLSCA, err)
 		}
-		pool := x509.NewCertPool()
+		pool = x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, nil, fmt.Errorf("%s: %s holds no PEM certificate", config.KeyTLSCA, cfg.TLS.CA)
+			return nil, nil, nil, fmt.Errorf("%s: %s holds no PEM certificate", config.KeyTLSCA, cfg.TLS.CA)
 		}
 		server.ClientCAs = pool
 		// Verified when presented; a bearer token still opens the API without one.
 		server.ClientAuth = tls.VerifyClientCertIfGiven
 		client.RootCAs = pool
 	}
+	if cfg.Raft.TLS {
+		// Members authenticate each other both ways: only holders of a certificate from tls.ca
+		// may join the replication stream (config refuses raft.tls without tls.ca).
+		raft = &tls.Config{
+			MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp},
+			RootCAs: pool, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
+		}
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = client
-	return server, &http.Client{Transport: tr}, nil
+	return server, &http.Client{Transport: tr}, raft, nil
 }
 
 func nonEmpty(s string) []string {

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// TestE2E_RecoverAfterLostQuorum loses two of three members for good, recovers the survivor with
+// the recover command and finds it leading alone with the ledger it had.
+func TestE2E_RecoverAfterLostQuorum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three coordinator processes")
+	}
+	c, _ := startThree(t)
+	survivor := c.procs[0]
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	edge, _ := api.NewClient(c.apiURLs(""), api.WithToken(e2eEdgeToken))
+	var nodes []api.RegisterNode
+	for i := 0; i < 10; i++ {
+		nodes = append(nodes, api.RegisterNode{Identity: fmt.Sprintf("q-%02d", i)})
+	}
+	if _, err := edge.Register(ctx, api.RegisterRequest{Region: "waw", Edge: "e1", Nodes: nodes}); err != nil {
+		t.Fatal(err)
+	}
+	// The registration is acknowledged by a majority; wait until the survivor applied it too.
+	testutil.WaitForState(t, "the survivor to apply the registration", 60*time.Second, func() (bool, string) {
+		out, err := c.cli("status", "--json", "--addr", survivor.apiURL)
+		var st api.StatusResponse
+		if err != nil || json.Unmarshal([]byte(out), &st) != nil {
+			return false, out
+		}
+		return st.ID == "c1" && st.Regions["waw"][api.StateWaiting] == 10, out
+	})
+
+	for _, p := range c.procs[1:] {
+		if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-p.exited
+	}
+	if err := survivor.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-survivor.exited
+
+	if out, err := c.cli("recover", "--node-id", "c1", "--data-dir", filepath.Join(c.dir, "c1"), "--peers", "c1=nohost"); err == nil {
+		t.Fatalf("recover accepted a peer without a port: %s", out)
+	}
+	out, err := c.cli("recover", "--node-id", "c1", "--data-dir", filepath.Join(c.dir, "c1"), "--peers", "c1="+survivor.raft)
+	if err != nil {
+		t.Fatalf("recover: %v: %s", err, out)
+	}
+	c.procs = c.procs[:1]
+	c.launch(survivor, true, "")
+	c.waitLeader(t, survivor.apiURL, 1, "")
+
+	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "waw", MaxNodes: 10})
+	if err != nil || got.Lease == nil || len(got.Lease.Nodes) != 10 {
+		t.Fatalf("acquire after recovery: %+v %v", got, err)
+	}
+}
