@@ -39,15 +39,23 @@ type Spec struct {
 // ReadSpec reads dir/node.json.
 func ReadSpec(dir string) (Spec, error) {
 	var s Spec
-	b, err := os.ReadFile(filepath.Join(dir, SpecFile))
-	if err != nil {
-		return s, fmt.Errorf("read node spec: %w", err)
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("parse node spec %s: %w", filepath.Join(dir, SpecFile), err)
+	if err := readJSON(filepath.Join(dir, SpecFile), "node spec", &s); err != nil {
+		return s, err
 	}
 	if s.Identity == "" {
 		return s, fmt.Errorf("node spec %s: identity is empty", filepath.Join(dir, SpecFile))
 	}
 	return s, nil
+}
+
+// readJSON decodes the JSON file at path into v; what names the file in errors.
+func readJSON(path, what string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("parse %s %s: %w", what, path, err)
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ package realnode
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -29,14 +28,8 @@ type Status struct {
 // ReadStatus reads dir/status.json.
 func ReadStatus(dir string) (Status, error) {
 	var s Status
-	b, err := os.ReadFile(filepath.Join(dir, StatusFile))
-	if err != nil {
-		return s, fmt.Errorf("read node status: %w", err)
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("parse node status: %w", err)
-	}
-	return s, nil
+	err := readJSON(filepath.Join(dir, StatusFile), "node status", &s)
+	return s, err
 }
 
 func writeStatus(dir string, s Status) error {
