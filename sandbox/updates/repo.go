@@ -162,7 +162,7 @@ func pruneCache(dir string, keep int) {
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("hash: %w", err)
 	}
 	defer f.Close()
 	h := sha256.New()
@@ -176,18 +176,18 @@ func fileSHA256(path string) (string, error) {
 func compressFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
-		return err
+		return fmt.Errorf("compress: %w", err)
 	}
 	defer in.Close()
 	out, err := os.CreateTemp(filepath.Dir(dst), ".release-*")
 	if err != nil {
-		return err
+		return fmt.Errorf("compress %s: %w", src, err)
 	}
 	defer os.Remove(out.Name())
 	bz, err := bzip2.NewWriter(out, &bzip2.WriterConfig{Level: bzip2.BestSpeed})
 	if err != nil {
 		out.Close()
-		return err
+		return fmt.Errorf("compress %s: %w", src, err)
 	}
 	if _, err := io.Copy(bz, in); err != nil {
 		out.Close()
@@ -198,26 +198,33 @@ func compressFile(src, dst string) error {
 		return fmt.Errorf("compress %s: %w", src, err)
 	}
 	if err := out.Close(); err != nil {
-		return err
+		return fmt.Errorf("compress %s: %w", src, err)
 	}
-	return os.Rename(out.Name(), dst)
+	if err := os.Rename(out.Name(), dst); err != nil {
+		return fmt.Errorf("compress %s: %w", src, err)
+	}
+	return nil
 }
 
+// copyFile copies the cached release where a hard link is not possible (another file system).
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
-		return err
+		return fmt.Errorf("copy release: %w", err)
 	}
 	defer in.Close()
 	out, err := os.Create(dst)
 	if err != nil {
-		return err
+		return fmt.Errorf("copy release: %w", err)
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
-		return err
+		return fmt.Errorf("copy release to %s: %w", dst, err)
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("copy release to %s: %w", dst, err)
+	}
+	return nil
 }
 
 // Stop shuts the HTTP server down.
