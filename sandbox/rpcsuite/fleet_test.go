@@ -110,7 +110,7 @@ func newCaller(t testing.TB, identity string, timeout time.Duration) *caller {
 	if err != nil {
 		t.Fatalf("client framework for %s: %v", identity, err)
 	}
-	conn, err := rpc.Dial(context.Background(), fw, rpc.ConnOptions{Timeout: timeout, DuplicateGrace: 250 * time.Millisecond})
+	conn, err := rpc.Dial(context.Background(), fw, rpc.ConnOptions{Timeout: timeout})
 	if err != nil {
 		t.Fatalf("dial as %s: %v", identity, err)
 	}
