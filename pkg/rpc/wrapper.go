@@ -110,6 +110,13 @@ func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tri
 		default:
 			w.log.Warn("rpc attempt failed", "rpc", action, "try", try, "error", err)
 			last = err
+			if try >= tries {
+				// choria-provisioner notices the limit only at the next call, after one more
+				// backoff sleep (up to 5s) that holds the worker for nothing; give up now.
+				w.log.Error("maximum tries reached", "rpc", action, "tries", tries)
+				final = ErrMaxTries
+				cancel()
+			}
 			return err
 		}
 	})

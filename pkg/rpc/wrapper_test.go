@@ -150,3 +150,16 @@ func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {
 		t.Fatal("wrapper did not return after cancellation")
 	}
 }
+
+func TestWrapper_GivesUpWithoutSleepingAfterTheLastTry(t *testing.T) {
+	// A backoff of an hour: any sleep after the last attempt would hang the test.
+	w, reg := newTestWrapper(t, 0, 0, 3_600_000)
+	var calls int
+	err := w.Run(context.Background(), never, testAction, 2, func(context.Context) error {
+		calls++
+		return errors.New("fail")
+	})
+	if !errors.Is(err, ErrMaxTries) || calls != 2 || sampleCount(reg) != 2 {
+		t.Fatalf("err=%v calls=%d samples=%d", err, calls, sampleCount(reg))
+	}
+}
