@@ -5,6 +5,7 @@ package rpcsuite
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,4 +69,33 @@ func BenchmarkInventoryParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkInventoryLatency reports the p50 and p99 round trip of rpcutil#inventory over one Conn
+// against an emulated and a real node (a real node that is still in provisioning mode).
+func BenchmarkInventoryLatency(b *testing.B) {
+	c := newCaller(b, "edge-latency.mcollective", 5*time.Second)
+	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, DuplicateGrace: time.Microsecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+
+	for name, identity := range map[string]string{"emulated": nodeBench, "real": realBench} {
+		b.Run(name, func(b *testing.B) {
+			req := rpc.Request{Agent: "rpcutil", Action: "inventory", Identity: identity, Data: json.RawMessage(`{}`)}
+			var took []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				replies, err := conn.Request(context.Background(), req)
+				took = append(took, time.Since(start))
+				if err != nil || len(replies) != 1 {
+					b.Fatalf("%d replies, %v", len(replies), err)
+				}
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
 }

@@ -37,6 +37,7 @@ var (
 	realFlowConn = lab.RealIdentity(region, 1)
 	realFlowCall = lab.RealIdentity(region, 2)
 	realUpgrade  = lab.RealIdentity(region, 3)
+	realBench    = lab.RealIdentity(region, 4)
 )
 
 const (
@@ -46,7 +47,7 @@ const (
 
 func emu(i int) string { return fmt.Sprintf("%s%05d", lab.EmulatedPrefix(region), i) }
 
-// shared is one lab (broker, 3 real node processes, an emulated fleet) for the whole package.
+// shared is one lab (broker, 4 real node processes, an emulated fleet) for the whole package.
 var shared *lab.Lab
 
 func TestMain(m *testing.M) {
@@ -70,7 +71,7 @@ func runSuite(m *testing.M) int {
 	shared, err = lab.Start(ctx, lab.Options{
 		Dir:         filepath.Join(dir, "lab"),
 		Regions:     []string{region},
-		Real:        3,
+		Real:        4,
 		Emulated:    fleetSize,
 		NodeBinary:  bin,
 		BaseVersion: "0.29.4",
