@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Registry owns one process's Prometheus registry and the choria-provisioner compatible metrics.
@@ -100,4 +101,37 @@ func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
 // Handler serves the registry in the Prometheus exposition format.
 func (r *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{Registry: r.reg})
+}
+
+// RPCAttempts is how many attempts of rpc (agent#action) for site were timed so far. It reads a
+// gathered copy so that asking never creates the series.
+func (r *Registry) RPCAttempts(site, rpc string) uint64 {
+	families, err := r.reg.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, f := range families {
+		if f.GetName() != "choria_provisioner_rpc_time" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if hasLabels(m, site, rpc) {
+				return m.GetSummary().GetSampleCount()
+			}
+		}
+	}
+	return 0
+}
+
+func hasLabels(m *dto.Metric, site, rpc string) bool {
+	var okSite, okRPC bool
+	for _, l := range m.GetLabel() {
+		switch l.GetName() {
+		case "site":
+			okSite = l.GetValue() == site
+		case "rpc":
+			okRPC = l.GetValue() == rpc
+		}
+	}
+	return okSite && okRPC
 }

@@ -69,3 +69,16 @@ func TestRegistry_InstancesAreIndependent(t *testing.T) {
 		t.Fatalf("same collector on a second registry must be allowed: %v", err)
 	}
 }
+
+func TestRegistry_RPCAttemptsCountsTimedAttempts(t *testing.T) {
+	r := New()
+	if got := r.RPCAttempts("eu", "rpcutil#inventory"); got != 0 {
+		t.Fatalf("fresh registry: %d", got)
+	}
+	r.RPCTime.WithLabelValues("eu", "rpcutil#inventory").Observe(0.1)
+	r.RPCTime.WithLabelValues("eu", "rpcutil#inventory").Observe(0.2)
+	r.RPCTime.WithLabelValues("us", "rpcutil#inventory").Observe(0.2)
+	if got := r.RPCAttempts("eu", "rpcutil#inventory"); got != 2 {
+		t.Fatalf("RPCAttempts = %d, want 2", got)
+	}
+}

@@ -31,19 +31,6 @@ func newTestWrapper(t *testing.T, millis ...int) (*Wrapper, *metrics.Registry) {
 	return w, reg
 }
 
-func sampleCount(reg *metrics.Registry) uint64 {
-	families, _ := reg.Gatherer().Gather()
-	for _, f := range families {
-		if f.GetName() != "choria_provisioner_rpc_time" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			return m.GetSummary().GetSampleCount()
-		}
-	}
-	return 0
-}
-
 var never = PauseFunc(func() bool { return false })
 
 func TestWrapper_GivesUpAfterTriesWithOneErrorCount(t *testing.T) {
@@ -56,8 +43,8 @@ func TestWrapper_GivesUpAfterTriesWithOneErrorCount(t *testing.T) {
 	if !errors.Is(err, ErrMaxTries) || !strings.Contains(err.Error(), "maximum tries reached") {
 		t.Fatalf("want maximum tries reached, got %v", err)
 	}
-	if calls.Load() != 3 || sampleCount(reg) != 3 {
-		t.Fatalf("want 3 attempts timed, got %d calls, %d samples", calls.Load(), sampleCount(reg))
+	if calls.Load() != 3 || reg.RPCAttempts("eu", testAction) != 3 {
+		t.Fatalf("want 3 attempts timed, got %d calls, %d samples", calls.Load(), reg.RPCAttempts("eu", testAction))
 	}
 	if got := testutil.ToFloat64(reg.RPCErrors.WithLabelValues("eu", testAction)); got != 1 {
 		t.Fatalf("rpc_errors = %v, want 1", got)
@@ -74,8 +61,8 @@ func TestWrapper_SuccessCountsNoError(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || calls != 2 || sampleCount(reg) != 2 {
-		t.Fatalf("err=%v calls=%d samples=%d", err, calls, sampleCount(reg))
+	if err != nil || calls != 2 || reg.RPCAttempts("eu", testAction) != 2 {
+		t.Fatalf("err=%v calls=%d samples=%d", err, calls, reg.RPCAttempts("eu", testAction))
 	}
 	if got := testutil.ToFloat64(reg.RPCErrors.WithLabelValues("eu", testAction)); got != 0 {
 		t.Fatalf("rpc_errors = %v, want 0", got)
@@ -91,7 +78,7 @@ func TestWrapper_PausedBeforeCallMakesNoAttempt(t *testing.T) {
 	if !errors.Is(err, ErrPaused) || !strings.HasSuffix(err.Error(), "provisioning is paused, cannot perform "+testAction) {
 		t.Fatalf("got %v", err)
 	}
-	if sampleCount(reg) != 0 {
+	if reg.RPCAttempts("eu", testAction) != 0 {
 		t.Fatalf("paused call was timed")
 	}
 }
@@ -107,8 +94,8 @@ func TestWrapper_PauseStopsAtNextAttempt(t *testing.T) {
 		}
 		return errors.New("fail")
 	})
-	if !errors.Is(err, ErrPaused) || calls != 2 || sampleCount(reg) != 2 {
-		t.Fatalf("err=%v calls=%d samples=%d", err, calls, sampleCount(reg))
+	if !errors.Is(err, ErrPaused) || calls != 2 || reg.RPCAttempts("eu", testAction) != 2 {
+		t.Fatalf("err=%v calls=%d samples=%d", err, calls, reg.RPCAttempts("eu", testAction))
 	}
 	if got := testutil.ToFloat64(reg.RPCErrors.WithLabelValues("eu", testAction)); got != 1 {
 		t.Fatalf("rpc_errors = %v, want 1", got)
@@ -159,7 +146,7 @@ func TestWrapper_GivesUpWithoutSleepingAfterTheLastTry(t *testing.T) {
 		calls++
 		return errors.New("fail")
 	})
-	if !errors.Is(err, ErrMaxTries) || calls != 2 || sampleCount(reg) != 2 {
-		t.Fatalf("err=%v calls=%d samples=%d", err, calls, sampleCount(reg))
+	if !errors.Is(err, ErrMaxTries) || calls != 2 || reg.RPCAttempts("eu", testAction) != 2 {
+		t.Fatalf("err=%v calls=%d samples=%d", err, calls, reg.RPCAttempts("eu", testAction))
 	}
 }

@@ -135,27 +135,6 @@ func (c *caller) node(t rpc.Transport, identity string, pause rpc.PauseSource) *
 	return rpc.NewNode(c.wrapper, t, identity, token(), pause)
 }
 
-// attempts is how many attempts of rpc were timed.
-func (c *caller) attempts(t testing.TB, action string) uint64 {
-	t.Helper()
-	families, err := c.metrics.Gatherer().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "choria_provisioner_rpc_time" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "rpc" && l.GetValue() == action {
-					return m.GetSummary().GetSampleCount()
-				}
-			}
-		}
-	}
-	return 0
-}
 
 // token is the region's provisioning token.
 func token() string { return shared.Region(region).Broker().Token() }

@@ -74,7 +74,7 @@ func TestWrapper_SilentNodeUsesEveryTry(t *testing.T) {
 	if !errors.Is(err, rpc.ErrMaxTries) || !strings.Contains(err.Error(), "maximum tries reached") {
 		t.Fatalf("want maximum tries reached, got %v", err)
 	}
-	if got := c.attempts(t, "rpcutil#inventory"); got != rpc.TriesInventory {
+	if got := c.metrics.RPCAttempts("eu", "rpcutil#inventory"); got != rpc.TriesInventory {
 		t.Fatalf("timed %d attempts, want %d", got, rpc.TriesInventory)
 	}
 	if got := testutil.ToFloat64(c.metrics.RPCErrors.WithLabelValues("eu", "rpcutil#inventory")); got != 1 {
@@ -99,7 +99,7 @@ func TestWrapper_DuplicateIdentityIsRefused(t *testing.T) {
 	if !errors.Is(err, rpc.ErrResponseCount) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("want %q, got %v", want, err)
 	}
-	if got := c.attempts(t, "rpcutil#inventory"); got != rpc.TriesInventory {
+	if got := c.metrics.RPCAttempts("eu", "rpcutil#inventory"); got != rpc.TriesInventory {
 		t.Fatalf("timed %d attempts, want %d", got, rpc.TriesInventory)
 	}
 }
@@ -112,7 +112,7 @@ func TestWrapper_NotOKReplyIsInvalidResponse(t *testing.T) {
 	if !errors.Is(err, rpc.ErrInvalidResponse) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("want %q, got %v", want, err)
 	}
-	if got := c.attempts(t, "choria_provision#jwt"); got != rpc.TriesJWT {
+	if got := c.metrics.RPCAttempts("eu", "choria_provision#jwt"); got != rpc.TriesJWT {
 		t.Fatalf("timed %d attempts, want %d", got, rpc.TriesJWT)
 	}
 }
@@ -153,7 +153,7 @@ func TestWrapper_PausedBeforeCallSendsNothing(t *testing.T) {
 	if !errors.Is(err, rpc.ErrPaused) || !strings.HasSuffix(err.Error(), "provisioning is paused, cannot perform rpcutil#inventory") {
 		t.Fatalf("got %v", err)
 	}
-	if got := c.attempts(t, "rpcutil#inventory"); got != 0 {
+	if got := c.metrics.RPCAttempts("eu", "rpcutil#inventory"); got != 0 {
 		t.Fatalf("%d attempts while paused", got)
 	}
 }
@@ -169,7 +169,7 @@ func TestWrapper_PauseDuringRetriesStopsAtNextAttempt(t *testing.T) {
 	if !errors.Is(err, rpc.ErrPaused) {
 		t.Fatalf("got %v", err)
 	}
-	if got := c.attempts(t, "rpcutil#inventory"); got != 2 {
+	if got := c.metrics.RPCAttempts("eu", "rpcutil#inventory"); got != 2 {
 		t.Fatalf("timed %d attempts, want 2", got)
 	}
 }
@@ -196,7 +196,7 @@ func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {
 	}()
 
 	// The first attempt's timer is observed when it returns; the wrapper is then in its backoff.
-	waitFor(t, 30*time.Second, func() bool { return sampleCount(t, reg) == 1 })
+	waitFor(t, 30*time.Second, func() bool { return reg.RPCAttempts("eu", "rpcutil#inventory") == 1 })
 	cancel()
 
 	select {
@@ -220,26 +220,11 @@ func TestWrapper_LockHeldByAnotherCallerEndsAtOnce(t *testing.T) {
 	if !errors.Is(err, rpc.ErrLocked) || !strings.Contains(err.Error(), rpc.LockedMessage) {
 		t.Fatalf("second caller: want lock error, got %v", err)
 	}
-	if got := second.attempts(t, "choria_provision#jwt"); got != 1 {
+	if got := second.metrics.RPCAttempts("eu", "choria_provision#jwt"); got != 1 {
 		t.Fatalf("second caller made %d attempts, want 1", got)
 	}
 }
 
-func sampleCount(t testing.TB, reg *metrics.Registry) uint64 {
-	families, err := reg.Gatherer().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n uint64
-	for _, f := range families {
-		if f.GetName() == "choria_provisioner_rpc_time" {
-			for _, m := range f.GetMetric() {
-				n += m.GetSummary().GetSampleCount()
-			}
-		}
-	}
-	return n
-}
 
 func waitFor(t testing.TB, limit time.Duration, cond func() bool) {
 	t.Helper()
