@@ -208,7 +208,7 @@ func (c *Conn) decode(data []byte) (Reply, error) {
 	if err != nil {
 		return Reply{}, fmt.Errorf("decode reply from %s: %w", reply.SenderID(), err)
 	}
-	return Reply{Sender: r.Sender, Code: int(r.Statuscode), Message: r.Statusmsg, Data: r.Data}, nil
+	return replyFrom(r), nil
 }
 
 // Close unsubscribes and closes the broker connection; requests in flight end at their timeout.

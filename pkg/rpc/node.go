@@ -48,6 +48,17 @@ func (n *Node) Identity() string { return n.identity }
 
 // call runs one action through the wrapper and hands the single OK reply to onOK.
 func (n *Node) call(ctx context.Context, agent, action, what string, tries int, input any, onOK func(Reply) error) error {
+	return n.send(ctx, agent, action, what, tries, input, func(r Reply) error {
+		if !r.OK() {
+			return &InvalidResponseError{Sender: r.Sender, Message: r.Message, Code: r.Code}
+		}
+		return onOK(r)
+	})
+}
+
+// send runs one action through the wrapper, requires exactly one reply and hands it to handle,
+// which decides what its status means; the reply body is only read after the count is known.
+func (n *Node) send(ctx context.Context, agent, action, what string, tries int, input any, handle func(Reply) error) error {
 	data, err := json.Marshal(input)
 	if err != nil {
 		return fmt.Errorf("%s#%s: encode input: %w", agent, action, err)
@@ -59,24 +70,11 @@ func (n *Node) call(ctx context.Context, agent, action, what string, tries int, 
 		if err != nil {
 			return err
 		}
-		reply, err := n.single(what, replies)
-		if err != nil {
-			return err
+		if len(replies) != 1 {
+			return &ResponseCountError{What: what, Count: len(replies), Identity: n.identity}
 		}
-		return onOK(reply)
+		return handle(replies[0])
 	})
-}
-
-// single enforces exactly one reply, then its OK status; the reply body is only read after both.
-func (n *Node) single(what string, replies []Reply) (Reply, error) {
-	if len(replies) != 1 {
-		return Reply{}, &ResponseCountError{What: what, Count: len(replies), Identity: n.identity}
-	}
-	r := replies[0]
-	if !r.OK() {
-		return Reply{}, &InvalidResponseError{Sender: r.Sender, Message: r.Message, Code: r.Code}
-	}
-	return r, nil
 }
 
 func decode(r Reply, into any) error {
@@ -192,23 +190,8 @@ func (n *Node) message(ctx context.Context, action, what string, tries int, inpu
 // Shutdown asks the node to shut down. The helper already rejected the node, so a non-OK
 // confirmation is only logged and does not fail the call; the shutdown counter counts OK replies.
 func (n *Node) Shutdown(ctx context.Context) error {
-	req := Request{Agent: agentProvision, Action: "shutdown", Identity: n.identity}
-	data, err := json.Marshal(tokenInput{Token: n.token})
-	if err != nil {
-		return fmt.Errorf("choria_provision#shutdown: encode input: %w", err)
-	}
-	req.Data = data
 	w := n.wrapper
-
-	return w.Run(ctx, n.pause, req.Label(), TriesShutdown, func(ctx context.Context) error {
-		replies, err := n.transport.Request(ctx, req)
-		if err != nil {
-			return err
-		}
-		if len(replies) != 1 {
-			return &ResponseCountError{What: "perform shutdown", Count: len(replies), Identity: n.identity}
-		}
-		r := replies[0]
+	return n.send(ctx, agentProvision, "shutdown", "perform shutdown", TriesShutdown, tokenInput{Token: n.token}, func(r Reply) error {
 		if !r.OK() {
 			w.log.Warn("could not shut down node", "sender", r.Sender, "message", r.Message, "code", r.Code)
 			return nil

@@ -53,7 +53,7 @@ func (p *PerCall) Request(ctx context.Context, req Request) ([]Reply, error) {
 		rpcclient.Targets([]string{req.Identity}),
 		rpcclient.Workers(1),
 		rpcclient.ReplyHandler(func(_ protocol.Reply, r *rpcclient.RPCReply) {
-			replies = append(replies, Reply{Sender: r.Sender, Code: int(r.Statuscode), Message: r.Statusmsg, Data: r.Data})
+			replies = append(replies, replyFrom(r))
 		}),
 	}
 	timeout := req.Timeout

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	rpcclient "github.com/choria-io/go-choria/providers/agent/mcorpc/client"
 )
 
 // Request is one RPC to one node.
@@ -28,6 +30,11 @@ type Reply struct {
 	Code    int
 	Message string
 	Data    json.RawMessage
+}
+
+// replyFrom keeps what validation and decoding need of go-choria's parsed reply.
+func replyFrom(r *rpcclient.RPCReply) Reply {
+	return Reply{Sender: r.Sender, Code: int(r.Statuscode), Message: r.Statusmsg, Data: r.Data}
 }
 
 // OK is true when the node reported success.

@@ -81,12 +81,15 @@ func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tri
 	defer cancel()
 
 	var final, last error
+	giveUp := func() error {
+		w.log.Error("maximum tries reached", "rpc", action, "tries", tries)
+		final = ErrMaxTries
+		cancel()
+		return final
+	}
 	err := w.policy.For(tctx, func(try int) error {
 		if try > tries {
-			w.log.Error("maximum tries reached", "rpc", action, "tries", tries)
-			final = ErrMaxTries
-			cancel()
-			return final
+			return giveUp()
 		}
 
 		if pause.Paused() {
@@ -113,9 +116,7 @@ func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tri
 			if try >= tries {
 				// choria-provisioner notices the limit only at the next call, after one more
 				// backoff sleep (up to 5s) that holds the worker for nothing; give up now.
-				w.log.Error("maximum tries reached", "rpc", action, "tries", tries)
-				final = ErrMaxTries
-				cancel()
+				giveUp()
 			}
 			return err
 		}
