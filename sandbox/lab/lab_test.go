@@ -25,6 +25,7 @@ import (
 
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/realnode"
+	"github.com/seed96588659/muster/sandbox/recorder"
 	"github.com/seed96588659/muster/sandbox/report"
 )
 
@@ -335,6 +336,9 @@ func TestLab_NodeThatCannotStartIsReported(t *testing.T) {
 	}
 }
 
+// TestLab_ShutdownEndsTheRealNodeProcess: go-choria's shutdown action draws a splay of 0-9 s and,
+// at 0 s, its exit races the reply publish, so one run in ten legitimately gets no reply. The
+// recorded action (written before the reply is handed on) proves the node accepted the request.
 func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
 	r := shared.Region(region)
 	node := lab.RealIdentity(region, 5)
@@ -344,8 +348,15 @@ func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, msg := one(t, node, res.AllOutputs()); !ok {
-		t.Fatalf("shutdown %s: %s", node, msg)
+	switch outs := res.AllOutputs(); len(outs) {
+	case 0:
+		t.Logf("%s exited before its reply was published (splay 0)", node)
+	case 1:
+		if d := outs[0].ResultDetails(); !d.OK() {
+			t.Fatalf("shutdown %s: %s", node, d.StatusMessage())
+		}
+	default:
+		t.Fatalf("%s: %d replies, want at most 1", node, len(outs))
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -354,12 +365,21 @@ func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s exited with %v, want a clean exit", node, err)
 			}
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s still running a minute after shutdown", node)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	acts, err := recorder.ReadFile(shared.ActionsFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(acts, func(a recorder.Action) bool {
+		return a.Node == node && a.Action == "choria_provision#shutdown" && a.OK
+	}) {
+		t.Fatalf("%s: no successful choria_provision#shutdown in %s", node, shared.ActionsFile())
 	}
 }
 
