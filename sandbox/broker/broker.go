@@ -61,6 +61,11 @@ type Broker struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	stopped sync.Once
+
+	logsMu sync.Mutex
+	// logs holds one open log file per client identity, so frameworks built again for an
+	// identity share it and Stop closes them all.
+	logs map[string]*clientLog
 }
 
 // Start writes the broker's configuration into opts.Dir and starts it, returning once it
@@ -225,6 +230,7 @@ func (b *Broker) Stop() error {
 	b.stopped.Do(func() {
 		b.cancel()
 		b.wg.Wait()
+		b.closeClientLogs()
 	})
 	return nil
 }

@@ -5,6 +5,7 @@ package broker
 import (
 	"context"
 	"crypto/tls"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -89,6 +90,42 @@ func TestBroker_ClientFrameworkUsesIdentity(t *testing.T) {
 		t.Fatalf("client framework could not connect: %v", err)
 	}
 	conn.Close()
+}
+
+func TestBroker_ClientLogOpenOncePerIdentityClosedOnStop(t *testing.T) {
+	b := startBroker(t)
+	const id = "edge-eu-3.mcollective"
+	for range 3 {
+		if _, err := b.ClientFramework(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(b.opts.Dir, "clients", id+".log")
+	if n := openFDs(t, log); n != 1 {
+		t.Fatalf("%s open %d times after 3 frameworks, want 1", log, n)
+	}
+	if err := b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := openFDs(t, log); n != 0 {
+		t.Fatalf("%s still open %d times after Stop", log, n)
+	}
+}
+
+// openFDs counts this process's descriptors open on path.
+func openFDs(t *testing.T, path string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == path {
+			n++
+		}
+	}
+	return n
 }
 
 func TestStart_RequiresDir(t *testing.T) {

@@ -4,8 +4,10 @@ package broker
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/choria-io/go-choria/choria"
 	"github.com/choria-io/go-choria/config"
@@ -51,28 +53,86 @@ plugin.nats.pass = %[9]s
 
 // ClientFramework is a go-choria client framework for identity, ready for the generated RPC
 // clients (rpcutilclient, choria_provisionclient) and broadcast discovery against this broker.
+// It logs warnings to the client's log file, which stays open until Stop.
 func (b *Broker) ClientFramework(identity string) (*choria.Framework, error) {
 	path, err := b.ClientConfig(identity)
 	if err != nil {
 		return nil, err
 	}
-	return LoadClientFramework(path, identity)
+	lf, err := b.clientLog(identity)
+	if err != nil {
+		return nil, err
+	}
+	return LoadClientFramework(path, identity, lf)
+}
+
+// clientLog opens identity's log file once per broker.
+func (b *Broker) clientLog(identity string) (*clientLog, error) {
+	b.logsMu.Lock()
+	defer b.logsMu.Unlock()
+	if lf, ok := b.logs[identity]; ok {
+		return lf, nil
+	}
+	path := filepath.Join(b.opts.Dir, "clients", identity+".log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("client log for %s: %w", identity, err)
+	}
+	if b.logs == nil {
+		b.logs = map[string]*clientLog{}
+	}
+	lf := &clientLog{f: f}
+	b.logs[identity] = lf
+	return lf, nil
+}
+
+func (b *Broker) closeClientLogs() {
+	b.logsMu.Lock()
+	defer b.logsMu.Unlock()
+	for id, lf := range b.logs {
+		lf.close()
+		delete(b.logs, id)
+	}
+}
+
+// clientLog is a client framework's log file. Connections a caller never closed still log
+// their disconnection after Stop, so writes after close are dropped instead of failing; and
+// since it is not an *os.File, logrus does not probe its descriptor while Stop closes it.
+type clientLog struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (l *clientLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return len(p), nil
+	}
+	return l.f.Write(p)
+}
+
+func (l *clientLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		_ = l.f.Close()
+		l.f = nil
+	}
 }
 
 // LoadClientFramework builds a client framework from a client config file, forcing the
 // certificate name to identity so the caller id does not depend on the user running it.
-func LoadClientFramework(path, identity string) (*choria.Framework, error) {
+// Warnings go to log rather than the config's logfile: go-choria would open that file for every
+// framework and never close it.
+func LoadClientFramework(path, identity string, log io.Writer) (*choria.Framework, error) {
 	cfg, err := config.NewConfig(path)
 	if err != nil {
 		return nil, fmt.Errorf("load client config %s: %w", path, err)
 	}
 	cfg.OverrideCertname = identity
-	lf, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("client log: %w", err)
-	}
 	l := logrus.New()
-	l.SetOutput(lf)
+	l.SetOutput(log)
 	l.SetLevel(logrus.WarnLevel)
 	cfg.CustomLogger = l
 	fw, err := choria.NewWithConfig(cfg)

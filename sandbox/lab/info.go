@@ -37,6 +37,8 @@ type RegionInfo struct {
 	// broker_provisioning_password.
 	ClientConfig string `json:"client_config"`
 	CA           string `json:"ca"`
+	// CAKey signs further certificates (say, for an edge's own identity); the CA is throwaway.
+	CAKey string `json:"ca_key"`
 	// Clients are distinct client identities, one per edge, each with its own config.
 	Clients              []ClientInfo `json:"clients"`
 	ProvisioningToken    string       `json:"provisioning_token"`

@@ -4,6 +4,7 @@ package lab_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -333,6 +334,9 @@ func TestLab_NodeThatCannotStartIsReported(t *testing.T) {
 	}
 	if ri.ProvisioningPassword == "" || ri.ProvisioningToken == "" || ri.JWTSignerPublicKey == "" || len(ri.Clients) != 3 || ri.ClientConfig == "" {
 		t.Fatalf("lab.json misses client material: %+v", ri)
+	}
+	if _, err := tls.LoadX509KeyPair(ri.CA, ri.CAKey); err != nil {
+		t.Fatalf("lab.json ca %s and ca_key %s are not a pair: %v", ri.CA, ri.CAKey, err)
 	}
 }
 

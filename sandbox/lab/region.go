@@ -306,6 +306,7 @@ func (r *Region) info() RegionInfo {
 	i := RegionInfo{
 		BrokerURL:              r.broker.URL(),
 		CA:                     r.lab.ca.CAFile(),
+		CAKey:                  r.lab.ca.KeyFile(),
 		Clients:                r.Clients(),
 		ProvisioningToken:      r.broker.Token(),
 		ProvisioningUser:       broker.ProvisioningUser,

@@ -78,7 +78,7 @@ func NewCA(dir string) (*CA, error) {
 		return nil, err
 	}
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	if err := atomicfile.Write(filepath.Join(dir, "ca-key.pem"), keyPEM, 0o600); err != nil {
+	if err := atomicfile.Write(ca.KeyFile(), keyPEM, 0o600); err != nil {
 		return nil, err
 	}
 	return ca, nil
@@ -86,6 +86,9 @@ func NewCA(dir string) (*CA, error) {
 
 // CAFile is the path of the CA certificate in PEM.
 func (c *CA) CAFile() string { return filepath.Join(c.dir, "ca.pem") }
+
+// KeyFile is the path of the CA's PKCS#1 RSA key in PEM, for tools that issue more certificates.
+func (c *CA) KeyFile() string { return filepath.Join(c.dir, "ca-key.pem") }
 
 // CAPEM is the CA certificate in PEM.
 func (c *CA) CAPEM() []byte { return append([]byte(nil), c.pem...) }
