@@ -135,6 +135,5 @@ func (c *caller) node(t rpc.Transport, identity string, pause rpc.PauseSource) *
 	return rpc.NewNode(c.wrapper, t, identity, token(), pause)
 }
 
-
 // token is the region's provisioning token.
 func token() string { return shared.Region(region).Broker().Token() }

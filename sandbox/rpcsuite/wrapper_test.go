@@ -225,7 +225,6 @@ func TestWrapper_LockHeldByAnotherCallerEndsAtOnce(t *testing.T) {
 	}
 }
 
-
 func waitFor(t testing.TB, limit time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
