@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -72,7 +73,9 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	ls, paused, err := s.leases.Load().Acquire(ctx, req.Edge, req.Region, req.MaxNodes, req.Wait.Std())
+	ls, paused, err := s.leases.Load().Acquire(ctx, lease.Request{
+		Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Wait: req.Wait.Std(),
+	})
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}

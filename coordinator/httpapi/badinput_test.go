@@ -108,6 +108,7 @@ func TestBadInput_EveryEndpointRefusesAndLeavesTheLedgerAlone(t *testing.T) {
 		{"acquire unknown field", post, api.PathAcquire, edgeToken, `{"edge":"e1","region":"ams","max_nodes":1,"greedy":true}`, 400, api.CodeUnknownField, `unknown field "greedy"`},
 		{"acquire zero nodes", post, api.PathAcquire, edgeToken, `{"edge":"e1","region":"ams","max_nodes":0}`, 400, api.CodeBadRequest, "max_nodes: 0 is outside"},
 		{"acquire bare wait", post, api.PathAcquire, edgeToken, `{"edge":"e1","region":"ams","max_nodes":1,"wait":10}`, 400, api.CodeBadRequest, "duration must be a string"},
+		{"acquire request id with a space", post, api.PathAcquire, edgeToken, `{"edge":"e1","region":"ams","max_nodes":1,"request_id":"a b"}`, 400, api.CodeBadRequest, `request_id: "a b" contains`},
 		{"acquire oversized", post, api.PathAcquire, edgeToken, `{"edge":"` + strings.Repeat("e", maxBody) + `"}`, 413, api.CodeBodyTooLarge, "4096"},
 		{"acquire empty", post, api.PathAcquire, edgeToken, ``, 400, api.CodeMalformed, "request body is empty"},
 		// renew

@@ -4,6 +4,8 @@ package lease
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -12,14 +14,36 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// Acquire grants edge a lease on up to maxNodes eligible waiting nodes of region, waiting up to
-// wait for some to become eligible. It returns (nil, false, nil) when none did in time and
-// (nil, true, nil) while the operator has paused provisioning.
-func (m *Manager) Acquire(ctx context.Context, edge, region string, maxNodes int, wait time.Duration) (*ledger.Lease, bool, error) {
+// Request asks for a lease.
+type Request struct {
+	Edge   string
+	Region string
+	// RequestID, when set, makes the request idempotent: the lease id is derived from it, so a
+	// retry (say, after the answer was lost in a failover) gets the lease the first try granted.
+	RequestID string
+	MaxNodes  int
+	Wait      time.Duration
+}
+
+// leaseID is the lease id for r: random, or derived from the edge's request id.
+func (m *Manager) leaseID(r Request) string {
+	if r.RequestID == "" {
+		return m.newID()
+	}
+	h := sha256.Sum256([]byte(r.Edge + "\x00" + r.Region + "\x00" + r.RequestID))
+	return "r-" + hex.EncodeToString(h[:12])
+}
+
+// Acquire grants r.Edge a lease on up to r.MaxNodes eligible waiting nodes of r.Region, waiting
+// up to r.Wait for some to become eligible. It returns (nil, false, nil) when none did in time
+// and (nil, true, nil) while the operator has paused provisioning.
+func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, error) {
+	edge, region, maxNodes := r.Edge, r.Region, r.MaxNodes
 	if maxNodes <= 0 || maxNodes > m.cfg.MaxNodes {
 		maxNodes = m.cfg.MaxNodes
 	}
-	timer := time.NewTimer(min(max(wait, 0), m.cfg.MaxWait))
+	id := m.leaseID(r)
+	timer := time.NewTimer(min(max(r.Wait, 0), m.cfg.MaxWait))
 	defer timer.Stop()
 	for {
 		regionCh, all, enabled := m.subscribe(region)
@@ -33,6 +57,13 @@ func (m *Manager) Acquire(ctx context.Context, edge, region string, maxNodes int
 		if p.Paused {
 			return nil, true, nil
 		}
+		if r.RequestID != "" {
+			// Its nodes are leased now, so eligibility below would not see them.
+			if ls, err := m.ledger.Lease(id); err == nil && ls.Edge == edge && ls.Region == region {
+				m.countReplay()
+				return ls, false, nil
+			}
+		}
 		now := m.clock.Now()
 		n, err := m.ledger.Eligible(region, edge, now, 1)
 		if err != nil {
@@ -40,7 +71,7 @@ func (m *Manager) Acquire(ctx context.Context, edge, region string, maxNodes int
 		}
 		if n > 0 {
 			res, err := m.propose(ctx, &ledger.Grant{
-				Now: now, LeaseID: m.newID(), Edge: edge, Region: region, Max: maxNodes, TTL: m.cfg.TTL, Policy: m.cfg.Policy,
+				Now: now, LeaseID: id, Edge: edge, Region: region, Max: maxNodes, TTL: m.cfg.TTL, Policy: m.cfg.Policy,
 			})
 			switch {
 			case errors.Is(err, ledger.ErrPaused):
@@ -48,7 +79,10 @@ func (m *Manager) Acquire(ctx context.Context, edge, region string, maxNodes int
 			case err != nil:
 				return nil, false, fmt.Errorf("grant to %s in %s: %w", edge, region, err)
 			}
-			if g := res.(*ledger.GrantResult); g.Lease != nil {
+			if g := res.(*ledger.GrantResult); g.Replayed {
+				m.countReplay()
+				return g.Lease, false, nil
+			} else if g.Lease != nil {
 				if m.metrics != nil {
 					m.metrics.LeaseGrants.Inc()
 					m.metrics.LeaseNodesGranted.Add(float64(len(g.Lease.Nodes)))
@@ -69,6 +103,12 @@ func (m *Manager) Acquire(ctx context.Context, edge, region string, maxNodes int
 			return nil, false, ctx.Err()
 		}
 		recheck.Stop()
+	}
+}
+
+func (m *Manager) countReplay() {
+	if m.metrics != nil {
+		m.metrics.LeaseReplays.Inc()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func newManager(t *testing.T) (*Manager, *direct, *testutil.Clock) {
 
 func TestManager_DisabledRefusesEverything(t *testing.T) {
 	m, _, _ := newManager(t)
-	if _, _, err := m.Acquire(context.Background(), "e", "eu", 1, 0); !errors.Is(err, ErrDisabled) {
+	if _, _, err := m.Acquire(context.Background(), Request{Edge: "e", Region: "eu", MaxNodes: 1}); !errors.Is(err, ErrDisabled) {
 		t.Fatalf("acquire on a disabled manager: %v", err)
 	}
 	if _, err := m.Renew(context.Background(), "l", 1, "", ""); !errors.Is(err, ErrDisabled) {
@@ -72,6 +73,43 @@ func TestManager_DisabledRefusesEverything(t *testing.T) {
 	}
 }
 
+func TestManager_AcquireWithRequestIDIsIdempotent(t *testing.T) {
+	m, d, clock := newManager(t)
+	ctx := context.Background()
+	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}, {Identity: "b", Region: "eu"}}})
+	if err := m.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Disable()
+	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
+	first, _, err := m.Acquire(ctx, req)
+	if err != nil || first == nil {
+		t.Fatalf("acquire: %+v %v", first, err)
+	}
+	// The retry finds the lease although its node is no longer eligible, and a waiting node
+	// (b) is not granted to it.
+	again, _, err := m.Acquire(ctx, req)
+	if err != nil || again == nil || again.ID != first.ID || again.Token != first.Token || !slices.Equal(again.Nodes, first.Nodes) {
+		t.Fatalf("retry got %+v (%v), want %+v", again, err, first)
+	}
+	if ls, _ := d.l.Leases(); len(ls) != 1 {
+		t.Fatalf("%d leases after a retried acquire, want 1", len(ls))
+	}
+	// Another edge with the same request id, or a new request id, is a new request.
+	for _, r := range []Request{{Edge: "f", Region: "eu", MaxNodes: 1, RequestID: "req-1"}, {Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-2"}} {
+		ls, _, err := m.Acquire(ctx, r)
+		if r.Edge == "f" {
+			if err != nil || ls == nil || ls.ID == first.ID || ls.Nodes[0] != "b" {
+				t.Fatalf("acquire %+v: %+v %v", r, ls, err)
+			}
+			continue
+		}
+		if err != nil || ls != nil {
+			t.Fatalf("acquire %+v with nothing waiting: %+v %v", r, ls, err)
+		}
+	}
+}
+
 func TestManager_EnableExtendsThenExpiresOnlyAfterGrace(t *testing.T) {
 	m, d, clock := newManager(t)
 	ctx := context.Background()
@@ -79,7 +117,7 @@ func TestManager_EnableExtendsThenExpiresOnlyAfterGrace(t *testing.T) {
 	if err := m.Enable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ls, _, err := m.Acquire(ctx, "e", "eu", 5, 0)
+	ls, _, err := m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 5})
 	if err != nil || ls == nil {
 		t.Fatalf("acquire: %+v %v", ls, err)
 	}
@@ -121,7 +159,7 @@ func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		ls, _, err := m.Acquire(ctx, "e", "eu", 5, 20*time.Second)
+		ls, _, err := m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 5, Wait: 20 * time.Second})
 		got <- result{ls, err}
 	}()
 	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
@@ -134,7 +172,7 @@ func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
 		t.Fatal("long poll not woken by a registration")
 	}
 	go func() {
-		ls, _, err := m.Acquire(ctx, "e", "us", 5, 20*time.Second)
+		ls, _, err := m.Acquire(ctx, Request{Edge: "e", Region: "us", MaxNodes: 5, Wait: 20 * time.Second})
 		got <- result{ls, err}
 	}()
 	m.Disable()

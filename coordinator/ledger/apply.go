@@ -205,8 +205,15 @@ func applyGrant(t *txn, index uint64, c *Grant) (any, error) {
 	} else if p.Paused {
 		return nil, ErrPaused
 	}
-	if t.leases.Get([]byte(c.LeaseID)) != nil {
-		return nil, errorf("lease id %q already exists", c.LeaseID)
+	switch prev, err := getLease(t.leases, c.LeaseID); {
+	case err != nil:
+		return nil, storageError{err}
+	case prev != nil && (prev.Edge != c.Edge || prev.Region != c.Region):
+		return nil, errorf("lease id %q already exists for edge %s in %s", c.LeaseID, prev.Edge, prev.Region)
+	case prev != nil:
+		// The same edge asking again under the same id (a retry whose first answer was lost,
+		// perhaps across a failover) gets the lease it already holds, not a second one.
+		return &GrantResult{Lease: prev, Replayed: true}, nil
 	}
 	ids, err := eligible(t.waiting, c.Region, c.Edge, c.Now, c.Max)
 	if err != nil {

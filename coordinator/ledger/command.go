@@ -68,6 +68,8 @@ type Register struct {
 }
 
 // Grant leases up to Max eligible waiting nodes of Region to Edge. The token is the log index.
+// A LeaseID Edge already holds in Region is answered with that lease, so a retried grant is
+// idempotent.
 type Grant struct {
 	Now     time.Time     `json:"now"`
 	LeaseID string        `json:"lease_id"`

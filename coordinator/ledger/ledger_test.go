@@ -5,6 +5,7 @@ package ledger
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -93,6 +94,33 @@ func TestLedger_GrantTokenIsLogIndexAndNoNodeTwice(t *testing.T) {
 	}
 	mustErr(t, h.apply(&Grant{Now: t0, LeaseID: l1.ID, Edge: "x", Region: "us", Max: 1, TTL: time.Second, Policy: testPolicy()}), ErrBadCommand)
 	mustErr(t, h.apply(&Grant{Now: t0, LeaseID: "z", Edge: "x", Region: "us", Max: 0, TTL: time.Second, Policy: testPolicy()}), ErrBadCommand)
+}
+
+// TestLedger_GrantReplayedUnderTheSameIDReturnsTheSameLease: a grant applied again for the same
+// edge and region (a retry whose first answer was lost) changes nothing and returns the lease.
+func TestLedger_GrantReplayedUnderTheSameIDReturnsTheSameLease(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a", "b", "c")
+	g := &Grant{Now: t0, LeaseID: "r-1", Edge: "edge-a", Region: "eu", Max: 2, TTL: time.Minute, Policy: testPolicy()}
+	first := mustResult[*GrantResult](t, h.apply(g))
+	before, _, err := h.l.Nodes(NodeFilter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Now = t0.Add(time.Second)
+	again := mustResult[*GrantResult](t, h.apply(g))
+	if first.Replayed || !again.Replayed || !reflect.DeepEqual(again.Lease, first.Lease) {
+		t.Fatalf("replayed grant: first %+v, again %+v", first, again)
+	}
+	if after, _, _ := h.l.Nodes(NodeFilter{Limit: 10}); !reflect.DeepEqual(before, after) {
+		t.Fatalf("a replayed grant changed nodes:\n%+v\n%+v", before, after)
+	}
+	if c := h.counts()["eu"]; c[api.StateLeased] != 2 || c[api.StateWaiting] != 1 {
+		t.Fatalf("counts after replay = %v", c)
+	}
+	other := *g
+	other.Edge = "edge-b"
+	mustErr(t, h.apply(&other), ErrBadCommand)
 }
 
 func TestLedger_GrantRefusedWhilePaused(t *testing.T) {

@@ -26,6 +26,9 @@ type RegisterResult struct {
 // GrantResult holds the granted lease; Lease is nil when no node was eligible.
 type GrantResult struct {
 	Lease *Lease
+	// Replayed is true when the lease id was already granted to the same edge and region, and
+	// Lease is that earlier grant, unchanged.
+	Replayed bool
 }
 
 // RenewResult holds the renewed lease.

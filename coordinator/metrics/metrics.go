@@ -27,6 +27,7 @@ type Sources struct {
 // Metrics are the counters and histograms the coordinator updates as it works.
 type Metrics struct {
 	LeaseGrants       prometheus.Counter
+	LeaseReplays      prometheus.Counter
 	LeaseNodesGranted prometheus.Counter
 	LeaseRenewals     prometheus.Counter
 	LeaseExpiries     prometheus.Counter
@@ -41,6 +42,8 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	m := &Metrics{
 		LeaseGrants: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "muster_coordinator_lease_grants_total", Help: "Leases granted by this member while leader."}),
+		LeaseReplays: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_lease_replays_total", Help: "Acquire retries answered with the lease their request id was already granted."}),
 		LeaseNodesGranted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "muster_coordinator_lease_nodes_granted_total", Help: "Nodes handed out in granted leases."}),
 		LeaseRenewals: prometheus.NewCounter(prometheus.CounterOpts{
@@ -58,7 +61,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 			Name: "muster_coordinator_leadership_changes_total", Help: "Times this member gained or lost leadership."}),
 	}
 	cs := []prometheus.Collector{
-		m.LeaseGrants, m.LeaseNodesGranted, m.LeaseRenewals, m.LeaseExpiries, m.StaleReports,
+		m.LeaseGrants, m.LeaseReplays, m.LeaseNodesGranted, m.LeaseRenewals, m.LeaseExpiries, m.StaleReports,
 		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leader", Help: "1 when this member is the Raft leader."},
 			func() float64 { return b2f(src.Leader()) }),

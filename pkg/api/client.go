@@ -5,6 +5,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,8 +28,8 @@ const maxResponseBody = 256 << 20
 // answers without a leader is skipped, and a not-leader answer or redirect naming the leader is
 // followed. The number of tries is bounded and every wait honours the context. A request whose
 // connection broke mid-way may be sent again to another member: every edge call is safe to repeat
-// (register is idempotent, a repeated acquire at worst leaves a lease to expire, renew and report
-// are checked against the lease token).
+// (register is idempotent, acquire carries a request id that returns the same lease, renew and
+// report are checked against the lease token).
 type Client struct {
 	members  []string
 	hc       *http.Client
@@ -118,8 +120,14 @@ func (c *Client) Register(ctx context.Context, req RegisterRequest) (RegisterRes
 	return call[RegisterResponse](ctx, c, http.MethodPost, PathRegister, nil, &req)
 }
 
-// Acquire asks for a lease and blocks on the server up to req.Wait; a nil Lease means none was granted.
+// Acquire asks for a lease and blocks on the server up to req.Wait; a nil Lease means none was
+// granted. Retries within the call reuse one request id, so they cannot be granted twice.
 func (c *Client) Acquire(ctx context.Context, req AcquireRequest) (AcquireResponse, error) {
+	if req.RequestID == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		req.RequestID = hex.EncodeToString(b[:])
+	}
 	return call[AcquireResponse](ctx, c, http.MethodPost, PathAcquire, nil, &req)
 }
 

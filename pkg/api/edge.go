@@ -62,6 +62,10 @@ type AcquireRequest struct {
 	Region   string   `json:"region"`
 	MaxNodes int      `json:"max_nodes"`
 	Wait     Duration `json:"wait,omitempty"`
+	// RequestID makes the acquire idempotent: a retry with the same id gets the lease the first
+	// try was granted (its answer may have been lost in a failover) instead of a second one.
+	// Client.Acquire sets a random one when empty.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // AcquireResponse carries the granted lease, or none when nothing was waiting before Wait ran out or the cluster is paused.

@@ -101,6 +101,9 @@ func (r *AcquireRequest) Validate() error {
 	if r.Wait < 0 || r.Wait.Std() > MaxWait {
 		return fmt.Errorf("wait: %s is outside 0..%s", r.Wait, MaxWait)
 	}
+	if r.RequestID != "" {
+		return ValidateName("request_id", r.RequestID)
+	}
 	return nil
 }
 

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// TestAcquire_LostAnswerIsRetriedIntoTheSameLease: the coordinator grants a lease but the
+// edge never sees the answer (the connection breaks after the grant); the client's retry carries
+// the same request id and gets that lease, not a second one holding other nodes.
+func TestAcquire_LostAnswerIsRetriedIntoTheSameLease(t *testing.T) {
+	ms := cluster(t, 3)
+	leader, follower := ms[0], ms[1]
+	ctx := ctxT(t)
+
+	var dropped atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != api.PathAcquire || !dropped.CompareAndSwap(false, true) {
+			follower.srv.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		// The grant is made and committed; only its answer is lost.
+		follower.srv.Config.Handler.ServeHTTP(httptest.NewRecorder(), r)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		conn.Close()
+	}))
+	t.Cleanup(front.Close)
+
+	nodes := []api.RegisterNode{{Identity: "n1"}, {Identity: "n2"}, {Identity: "n3"}, {Identity: "n4"}}
+	if _, err := edgeClient(t, leader.url).Register(ctx, api.RegisterRequest{Region: "ams", Edge: "e1", Nodes: nodes}); err != nil {
+		t.Fatal(err)
+	}
+	// This client knows only the front, so its first acquire goes there.
+	edge := edgeClient(t, front.URL)
+	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "ams", MaxNodes: 2})
+	if err != nil || got.Lease == nil {
+		t.Fatalf("acquire: %+v %v", got, err)
+	}
+	if !dropped.Load() {
+		t.Fatal("the first acquire answer was not dropped")
+	}
+	leases, err := leader.svc.Ledger().Leases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leases) != 1 || leases[0].ID != got.Lease.ID || leases[0].Token != got.Lease.Token || !slices.Equal(leases[0].Nodes, got.Lease.Nodes) {
+		t.Fatalf("ledger holds %+v, client got %+v: want exactly the one lease", leases, got.Lease)
+	}
+	if n := counter(t, leader, "muster_coordinator_lease_replays_total", nil); n != 1 {
+		t.Errorf("lease replays counted %v, want 1", n)
+	}
+	if n := counter(t, leader, "muster_coordinator_lease_grants_total", nil); n != 1 {
+		t.Errorf("lease grants counted %v, want 1", n)
+	}
+}
