@@ -1,2 +1,4 @@
-// Package pkg is the root of Muster's shared module; see its subpackages.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package pkg is the root of Muster's shared module: rpc, rpmversion, metrics, api and upgrade.
 package pkg
