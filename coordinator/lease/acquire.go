@@ -57,19 +57,20 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, 
 		if p.Paused {
 			return nil, true, nil
 		}
+		// A retry whose lease exists already is proposed too, although its nodes are no longer
+		// eligible: the log answers it, so a member deposed without knowing it cannot answer from
+		// a stale ledger, and the lease's TTL is counted again from now, as the edge counts it.
+		replay := false
 		if r.RequestID != "" {
-			// Its nodes are leased now, so eligibility below would not see them.
-			if ls, err := m.ledger.Lease(id); err == nil && ls.Edge == edge && ls.Region == region {
-				m.countReplay()
-				return ls, false, nil
-			}
+			ls, err := m.ledger.Lease(id)
+			replay = err == nil && ls.Edge == edge && ls.Region == region
 		}
 		now := m.clock.Now()
 		n, err := m.ledger.Eligible(region, edge, now, 1)
 		if err != nil {
 			return nil, false, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
 		}
-		if n > 0 {
+		if replay || n > 0 {
 			res, err := m.propose(ctx, &ledger.Grant{
 				Now: now, LeaseID: id, Edge: edge, Region: region, Max: maxNodes, TTL: m.cfg.TTL, Policy: m.cfg.Policy,
 			})

@@ -185,3 +185,63 @@ func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
 		t.Fatal("long poll not ended by losing leadership")
 	}
 }
+
+// TestManager_ReplayedAcquireCountsTheTTLFromTheRetry: an edge whose acquire answer was lost
+// retries later with the same request id and counts the lease valid from when it sent the retry.
+// The ledger must then hold the nodes for it at least a TTL (plus grace) from the retry, or they
+// could be granted to another edge while the first still believes it holds them.
+func TestManager_ReplayedAcquireCountsTheTTLFromTheRetry(t *testing.T) {
+	m, d, clock := newManager(t)
+	ctx := context.Background()
+	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
+	if err := m.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Disable()
+	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
+	first, _, err := m.Acquire(ctx, req)
+	if err != nil || first == nil {
+		t.Fatalf("acquire: %+v %v", first, err)
+	}
+	clock.Advance(m.cfg.TTL - time.Second)
+	retriedAt := clock.Now()
+	again, _, err := m.Acquire(ctx, req)
+	if err != nil || again == nil || again.ID != first.ID || again.Token != first.Token {
+		t.Fatalf("retry got %+v (%v), want lease %s token %d", again, err, first.ID, first.Token)
+	}
+	if want := retriedAt.Add(m.cfg.TTL); again.ExpiresAt.Before(want) {
+		t.Fatalf("replayed lease expires at %s, before retry + ttl %s", again.ExpiresAt, want)
+	}
+	// Just before retry + ttl + grace: the lease stands and no other edge gets its node.
+	clock.Advance(m.cfg.TTL + m.cfg.Grace - time.Nanosecond)
+	if err := m.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.l.Lease(first.ID); err != nil {
+		t.Fatalf("lease expired before the retry's ttl and grace ran out: %v", err)
+	}
+	if ls, _, err := m.Acquire(ctx, Request{Edge: "f", Region: "eu", MaxNodes: 1}); err != nil || ls != nil {
+		t.Fatalf("another edge was granted %+v (%v) while the retried lease stands", ls, err)
+	}
+}
+
+// TestManager_ReplayIsAnsweredThroughTheLog: a member that lost leadership without noticing yet
+// must not answer a retried acquire from its own, possibly stale, ledger.
+func TestManager_ReplayIsAnsweredThroughTheLog(t *testing.T) {
+	m, d, clock := newManager(t)
+	ctx := context.Background()
+	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
+	if err := m.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Disable()
+	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
+	if ls, _, err := m.Acquire(ctx, req); err != nil || ls == nil {
+		t.Fatalf("acquire: %+v %v", ls, err)
+	}
+	deposed := errors.New("not the leader any more")
+	m.propose = func(context.Context, ledger.Command) (any, error) { return nil, deposed }
+	if ls, _, err := m.Acquire(ctx, req); !errors.Is(err, deposed) {
+		t.Fatalf("retry on a deposed leader = %+v, %v; want the log's refusal", ls, err)
+	}
+}

@@ -212,7 +212,16 @@ func applyGrant(t *txn, index uint64, c *Grant) (any, error) {
 		return nil, errorf("lease id %q already exists for edge %s in %s", c.LeaseID, prev.Edge, prev.Region)
 	case prev != nil:
 		// The same edge asking again under the same id (a retry whose first answer was lost,
-		// perhaps across a failover) gets the lease it already holds, not a second one.
+		// perhaps across a failover) gets the lease it already holds, not a second one. The edge
+		// counts the lease from when it sent the retry, so the TTL runs from now, as on a renewal;
+		// nobody else can hold the nodes while the lease exists, so this is safe even past
+		// expires_at.
+		if exp := c.Now.Add(c.TTL); exp.After(prev.ExpiresAt) {
+			prev.RenewedAt, prev.ExpiresAt, prev.TTL = c.Now, exp, c.TTL
+			if err := t.putLease(prev); err != nil {
+				return nil, storageError{err}
+			}
+		}
 		return &GrantResult{Lease: prev, Replayed: true}, nil
 	}
 	ids, err := eligible(t.waiting, c.Region, c.Edge, c.Now, c.Max)

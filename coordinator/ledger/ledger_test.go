@@ -97,7 +97,8 @@ func TestLedger_GrantTokenIsLogIndexAndNoNodeTwice(t *testing.T) {
 }
 
 // TestLedger_GrantReplayedUnderTheSameIDReturnsTheSameLease: a grant applied again for the same
-// edge and region (a retry whose first answer was lost) changes nothing and returns the lease.
+// edge and region (a retry whose first answer was lost) changes no node and returns the lease,
+// its TTL counted from the retry (the edge counts it from there).
 func TestLedger_GrantReplayedUnderTheSameIDReturnsTheSameLease(t *testing.T) {
 	h := newHarness(t)
 	h.register(t0, "eu", "a", "b", "c")
@@ -109,8 +110,18 @@ func TestLedger_GrantReplayedUnderTheSameIDReturnsTheSameLease(t *testing.T) {
 	}
 	g.Now = t0.Add(time.Second)
 	again := mustResult[*GrantResult](t, h.apply(g))
-	if first.Replayed || !again.Replayed || !reflect.DeepEqual(again.Lease, first.Lease) {
-		t.Fatalf("replayed grant: first %+v, again %+v", first, again)
+	want := *first.Lease
+	want.RenewedAt, want.ExpiresAt = g.Now, g.Now.Add(g.TTL)
+	if first.Replayed || !again.Replayed || !reflect.DeepEqual(*again.Lease, want) {
+		t.Fatalf("replayed grant: first %+v, again %+v, want lease %+v", first, again, want)
+	}
+	if stored, err := h.l.Lease(want.ID); err != nil || !reflect.DeepEqual(*stored, want) {
+		t.Fatalf("stored lease after replay = %+v (%v), want %+v", stored, err, want)
+	}
+	// A replay stamped earlier than the lease's expiry minus its TTL never shortens the lease.
+	g.Now = t0
+	if early := mustResult[*GrantResult](t, h.apply(g)); !early.Lease.ExpiresAt.Equal(want.ExpiresAt) {
+		t.Fatalf("an earlier replay moved expires_at to %s, want %s", early.Lease.ExpiresAt, want.ExpiresAt)
 	}
 	if after, _, _ := h.l.Nodes(NodeFilter{Limit: 10}); !reflect.DeepEqual(before, after) {
 		t.Fatalf("a replayed grant changed nodes:\n%+v\n%+v", before, after)
