@@ -101,7 +101,11 @@ func (n *Node) Inventory(ctx context.Context) (*Inventory, error) {
 }
 
 // Gen25519 asks the node for its ed25519 public key and verifies the node signed nonce with it.
+// The nonce must be fresh and not empty: a signature over a known value proves nothing.
 func (n *Node) Gen25519(ctx context.Context, nonce string) (*ED25519Key, error) {
+	if nonce == "" {
+		return nil, fmt.Errorf("gen25519 %s: empty nonce", n.identity)
+	}
 	var key ED25519Key
 	err := n.call(ctx, agentProvision, "gen25519", "retrieve ED25519 public key", TriesGen25519, gen25519Input{Token: n.token, Nonce: nonce}, func(r Reply) error {
 		if err := decode(r, &key); err != nil {

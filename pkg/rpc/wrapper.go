@@ -73,6 +73,10 @@ func NewWrapper(o WrapperOptions) (*Wrapper, error) {
 // ends the loop by cancelling, go-choria's For reports only "context canceled"; Run returns the
 // reason instead (maximum tries, paused, lock held).
 func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tries int, cb func(context.Context) error) error {
+	if pause == nil {
+		// Never read as "not paused": a host without a pause source could outlive its lease.
+		return fmt.Errorf("%s failed: no pause source", action)
+	}
 	if pause.Paused() {
 		return fmt.Errorf("%s failed: %w", action, pausedError{action})
 	}

@@ -150,3 +150,17 @@ func TestWrapper_GivesUpWithoutSleepingAfterTheLastTry(t *testing.T) {
 		t.Fatalf("err=%v calls=%d samples=%d", err, calls, reg.RPCAttempts("eu", testAction))
 	}
 }
+
+func TestWrapper_RefusesAMissingPauseSource(t *testing.T) {
+	w, reg := newTestWrapper(t)
+	err := w.Run(context.Background(), nil, testAction, 3, func(context.Context) error {
+		t.Fatal("callback ran without a pause source")
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "no pause source") {
+		t.Fatalf("got %v", err)
+	}
+	if reg.RPCAttempts("eu", testAction) != 0 {
+		t.Fatal("an attempt was timed")
+	}
+}
