@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -178,14 +180,27 @@ func TestClient_StopsWhenTheContextEnds(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_ = json.NewEncoder(w).Encode(ErrorBody{Error: "no leader", Code: CodeNoLeader})
 	})
-	c, _ := NewClient([]string{m.srv.URL}, WithAttempts(1_000_000), WithRetryDelay(time.Hour))
+	// The first answer has been read in full once the client closes its body; only then does the
+	// test cancel, so the client is past that answer (in its retry delay) and not mid-request.
+	answered := make(chan struct{})
+	var once sync.Once
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil {
+			resp.Body = closeNotifier{ReadCloser: resp.Body, closed: func() { once.Do(func() { close(answered) }) }}
+		}
+		return resp, err
+	})}
+	c, _ := NewClient([]string{m.srv.URL}, WithHTTPClient(hc), WithAttempts(1_000_000), WithRetryDelay(time.Hour))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := c.Status(ctx); done <- err }()
-	// Wait until the first call failed and the client sits in its retry delay.
-	deadline := time.Now().Add(10 * time.Second)
-	for m.calls.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-answered:
+	case err := <-done:
+		t.Fatalf("the client returned before its retry delay: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the member never answered")
 	}
 	cancel()
 	select {
@@ -193,9 +208,28 @@ func TestClient_StopsWhenTheContextEnds(t *testing.T) {
 		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "no leader") {
 			t.Fatalf("err = %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the client kept waiting after its context was cancelled")
 	}
+	if got := m.calls.Load(); got != 1 {
+		t.Errorf("%d calls, want 1: the retry delay of an hour cannot have passed", got)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// closeNotifier calls closed when the client closes the body it has read.
+type closeNotifier struct {
+	io.ReadCloser
+	closed func()
+}
+
+func (c closeNotifier) Close() error {
+	err := c.ReadCloser.Close()
+	c.closed()
+	return err
 }
 
 func TestClient_IgnoresAMalformedLeaderAddress(t *testing.T) {
@@ -215,5 +249,60 @@ func TestNewClient_RefusesBadAddresses(t *testing.T) {
 		if _, err := NewClient(in); err == nil {
 			t.Errorf("NewClient(%v) accepted", in)
 		}
+	}
+}
+
+func TestClient_AcquireSendsOneFreshRequestIDPerCallAndKeepsItAcrossRetries(t *testing.T) {
+	var mu sync.Mutex
+	var ids []string
+	failNext := true
+	m := newMember(t, func(w http.ResponseWriter, r *http.Request) {
+		var req AcquireRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Errorf("unreadable acquire: %v", err)
+		}
+		if err := req.Validate(); err != nil {
+			t.Errorf("the client sent an acquire the server refuses: %v", err)
+		}
+		mu.Lock()
+		ids = append(ids, req.RequestID)
+		fail := failNext
+		failNext = false
+		mu.Unlock()
+		if fail { // the first try of the first call meets an election
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(ErrorBody{Error: "no leader", Code: CodeNoLeader})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(AcquireResponse{})
+	})
+	c, _ := NewClient([]string{m.srv.URL}, WithRetryDelay(time.Millisecond))
+	req := AcquireRequest{Edge: "e1", Region: "ams", MaxNodes: 1}
+	for range 2 {
+		if _, err := c.Acquire(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if req.RequestID != "" {
+		t.Errorf("the caller's request was changed: %q", req.RequestID)
+	}
+	req.RequestID = "edge-e1-acquire-42"
+	if _, err := c.Acquire(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 4 {
+		t.Fatalf("ids = %q, want 4 requests (a retried call, a second call, a call with its own id)", ids)
+	}
+	if ids[0] == "" || ids[0] != ids[1] {
+		t.Errorf("the retry of one call carried another id: %q then %q", ids[0], ids[1])
+	}
+	if ids[2] == "" || ids[2] == ids[0] {
+		t.Errorf("a second call reused the first call's id: %q", ids)
+	}
+	if ids[3] != "edge-e1-acquire-42" {
+		t.Errorf("a caller's id was replaced: %q", ids[3])
 	}
 }

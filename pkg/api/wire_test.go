@@ -61,6 +61,8 @@ func TestValidate_NamesTheField(t *testing.T) {
 		{"register bad facts", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a", Facts: json.RawMessage("{")}}}, "nodes[0].facts: not valid JSON"},
 		{"acquire zero", &AcquireRequest{Edge: "e", Region: "r"}, "max_nodes: 0 is outside"},
 		{"acquire long wait", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, Wait: Duration(time.Hour)}, "wait: 1h0m0s is outside"},
+		{"acquire request id with space", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, RequestID: "a b"}, `request_id: "a b" contains ' '`},
+		{"acquire long request id", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, RequestID: strings.Repeat("f", MaxNameLength+1)}, "request_id: 254 bytes"},
 		{"renew no token", &RenewRequest{LeaseID: "l", Edge: "e", Region: "r"}, "token: must not be 0"},
 		{"report bad outcome", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: "done"}}}, `results[0].outcome: "done"`},
 		{"report none", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r"}, "results: must list"},
