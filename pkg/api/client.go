@@ -261,16 +261,18 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 		lastErr = err
 		var apiErr *Error
 		switch {
+		case errors.As(err, &apiErr) && !retryable(apiErr):
+			// A refusal is final wherever it came from: a follower that forwarded it names the
+			// leader too, and asking the leader again would only repeat the request.
+			return err
 		case errors.As(err, &apiErr) && leader != "" && leader != member:
 			// Not the leader, but it told us who is: go there next.
 			c.setLeader(leader)
 			queue = append([]string{leader}, without(queue, leader)...)
-		case errors.As(err, &apiErr) && retryable(apiErr):
+		case errors.As(err, &apiErr):
 			if c.Leader() == member {
 				c.setLeader("")
 			}
-		case errors.As(err, &apiErr):
-			return err
 		default:
 			// Transport failure: the member may be down; forget it as leader and try the next.
 			if ctx.Err() != nil {

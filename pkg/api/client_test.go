@@ -157,6 +157,25 @@ func TestClient_ReturnsAClientErrorAtOnceWithItsCode(t *testing.T) {
 	}
 }
 
+func TestClient_DoesNotRepeatARefusalAFollowerRelayedAtTheLeader(t *testing.T) {
+	leader := newMember(t, leaderHandler(t))
+	// A follower forwards to the leader and relays its answer; every answer it gives names the leader.
+	follower := newMember(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(HeaderLeader, leader.srv.URL)
+		w.WriteHeader(http.StatusConflict)
+		_ = json.NewEncoder(w).Encode(ErrorBody{Error: "lease l-1: token 3 is not 9", Code: CodeTokenMismatch})
+	})
+	c, _ := NewClient([]string{follower.srv.URL}, WithToken(testToken))
+	_, err := c.Report(context.Background(), ReportRequest{LeaseID: "l-1", Token: 3, Edge: "e1", Region: "ams",
+		Results: []NodeResult{{Identity: "n1", Outcome: OutcomeProvisioned}}})
+	if !IsCode(err, CodeTokenMismatch) {
+		t.Fatalf("err = %v", err)
+	}
+	if follower.calls.Load() != 1 || leader.calls.Load() != 0 {
+		t.Errorf("the refusal was sent again: follower %d calls, leader %d", follower.calls.Load(), leader.calls.Load())
+	}
+}
+
 func TestClient_GivesUpAfterItsAttemptsWithoutALeader(t *testing.T) {
 	var m [2]*member
 	for i := range m {
