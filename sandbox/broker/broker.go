@@ -107,10 +107,21 @@ func Start(ctx context.Context, opts Options) (*Broker, error) {
 	if opts.Token == "" {
 		opts.Token = randomHex(16)
 	}
+	// A port picked by the kernel is held until just before the broker listens: the embedded NATS
+	// server cannot take a listener, and closing the probe at once left seconds (certificate
+	// issuing, framework set-up) in which another process on a shared machine could bind it;
+	// NATS then exits the whole process from its accept loop (logrus Fatalf).
+	var reserved net.Listener
 	if opts.Port == 0 {
-		if opts.Port, err = FreePort(); err != nil {
+		if reserved, err = listenFree(); err != nil {
 			return nil, err
 		}
+		defer func() {
+			if reserved != nil {
+				reserved.Close()
+			}
+		}()
+		opts.Port = reserved.Addr().(*net.TCPAddr).Port
 	}
 
 	srvCert, err := opts.CA.Issue("broker-" + opts.Region)
@@ -157,6 +168,13 @@ plugin.choria.network.provisioning.signer_cert = %[9]s
 	b := &Broker{opts: opts, srv: srv, port: opts.Port, url: fmt.Sprintf("nats://127.0.0.1:%d", opts.Port)}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = cancel
+	if reserved != nil {
+		if err := reserved.Close(); err != nil {
+			cancel()
+			return nil, fmt.Errorf("release port %d for the broker: %w", opts.Port, err)
+		}
+		reserved = nil
+	}
 	b.wg.Add(1)
 	go srv.Start(bctx, &b.wg)
 
@@ -235,14 +253,24 @@ func (b *Broker) Stop() error {
 	return nil
 }
 
-// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+// FreePort asks the kernel for a free TCP port on 127.0.0.1. The port is free only when this
+// returns: whoever binds it later races every other process on the machine.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := listenFree()
 	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
+		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// listenFree holds a kernel-chosen port on 127.0.0.1 until the listener is closed.
+func listenFree() (net.Listener, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("find free port: %w", err)
+	}
+	return l, nil
 }
 
 func randomHex(n int) string {
