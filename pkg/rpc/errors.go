@@ -41,6 +41,7 @@ type ResponseCountError struct {
 	Identity string
 }
 
+// Error names the action, the reply count and the identity, in choria-provisioner's words.
 func (e *ResponseCountError) Error() string {
 	return fmt.Sprintf("could not %s: received %d responses while expecting a response from %s", e.What, e.Count, e.Identity)
 }
@@ -55,6 +56,7 @@ type InvalidResponseError struct {
 	Code    int
 }
 
+// Error names the sender, its status message and code, in choria-provisioner's words.
 func (e *InvalidResponseError) Error() string {
 	return fmt.Sprintf("invalid response from %s: %s (%d)", e.Sender, e.Message, e.Code)
 }
