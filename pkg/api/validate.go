@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Limits a server enforces on every request; a request beyond them is refused, never truncated.
@@ -32,6 +33,10 @@ func ValidateName(field, v string) error {
 	}
 	if len(v) > MaxNameLength {
 		return fmt.Errorf("%s: %d bytes, longer than %d", field, len(v), MaxNameLength)
+	}
+	if !utf8.ValidString(v) {
+		// Ranging would read the bad bytes as U+FFFD, which is printable.
+		return fmt.Errorf("%s: %q is not valid UTF-8", field, v)
 	}
 	for _, r := range v {
 		if r == '/' || unicode.IsSpace(r) || !unicode.IsPrint(r) {

@@ -61,6 +61,7 @@ func TestValidate_NamesTheField(t *testing.T) {
 		{"register bad facts", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a", Facts: json.RawMessage("{")}}}, "nodes[0].facts: not valid JSON"},
 		{"acquire zero", &AcquireRequest{Edge: "e", Region: "r"}, "max_nodes: 0 is outside"},
 		{"acquire long wait", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, Wait: Duration(time.Hour)}, "wait: 1h0m0s is outside"},
+		{"register invalid UTF-8", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "n\xff1"}}}, `nodes[0].identity: "n\xff1" is not valid UTF-8`},
 		{"acquire request id with space", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, RequestID: "a b"}, `request_id: "a b" contains ' '`},
 		{"acquire long request id", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, RequestID: strings.Repeat("f", MaxNameLength+1)}, "request_id: 254 bytes"},
 		{"renew no token", &RenewRequest{LeaseID: "l", Edge: "e", Region: "r"}, "token: must not be 0"},
