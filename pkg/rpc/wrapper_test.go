@@ -164,3 +164,21 @@ func TestWrapper_RefusesAMissingPauseSource(t *testing.T) {
 		t.Fatal("an attempt was timed")
 	}
 }
+
+// BenchmarkWrapper_Run is the wrapper's own cost per call that succeeds at once: pause checks,
+// the backoff loop, the attempt timer and the result handling, without any RPC.
+func BenchmarkWrapper_Run(b *testing.B) {
+	reg := metrics.New()
+	w, err := NewWrapper(WrapperOptions{Site: "eu", Metrics: reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	ok := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Run(ctx, never, testAction, TriesJWT, ok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
