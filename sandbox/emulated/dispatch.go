@@ -153,8 +153,10 @@ func (f *Fleet) answer(nc *nats.Conn, n *node, req *request, action string) {
 			rep.abort(n.failMessage(action, left))
 		} else if req.Agent == "rpcutil" {
 			n.rpcutilAction(req, rep, now)
-		} else {
-			n.provisionAction(req, rep, now)
+		} else if !n.provisionAction(req, rep, now) {
+			n.mu.Unlock()
+			f.record(n, req, false, pendingExit, now)
+			return
 		}
 		var err error
 		if body, err = json.Marshal(rep); err != nil {

@@ -67,7 +67,9 @@ type node struct {
 	// failsLeft counts down the injected failures per agent#action; nil without a fail fault.
 	failsLeft   map[string]int
 	disconnects int
-	restarting  bool
+	// restarting: a restart, release_update or shutdown was accepted and the node has not
+	// yet gone; choria_provision requests are then not answered (see provisionAction).
+	restarting bool
 	// epoch changes whenever the node (re)starts, so timers of an older life do nothing.
 	epoch int
 }

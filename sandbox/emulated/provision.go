@@ -74,15 +74,27 @@ type (
 	}
 )
 
-// provisionAction runs one choria_provision action on a node whose mutex the caller holds.
-func (n *node) provisionAction(req *request, rep *rpcReply, now time.Time) {
+// pendingExit is recorded for a choria_provision request that arrives after a restart,
+// release_update or shutdown was accepted and before the node is gone.
+const pendingExit = "not answered: restart or shutdown pending (the real agent holds its mutex until the process is replaced)"
+
+// provisionAction runs one choria_provision action on a node whose mutex the caller holds. It
+// returns false when the real agent would never answer: once it accepted a restart,
+// release_update or shutdown, its restart/exit goroutine holds the agent's mutex through the
+// splay until the process is replaced, so every later action waits on that mutex and its
+// request is lost. Only the lock check runs outside that mutex: a caller without the lock is
+// still refused at once, and a lock holder's request still takes or extends the lock.
+func (n *node) provisionAction(req *request, rep *rpcReply, now time.Time) bool {
 	switch req.Action {
 	case "configure", "gen25519", "gencsr", "jwt", "release_update":
 		// The real agent wraps exactly these in its lock middleware, before anything else.
 		if !n.lockFor(req.Sender, req.Caller, now) {
 			rep.abort(lockedError)
-			return
+			return true
 		}
+	}
+	if n.restarting {
+		return false
 	}
 	switch req.Action {
 	case "configure":
@@ -106,6 +118,7 @@ func (n *node) provisionAction(req *request, rep *rpcReply, now time.Time) {
 		rep.Statuscode = statusUnknownAction
 		rep.Statusmsg = fmt.Sprintf("Unknown action %s for agent %s", req.Action, req.Agent)
 	}
+	return true
 }
 
 // checkToken is the real agent's token check: no configured token accepts anything.
@@ -244,6 +257,8 @@ func (n *node) shutdown(req *request, rep *rpcReply) {
 		return
 	}
 	splay := time.Duration(mrand.IntN(10)) * time.Second
+	// like a restart, the exit goroutine holds the agent's mutex until the process ends
+	n.restarting = true
 	epoch := n.epoch
 	n.fleet.after(n.fleet.scale(splay), func() {
 		n.mu.Lock()

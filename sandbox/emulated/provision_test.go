@@ -220,3 +220,50 @@ func TestProvision_ReleaseUpdateChecksTheRepository(t *testing.T) {
 		t.Fatalf("release_update to a published version failed: %v %q", err, res.AllOutputs()[0].ResultDetails().StatusMessage())
 	}
 }
+
+// TestProvision_PendingRestartLeavesLaterActionsUnanswered: once a real node accepted a restart,
+// its restart goroutine holds the provision agent's mutex through the splay until the process
+// is replaced, so later choria_provision requests are never answered; only the lock check (a
+// separate mutex) and other agents still answer.
+func TestProvision_PendingRestartLeavesLaterActionsUnanswered(t *testing.T) {
+	// TimeScale 30: the restart's 2 s splay (Splay 1) lasts a minute, far past this test's requests.
+	l := startLab(t, 2, nil, func(c *Config) { c.TimeScale = 30 })
+	const id = "emu-eu-00001"
+	fw := l.framework(t, "edge-eu-1.mcollective")
+	pc := l.provisionClient(t, fw, id)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	token := l.broker.Token()
+
+	conf, err := pc.Configure(`{"plugin.choria.server.provision":"false"}`).Token(token).Do(ctx)
+	if err != nil || len(conf.AllOutputs()) != 1 || !conf.AllOutputs()[0].ResultDetails().OK() {
+		t.Fatalf("configure: %v", err)
+	}
+	rs, err := pc.Restart(token).Splay(1).Do(ctx)
+	if err != nil || len(rs.AllOutputs()) != 1 || !rs.AllOutputs()[0].ResultDetails().OK() {
+		t.Fatalf("restart: %v", err)
+	}
+
+	body := fmt.Sprintf(`{"agent":"choria_provision","action":"restart","data":{"token":%q,"splay":1}}`, token)
+	if got := l.rawRequest(t, fw, "choria_provision", []byte(body), id, nil, 0, 3*time.Second); len(got) != 0 {
+		t.Fatalf("a second restart during the pending one got %d replies, want none", len(got))
+	}
+	acts := l.readActions(t, id)
+	if last := acts[len(acts)-1]; last.Action != "choria_provision#restart" || last.OK || last.Error != pendingExit {
+		t.Fatalf("second restart recorded as %+v", last)
+	}
+
+	other, err := l.provisionClient(t, l.framework(t, "edge-eu-2.mcollective"), id).Jwt(token).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := other.AllOutputs(); len(out) != 1 || out[0].ResultDetails().StatusMessage() != lockedError {
+		t.Fatalf("another caller during the pending restart: %d replies, want the lock message", len(out))
+	}
+	if outs := inventory(t, l.rpcutil(t, fw, id)); len(outs) != 1 || !outs[0].ResultDetails().OK() {
+		t.Fatalf("inventory during the pending restart: %d replies", len(outs))
+	}
+	if st, _ := l.fleet.State(id); st.Mode != "provisioning" {
+		t.Fatalf("node is %s during its restart splay, want provisioning", st.Mode)
+	}
+}
