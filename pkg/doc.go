@@ -1,4 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package pkg is the root of Muster's shared module: rpc, rpmversion, metrics, api and upgrade.
+// Package pkg is the root of Muster's shared module: rpc, rpmversion, metrics and api.
 package pkg
