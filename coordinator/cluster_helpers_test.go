@@ -405,6 +405,13 @@ func (r *relay) serve() {
 		r.mu.Lock()
 		r.conns[in], r.conns[out] = struct{}{}, struct{}{}
 		r.mu.Unlock()
+		// A partition (or a new target) that came while this connection was being dialled has
+		// already dropped the open ones: this one must not slip through it.
+		if r.route() != target {
+			in.Close()
+			out.Close()
+			continue
+		}
 		pipe := func(dst, src net.Conn) {
 			io.Copy(dst, src)
 			dst.Close()

@@ -22,6 +22,7 @@ import (
 	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -71,7 +72,7 @@ func startMember(t testing.TB, dir, id string, bootstrap bool, edit func(*httpap
 	lc.TTL = 30 * time.Second
 	svc, err := coordinator.New(coordinator.Config{
 		ID: id, DataDir: filepath.Join(dir, id), RaftBind: "127.0.0.1:0", APIAddress: m.url,
-		Bootstrap: bootstrap, Leases: lc, Logger: logger, Registry: m.reg,
+		Bootstrap: bootstrap, Leases: lc, Logger: logger, Registry: m.reg, Timeouts: stableTimeouts(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,13 @@ func startMember(t testing.TB, dir, id string, bootstrap bool, edit func(*httpap
 		}
 	})
 	return m
+}
+
+// stableTimeouts are slower than raftnode.LoopbackTimeouts: these tests kill no member and take
+// c1 as the leader throughout, so an election caused by a stall of a loaded machine (-race, two
+// shared cores) would only break them.
+func stableTimeouts() raftnode.Timeouts {
+	return raftnode.Timeouts{Heartbeat: 2 * time.Second, Election: 2 * time.Second, LeaderLease: 2 * time.Second, Commit: 10 * time.Millisecond}
 }
 
 // cluster starts n members; the first bootstraps and the others join through the admin API.
