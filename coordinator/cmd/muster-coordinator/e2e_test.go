@@ -93,7 +93,9 @@ func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
 	return p
 }
 
-// listening waits until the member answers /healthz; false if it exited first.
+// listening waits until the member logged that its API listens and answers /healthz; false if it
+// exited first. The log line is the member's own: another process that took the freed port could
+// answer /healthz too.
 func (c *e2eCluster) listening(p *proc) bool {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -108,12 +110,14 @@ func (c *e2eCluster) listening(p *proc) bool {
 		if c.https != nil {
 			hc = c.https
 		}
-		resp, err := hc.Get(p.apiURL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return true
+		if b, _ := os.ReadFile(p.logPath); bytes.Contains(b, []byte("api listening")) {
+			resp, err := hc.Get(p.apiURL + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				return true
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // polling interval
 	}
 	return true // let the caller's own wait report what is wrong
 }
@@ -313,6 +317,9 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 
 	c.cliSteps(t, follower.apiURL, first1.Lease.Nodes[0])
 
+	// Leadership may have moved on a loaded machine since the cluster started: kill the member
+	// that leads now.
+	st = c.waitLeader(t, c.addrs(""), 3, "")
 	leader := c.proc(st.LeaderID)
 	killed := time.Now()
 	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
