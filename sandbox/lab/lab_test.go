@@ -72,6 +72,18 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer shared.Stop()
+	// go-choria adds the discovery timeout to every RPC's timeout and rpcutil's DDL allows only
+	// 2s: with the default 2s discovery timeout an inventory on a loaded CI machine could end
+	// before its answer. A long one only delays calls that fail anyway; answered calls end on
+	// their answer.
+	for n := 1; n <= 3; n++ {
+		fw, err := shared.Region(region).Framework(lab.ClientIdentity(region, n))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "client framework:", err)
+			return 1
+		}
+		fw.Configuration().DiscoveryTimeout = 20
+	}
 	return m.Run()
 }
 
@@ -341,17 +353,22 @@ func TestLab_NodeThatCannotStartIsReported(t *testing.T) {
 }
 
 // TestLab_ShutdownEndsTheRealNodeProcess: go-choria's shutdown action draws a splay of 0-9 s and,
-// at 0 s, its exit races the reply publish, so one run in ten legitimately gets no reply. The
-// recorded action (written before the reply is handed on) proves the node accepted the request.
+// at 0 s, its os.Exit races everything after the action returns: the reply publish and also the
+// recorder's line (written after the action, before the reply is handed on). So one run in ten
+// may legitimately have neither. The agent's own "Shutting server down via request" log line is
+// written inside the action, before the exit goroutine starts, so it always proves the request
+// was accepted; the recorded line is required whenever a reply came (the reply implies it).
 func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
 	r := shared.Region(region)
 	node := lab.RealIdentity(region, 5)
+	caller := "choria=" + lab.ClientIdentity(region, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := provisionClient(t, framework(t, 1), node).Shutdown(r.Broker().Token()).Do(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	replied := false
 	switch outs := res.AllOutputs(); len(outs) {
 	case 0:
 		t.Logf("%s exited before its reply was published (splay 0)", node)
@@ -359,6 +376,7 @@ func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
 		if d := outs[0].ResultDetails(); !d.OK() {
 			t.Fatalf("shutdown %s: %s", node, d.StatusMessage())
 		}
+		replied = true
 	default:
 		t.Fatalf("%s: %d replies, want at most 1", node, len(outs))
 	}
@@ -376,14 +394,24 @@ func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	serverLog, err := os.ReadFile(filepath.Join(r.NodeDir(node), realnode.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(strings.Split(string(serverLog), "\n"), func(l string) bool {
+		return strings.Contains(l, "Shutting server down via request") && strings.Contains(l, caller)
+	}) {
+		t.Fatalf("%s: the provision agent never logged accepting the shutdown from %s", node, caller)
+	}
 	acts, err := recorder.ReadFile(shared.ActionsFile())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(acts, func(a recorder.Action) bool {
-		return a.Node == node && a.Action == "choria_provision#shutdown" && a.OK
-	}) {
-		t.Fatalf("%s: no successful choria_provision#shutdown in %s", node, shared.ActionsFile())
+	recorded := slices.ContainsFunc(acts, func(a recorder.Action) bool {
+		return a.Node == node && a.Action == "choria_provision#shutdown" && a.OK && a.Caller == caller
+	})
+	if replied && !recorded {
+		t.Fatalf("%s: replied to the shutdown but no successful choria_provision#shutdown in %s", node, shared.ActionsFile())
 	}
 }
 
