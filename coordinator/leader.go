@@ -19,6 +19,8 @@ func (s *Service) monitorLeadership() {
 	var (
 		stop context.CancelFunc
 		wg   sync.WaitGroup
+		// term is the term whose leadership the running leader loop established.
+		term uint64
 	)
 	stopLeader := func() {
 		if stop != nil {
@@ -36,9 +38,17 @@ func (s *Service) monitorLeadership() {
 			return
 		case <-s.node.LeadershipChanges():
 		}
+		// Term before IsLeader: a term read after could belong to a later election.
+		now := s.node.Term()
 		leader := s.node.IsLeader()
+		if stop != nil && leader && now != term {
+			// Lost and won again while this loop was not looking (values coalesce): the leader
+			// loop of the old term did not Barrier or extend leases for this one.
+			stopLeader()
+		}
 		switch {
 		case leader && stop == nil:
+			term = now
 			ctx, cancel := context.WithCancel(context.Background())
 			stop = cancel
 			wg.Add(1)

@@ -280,8 +280,9 @@ func (n *Node) Snapshot() (*raft.SnapshotMeta, error) {
 	return meta, nil
 }
 
-// LeadershipChanges delivers true when this member gains leadership and false when it loses it.
-// Values are coalesced: read the latest with IsLeader when one arrives.
+// LeadershipChanges delivers true when this member gains leadership (again, in a later term,
+// too) and false when it loses it. Values are coalesced: read the latest with Term and IsLeader
+// when one arrives.
 func (n *Node) LeadershipChanges() <-chan bool { return n.leaderCh }
 
 // DroppedObservations counts leadership notifications coalesced because nobody was reading.
@@ -302,7 +303,7 @@ func (n *Node) observe() {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		last := false
+		last, lastTerm := false, uint64(0)
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -312,11 +313,14 @@ func (n *Node) observe() {
 			case <-n.obsCh:
 			case <-tick.C:
 			}
+			// The term is read first: leadership lost and won again between two looks shows as
+			// a new term, and the new term needs its own Barrier and lease extension.
+			term := n.Term()
 			now := n.IsLeader()
-			if now == last {
+			if now == last && (!now || term == lastTerm) {
 				continue
 			}
-			last = now
+			last, lastTerm = now, term
 			select {
 			case n.leaderCh <- now:
 			default:
