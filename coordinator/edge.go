@@ -96,7 +96,7 @@ func (s *Service) Renew(ctx context.Context, req api.RenewRequest) (api.RenewRes
 	resp.Lease = *toAPILease(ls)
 	p, err := s.ledger.Pause()
 	if err != nil {
-		return resp, err
+		return resp, fmt.Errorf("renew lease %s: read pause flag: %w", req.LeaseID, err)
 	}
 	resp.Paused = p.Paused
 	return resp, nil
@@ -130,7 +130,7 @@ func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.
 	}
 	p, err := s.ledger.Pause()
 	if err != nil {
-		return resp, err
+		return resp, fmt.Errorf("heartbeat of %s: read pause flag: %w", req.Edge, err)
 	}
 	resp.Paused = p.Paused
 	s.edgesMu.Lock()

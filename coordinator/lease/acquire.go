@@ -52,7 +52,7 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, 
 		}
 		p, err := m.ledger.Pause()
 		if err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
 		}
 		if p.Paused {
 			return nil, true, nil

@@ -4,6 +4,7 @@ package lease
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/seed96588659/muster/coordinator/ledger"
@@ -34,7 +35,7 @@ func (m *Manager) ExpireDue(ctx context.Context) error {
 	}
 	leases, err := m.ledger.Leases()
 	if err != nil {
-		return err
+		return fmt.Errorf("expire leases: %w", err)
 	}
 	now := m.clock.Now()
 	var due []string
@@ -47,7 +48,7 @@ func (m *Manager) ExpireDue(ctx context.Context) error {
 		n := min(len(due), ledger.MaxBatch)
 		res, err := m.propose(ctx, &ledger.Expire{Now: now, Grace: m.cfg.Grace, Policy: m.cfg.Policy, LeaseIDs: due[:n]})
 		if err != nil {
-			return err
+			return fmt.Errorf("expire %d leases: %w", n, err)
 		}
 		er := res.(*ledger.ExpireResult)
 		if m.metrics != nil {

@@ -29,6 +29,7 @@ const (
 	CmdMember   CommandType = 8
 )
 
+// String names the command type for logs and the apply latency metric.
 func (t CommandType) String() string {
 	switch t &^ IgnoreUnknown {
 	case CmdRegister:
