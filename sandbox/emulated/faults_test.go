@@ -33,6 +33,10 @@ func TestFaults_SilentNodeIsNeitherDiscoveredNorAnswers(t *testing.T) {
 	if got := l.rawInventory(t, fw, "emu-eu-00003", 0, 3*time.Second); len(got) != 0 {
 		t.Fatalf("silent node answered inventory %d times", len(got))
 	}
+	// The empty window above ends on its own clock, not on the node having seen the request.
+	eventually(t, 30*time.Second, "the unanswered inventory to be recorded", func() bool {
+		return len(l.readActions(t, "emu-eu-00003")) >= 1
+	})
 	acts := l.readActions(t, "emu-eu-00003")
 	if len(acts) != 1 || acts[0].OK || !strings.Contains(acts[0].Error, "silent") {
 		t.Fatalf("recorded %+v", acts)

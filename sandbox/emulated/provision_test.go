@@ -248,9 +248,12 @@ func TestProvision_PendingRestartLeavesLaterActionsUnanswered(t *testing.T) {
 	if got := l.rawRequest(t, fw, "choria_provision", []byte(body), id, nil, 0, 3*time.Second); len(got) != 0 {
 		t.Fatalf("a second restart during the pending one got %d replies, want none", len(got))
 	}
-	acts := l.readActions(t, id)
-	if last := acts[len(acts)-1]; last.Action != "choria_provision#restart" || last.OK || last.Error != pendingExit {
-		t.Fatalf("second restart recorded as %+v", last)
+	// configure, restart, then the unanswered restart (recorded once the node has seen it)
+	eventually(t, 30*time.Second, "the second restart to be recorded", func() bool {
+		return len(l.readActions(t, id)) >= 3
+	})
+	if acts := l.readActions(t, id); len(acts) != 3 || acts[2].Action != "choria_provision#restart" || acts[2].OK || acts[2].Error != pendingExit {
+		t.Fatalf("recorded %+v, want the second restart not answered", acts)
 	}
 
 	other, err := l.provisionClient(t, l.framework(t, "edge-eu-2.mcollective"), id).Jwt(token).Do(ctx)
