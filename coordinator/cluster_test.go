@@ -226,6 +226,9 @@ func TestCluster_FollowersRefuseWritesAndNameTheLeader(t *testing.T) {
 
 func TestCluster_PauseStopsGrantsAndWakesLongPoll(t *testing.T) {
 	c := newCluster(t, 1, false)
+	// No periodic recheck: a long poll may only return early because pause or a registration woke it.
+	c.leases.Recheck = time.Hour
+	c.leases.MaxWait = time.Minute
 	leader := c.startAll()
 	done := make(chan api.AcquireResponse, 1)
 	go func() {

@@ -53,7 +53,8 @@ func newManager(t *testing.T) (*Manager, *direct, *testutil.Clock) {
 	t.Cleanup(func() { l.Close() })
 	d := &direct{l: l}
 	clock := testutil.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	m, err = New(Config{TTL: 10 * time.Second, Grace: 2 * time.Second, ExpiryInterval: time.Hour, Extension: 500 * time.Millisecond}, l, d.propose, clock, nil, nil)
+	// Recheck is an hour so a long poll can only return early because it was woken.
+	m, err = New(Config{TTL: 10 * time.Second, Grace: 2 * time.Second, ExpiryInterval: time.Hour, Recheck: time.Hour, Extension: 500 * time.Millisecond}, l, d.propose, clock, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
