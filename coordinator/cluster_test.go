@@ -5,6 +5,7 @@ package coordinator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
@@ -205,23 +207,28 @@ func TestCluster_RestartFromFilesKeepsLedger(t *testing.T) {
 
 func TestCluster_FollowersRefuseWritesAndNameTheLeader(t *testing.T) {
 	c := newCluster(t, 3, false)
-	leader := c.startAll()
-	for _, m := range c.running() {
-		if m == leader {
-			continue
+	c.startAll()
+	// Checked again from the start if an election (a loaded machine) moves leadership meanwhile.
+	testutil.WaitForState(t, "followers to refuse writes and name the leader", 30*time.Second, func() (bool, string) {
+		leader := c.waitLeader()
+		for _, m := range c.running() {
+			if m == leader {
+				continue
+			}
+			_, err := m.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 1})
+			if !errors.Is(err, coordinator.ErrNotLeader) {
+				return false, fmt.Sprintf("follower %s acquire: %v", m.id, err)
+			}
+			if got := m.svc.LeaderAPIAddress(); got != "http://"+leader.id+".invalid" {
+				return false, fmt.Sprintf("follower %s names leader %q, not %s", m.id, got, leader.id)
+			}
+			st, err := m.svc.Status(context.Background())
+			if err != nil || len(st.Members) != 3 || st.LeaderID != leader.id {
+				return false, fmt.Sprintf("status on %s: %+v %v", m.id, st, err)
+			}
 		}
-		_, err := m.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 1})
-		if !errors.Is(err, coordinator.ErrNotLeader) {
-			t.Fatalf("follower %s acquire: %v", m.id, err)
-		}
-		if got := m.svc.LeaderAPIAddress(); got != "http://"+leader.id+".invalid" {
-			t.Fatalf("follower %s names leader %q", m.id, got)
-		}
-		st, err := m.svc.Status(context.Background())
-		if err != nil || len(st.Members) != 3 || st.LeaderID != leader.id {
-			t.Fatalf("status on %s: %+v %v", m.id, st, err)
-		}
-	}
+		return true, ""
+	})
 }
 
 func TestCluster_PauseStopsGrantsAndWakesLongPoll(t *testing.T) {
