@@ -17,10 +17,11 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// TestCluster_NoDoubleGrantUnderChurn runs edges that acquire, renew, report failures and drop
-// leases while the test moves the clock and stops and restarts leaders. Afterwards every node's
-// full history is checked: a lease may only have been expired at or after the latest expiry its
-// edge was ever told plus the grace, so no edge ever held a node another edge was granted.
+// TestCluster_NoDoubleGrantUnderChurn runs edges that acquire (some retrying with the same request
+// id later, as after a lost answer), renew, report failures and drop leases while the test moves
+// the clock and stops and restarts leaders. Afterwards every node's full history is checked: a
+// lease may only have been expired at or after the latest expiry its edge was ever told, or counts
+// from when it sent a retry, plus the grace, so no edge ever held a node another edge was granted.
 func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
@@ -39,13 +40,15 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 		stop   = make(chan struct{})
 		wg     sync.WaitGroup
 	)
-	tell := func(l *api.Lease) {
+	// holdsUntil records that an edge counts the lease of token valid until at least until.
+	holdsUntil := func(token uint64, until time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
-		if l.ExpiresAt.After(known[l.Token]) {
-			known[l.Token] = l.ExpiresAt
+		if until.After(known[token]) {
+			known[token] = until
 		}
 	}
+	tell := func(l *api.Lease) { holdsUntil(l.Token, l.ExpiresAt) }
 	ctx := context.Background()
 	for e := range 4 {
 		wg.Add(1)
@@ -53,6 +56,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(e), 1))
 			edge := fmt.Sprintf("edge-%d", e)
+			requests := 0
 			step := func() {
 				l := c.leaderOrNil()
 				if l == nil {
@@ -61,12 +65,31 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 				// Like a real client, every call has a deadline.
 				ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				defer cancel()
-				r, err := l.Acquire(ctx, api.AcquireRequest{Edge: edge, Region: "eu", MaxNodes: 4, Wait: api.Duration(20 * time.Millisecond)})
+				req := api.AcquireRequest{Edge: edge, Region: "eu", MaxNodes: 4, Wait: api.Duration(20 * time.Millisecond)}
+				if rng.IntN(3) == 0 {
+					requests++
+					req.RequestID = fmt.Sprintf("%s-%d", edge, requests)
+				}
+				r, err := l.Acquire(ctx, req)
 				if err != nil || r.Lease == nil {
 					return
 				}
 				tell(r.Lease)
 				grants.Add(1)
+				if req.RequestID != "" && rng.IntN(2) == 0 {
+					// The answer was lost: the edge asks again later than the grace, perhaps of
+					// a new leader, with the same request id, and counts the lease it gets from
+					// this later send.
+					c.clock.Advance(c.leases.Grace + time.Second)
+					sent := c.clock.Now()
+					if l2 := c.leaderOrNil(); l2 != nil {
+						if r2, err := l2.Acquire(ctx, req); err == nil && r2.Lease != nil {
+							tell(r2.Lease)
+							holdsUntil(r2.Lease.Token, sent.Add(c.leases.TTL))
+							r = r2
+						}
+					}
+				}
 				switch rng.IntN(3) {
 				case 0: // the edge goes quiet; the lease must run out
 				case 1:
@@ -138,7 +161,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 				told = grantedAt[tr.LeaseToken].Add(ttl) // a grant whose answer was lost in a failover
 			}
 			if tr.At.Before(told.Add(grace)) {
-				t.Fatalf("node %s: lease token %d expired at %s, but its edge was told it holds until %s (grace %s)", n.Identity, tr.LeaseToken, tr.At, told, grace)
+				t.Fatalf("node %s: lease token %d expired at %s, but its edge counts it held until %s (grace %s)", n.Identity, tr.LeaseToken, tr.At, told, grace)
 			}
 		}
 	}
