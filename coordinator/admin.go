@@ -120,6 +120,13 @@ func (s *Service) Join(ctx context.Context, req api.JoinRequest) error {
 	if err := s.leaderOnly(); err != nil {
 		return err
 	}
+	// A member that comes back with a new address is replaced, not duplicated; that must never
+	// be the leader itself, which would drop out of its own configuration. (Joining with exactly
+	// its own id and address stays a no-op, as a restarted member's --join may land on itself.)
+	self := s.node.Addr()
+	if (req.ID == s.cfg.ID) != (req.RaftAddress == self) {
+		return fmt.Errorf("join %s at %s: %w: the leader is %s at %s; a join may not replace it", req.ID, req.RaftAddress, ErrBadRequest, s.cfg.ID, self)
+	}
 	if err := s.node.Join(req.ID, req.RaftAddress, req.NonVoter); err != nil {
 		return err
 	}

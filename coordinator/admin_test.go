@@ -5,6 +5,7 @@ package coordinator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -190,4 +191,47 @@ func TestService_BadRegisterChangesNothing(t *testing.T) {
 	if string(before) != string(after) {
 		t.Fatal("a refused registration changed the ledger")
 	}
+}
+
+// TestService_JoinNamingTheLeaderItselfIsRefused: a join that reuses the leader's id with another
+// address, or the leader's address with another id, would replace the leader in the configuration
+// (a member that comes back with a new address is replaced): it is refused and nothing changes.
+func TestService_JoinNamingTheLeaderItselfIsRefused(t *testing.T) {
+	c := newCluster(t, 3, false)
+	c.startAll()
+	ctx := context.Background()
+	for _, sameID := range []bool{true, false} {
+		c.onLeader("join naming the leader", func(m *member) error {
+			req := api.JoinRequest{ID: m.id, RaftAddress: "127.0.0.1:1", APIAddress: "http://elsewhere.invalid"}
+			if !sameID {
+				req = api.JoinRequest{ID: "c9", RaftAddress: m.svc.RaftAddress(), APIAddress: "http://c9.invalid"}
+			}
+			err := m.svc.Join(ctx, req)
+			if errors.Is(err, coordinator.ErrBadRequest) {
+				return nil
+			}
+			if err == nil {
+				return fmt.Errorf("join %+v on %s accepted", req, m.id)
+			}
+			return err
+		})
+	}
+	st, err := c.waitLeader().svc.Status(ctx)
+	if err != nil || len(st.Members) != 3 {
+		t.Fatalf("members after refused joins: %+v %v", st.Members, err)
+	}
+	for _, sm := range st.Members {
+		if m := c.memberByID(sm.ID); m == nil || sm.RaftAddress != m.front.addr() {
+			t.Fatalf("member %+v changed", sm)
+		}
+	}
+}
+
+func (c *cluster) memberByID(id string) *member {
+	for _, m := range c.members {
+		if m.id == id {
+			return m
+		}
+	}
+	return nil
 }

@@ -136,6 +136,7 @@ func TestBadInput_EveryEndpointRefusesAndLeavesTheLedgerAlone(t *testing.T) {
 		{"pause malformed", post, api.PathPause, adminToken, `{"reason":`, 400, api.CodeMalformed, "malformed JSON"},
 		{"resume unknown field", post, api.PathResume, adminToken, `{"now":true}`, 400, api.CodeUnknownField, `unknown field "now"`},
 		{"join bad api address", post, api.PathJoin, adminToken, `{"id":"c9","raft_address":"127.0.0.1:1","api_address":"127.0.0.1:2"}`, 400, api.CodeBadRequest, "api_address"},
+		{"join replacing the leader", post, api.PathJoin, adminToken, `{"id":"c1","raft_address":"127.0.0.1:1","api_address":"http://127.0.0.1:2"}`, 400, api.CodeBadRequest, "may not replace it"},
 		{"join unknown field", post, api.PathJoin, adminToken, `{"id":"c9","raft_address":"127.0.0.1:1","api_address":"http://127.0.0.1:2","role":"x"}`, 400, api.CodeUnknownField, `unknown field "role"`},
 		{"remove unknown member", post, api.PathRemove, adminToken, `{"id":"c9"}`, 400, api.CodeBadRequest, `"c9"`},
 		{"remove malformed", post, api.PathRemove, adminToken, `{"id"`, 400, api.CodeMalformed, "malformed JSON"},
