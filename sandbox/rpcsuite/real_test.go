@@ -43,7 +43,10 @@ func TestActions_EveryActionSucceedsAgainstRealNode(t *testing.T) {
 }
 
 func TestActions_ReleaseUpdateUpgradesRealNode(t *testing.T) {
-	c := newCaller(t, "edge-eu-1.mcollective", 10*time.Second)
+	// A real release_update downloads and bunzips the node binary before it replies, for up to
+	// go-choria's 20 s agent timeout on a loaded machine; a retry after a shorter attempt
+	// timeout would wait behind the first on the agent's mutex.
+	c := newCaller(t, "edge-eu-1.mcollective", 25*time.Second)
 	assertUpgrade(t, c, realUpgrade)
 }
 
