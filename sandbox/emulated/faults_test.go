@@ -175,3 +175,24 @@ func TestFaults_VersionUpgradableAndFactsShowInInventoryAndFilters(t *testing.T)
 		t.Fatalf("fact filter discovery found %v", found)
 	}
 }
+
+// TestFaults_RestartWhileDisconnectedStillRestarts: a process restarts on its splay whether or
+// not its broker connection is up, so a node disconnected right after restart must still leave
+// provisioning mode, long before the disconnect would have ended.
+func TestFaults_RestartWhileDisconnectedStillRestarts(t *testing.T) {
+	l := startLab(t, 1, mustFlags(t, "index=0:disconnect=restart/5m"), nil)
+	pc := l.provisionClient(t, l.framework(t, "edge-eu-1.mcollective"), "emu-eu-00000")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	token := l.broker.Token()
+	if res, err := pc.Configure(`{"plugin.choria.server.provision":"false"}`).Token(token).Do(ctx); err != nil || len(res.AllOutputs()) != 1 || !res.AllOutputs()[0].ResultDetails().OK() {
+		t.Fatalf("configure: %v", err)
+	}
+	if res, err := pc.Restart(token).Splay(1).Do(ctx); err != nil || len(res.AllOutputs()) != 1 || !res.AllOutputs()[0].ResultDetails().OK() {
+		t.Fatalf("restart: %v", err)
+	}
+	eventually(t, time.Minute, "the disconnected node to restart out of provisioning", func() bool {
+		st, _ := l.fleet.State("emu-eu-00000")
+		return st.Mode == "provisioned"
+	})
+}

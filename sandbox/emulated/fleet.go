@@ -138,7 +138,7 @@ func (f *Fleet) connect(ctx context.Context) error {
 	}
 	for i := range f.cfg.Connections {
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("emulated fleet %s: connect: %w", f.cfg.Region, err)
 		}
 		name := fmt.Sprintf("emulated-%s-%d", f.cfg.Region, i)
 		nc, err := nats.Connect(f.cfg.BrokerURL,

@@ -69,8 +69,10 @@ func TestLifecycle_ProvisionedRestartAndReprovisionAreAnnounced(t *testing.T) {
 	if res, err := pc.Restart(l.broker.Token()).Splay(1).Do(ctx); err != nil || !res.AllOutputs()[0].ResultDetails().OK() {
 		t.Fatalf("restart: %v", err)
 	}
-	eventually(t, 30*time.Second, "provisioned and shutdown events", func() bool {
-		return ev.has(lifecycle.Provisioned, id) && ev.has(lifecycle.Shutdown, id)
+	// the shutdown event comes when the restart is accepted, before the splay ends it
+	eventually(t, 30*time.Second, "provisioned and shutdown events and the restart", func() bool {
+		st, _ := l.fleet.State(id)
+		return ev.has(lifecycle.Provisioned, id) && ev.has(lifecycle.Shutdown, id) && st.Mode == "provisioned"
 	})
 	st, _ := l.fleet.State(id)
 	if st.Mode != "provisioned" || st.Config["plugin.choria.server.provision"] != "0" {

@@ -121,20 +121,22 @@ func (n *node) reset() error {
 
 // restartLocked ends the node's current life; after delay it either returns in provisioning
 // mode (fresh process state, new version) or, when its configuration no longer provisions,
-// leaves the provisioning broker for good.
+// leaves the provisioning broker for good. Like the real agent's restart it announces the
+// shutdown at once, before the splay.
 func (n *node) restartLocked(delay time.Duration, newVersion string) {
 	if n.restarting {
 		return
 	}
 	n.restarting = true
+	n.fleet.publishEvent(n, "shutdown", n.version)
 	epoch := n.epoch
 	n.fleet.after(delay, func() {
 		n.mu.Lock()
-		if n.epoch != epoch || n.mode != modeProvisioning {
+		// A process restarts whether or not it is connected (a disconnect fault).
+		if n.epoch != epoch || (n.mode != modeProvisioning && n.mode != modeAway) {
 			n.mu.Unlock()
 			return
 		}
-		n.fleet.publishEvent(n, "shutdown", n.version)
 		if provisionEnabled(n.config) {
 			// Same configuration: the process comes back in provisioning mode.
 			cfg := n.config

@@ -263,7 +263,8 @@ func (n *node) shutdown(req *request, rep *rpcReply) {
 	n.fleet.after(n.fleet.scale(splay), func() {
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if n.epoch == epoch && n.mode == modeProvisioning {
+		// a process exits whether or not it is connected (a disconnect fault)
+		if n.epoch == epoch && (n.mode == modeProvisioning || n.mode == modeAway) {
 			n.fleet.publishEvent(n, "shutdown", n.version)
 			n.mode = modeShutdown
 			n.epoch++

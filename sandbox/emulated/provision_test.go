@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/choria-io/go-choria/lifecycle"
+
 	"github.com/seed96588659/muster/sandbox/faults"
 )
 
@@ -228,6 +230,7 @@ func TestProvision_ReleaseUpdateChecksTheRepository(t *testing.T) {
 func TestProvision_PendingRestartLeavesLaterActionsUnanswered(t *testing.T) {
 	// TimeScale 30: the restart's 2 s splay (Splay 1) lasts a minute, far past this test's requests.
 	l := startLab(t, 2, nil, func(c *Config) { c.TimeScale = 30 })
+	ev := l.watchEvents(t)
 	const id = "emu-eu-00001"
 	fw := l.framework(t, "edge-eu-1.mcollective")
 	pc := l.provisionClient(t, fw, id)
@@ -266,6 +269,10 @@ func TestProvision_PendingRestartLeavesLaterActionsUnanswered(t *testing.T) {
 	if outs := inventory(t, l.rpcutil(t, fw, id)); len(outs) != 1 || !outs[0].ResultDetails().OK() {
 		t.Fatalf("inventory during the pending restart: %d replies", len(outs))
 	}
+	// the real agent announces the shutdown when the restart starts, before its splay
+	eventually(t, 30*time.Second, "the shutdown event of the restarting node", func() bool {
+		return ev.has(lifecycle.Shutdown, id)
+	})
 	if st, _ := l.fleet.State(id); st.Mode != "provisioning" {
 		t.Fatalf("node is %s during its restart splay, want provisioning", st.Mode)
 	}

@@ -75,7 +75,8 @@ func runMain(m *testing.M) int {
 	// go-choria adds the discovery timeout to every RPC's timeout and rpcutil's DDL allows only
 	// 2s: with the default 2s discovery timeout an inventory on a loaded CI machine could end
 	// before its answer. A long one only delays calls that fail anyway; answered calls end on
-	// their answer.
+	// their answer. Contexts given to calls are longer than these timeouts (rpcutil 22 s,
+	// choria_provision 40 s), so unanswered calls end on the client's timeout.
 	for n := 1; n <= 3; n++ {
 		fw, err := shared.Region(region).Framework(lab.ClientIdentity(region, n))
 		if err != nil {
@@ -238,7 +239,7 @@ func TestLab_InventoryFromRealAndEmulatedNodes(t *testing.T) {
 func TestLab_SecondCallerGetsLockMessage(t *testing.T) {
 	node := lab.RealIdentity(region, 2)
 	token := shared.Region(region).Broker().Token()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	first, err := provisionClient(t, framework(t, 1), node).Jwt(token).Do(ctx)
@@ -362,7 +363,9 @@ func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
 	r := shared.Region(region)
 	node := lab.RealIdentity(region, 5)
 	caller := "choria=" + lab.ClientIdentity(region, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Longer than the client's own timeout (20 s agent + 20 s discovery): a shutdown that gets
+	// no reply must end on that timeout, not on ctx (see discover about go-choria's race).
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	res, err := provisionClient(t, framework(t, 1), node).Shutdown(r.Broker().Token()).Do(ctx)
 	if err != nil {
@@ -427,7 +430,7 @@ func TestLab_DoubleProvisioningIsReportedWithEvidence(t *testing.T) {
 	}
 	body, _ := json.Marshal(cfg)
 	configure := func(n int) (bool, string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		res, err := provisionClient(t, framework(t, n), node).Configure(string(body)).Token(token).Do(ctx)
 		if err != nil {
@@ -449,7 +452,7 @@ func TestLab_DoubleProvisioningIsReportedWithEvidence(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rs, err := provisionClient(t, framework(t, 2), node).Restart(token).Splay(1).Do(ctx)
 	if err != nil {
