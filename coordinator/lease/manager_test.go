@@ -61,6 +61,25 @@ func newManager(t *testing.T) (*Manager, *direct, *testutil.Clock) {
 	return m, d, clock
 }
 
+// enabledManager is newManager with nodes registered in eu and leadership gained.
+func enabledManager(t *testing.T, ids ...string) (*Manager, *direct, *testutil.Clock) {
+	t.Helper()
+	m, d, clock := newManager(t)
+	ctx := context.Background()
+	c := &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy}
+	for _, id := range ids {
+		c.Nodes = append(c.Nodes, ledger.RegisterNode{Identity: id, Region: "eu"})
+	}
+	if _, err := d.propose(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Disable)
+	return m, d, clock
+}
+
 func TestManager_DisabledRefusesEverything(t *testing.T) {
 	m, _, _ := newManager(t)
 	if _, _, err := m.Acquire(context.Background(), Request{Edge: "e", Region: "eu", MaxNodes: 1}); !errors.Is(err, ErrDisabled) {
@@ -75,13 +94,8 @@ func TestManager_DisabledRefusesEverything(t *testing.T) {
 }
 
 func TestManager_AcquireWithRequestIDIsIdempotent(t *testing.T) {
-	m, d, clock := newManager(t)
+	m, d, _ := enabledManager(t, "a", "b")
 	ctx := context.Background()
-	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}, {Identity: "b", Region: "eu"}}})
-	if err := m.Enable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Disable()
 	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
 	first, _, err := m.Acquire(ctx, req)
 	if err != nil || first == nil {
@@ -192,13 +206,8 @@ func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
 // The ledger must then hold the nodes for it at least a TTL (plus grace) from the retry, or they
 // could be granted to another edge while the first still believes it holds them.
 func TestManager_ReplayedAcquireCountsTheTTLFromTheRetry(t *testing.T) {
-	m, d, clock := newManager(t)
+	m, d, clock := enabledManager(t, "a")
 	ctx := context.Background()
-	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
-	if err := m.Enable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Disable()
 	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
 	first, _, err := m.Acquire(ctx, req)
 	if err != nil || first == nil {
@@ -229,13 +238,8 @@ func TestManager_ReplayedAcquireCountsTheTTLFromTheRetry(t *testing.T) {
 // TestManager_ReplayIsAnsweredThroughTheLog: a member that lost leadership without noticing yet
 // must not answer a retried acquire from its own, possibly stale, ledger.
 func TestManager_ReplayIsAnsweredThroughTheLog(t *testing.T) {
-	m, d, clock := newManager(t)
+	m, _, _ := enabledManager(t, "a")
 	ctx := context.Background()
-	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
-	if err := m.Enable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Disable()
 	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
 	if ls, _, err := m.Acquire(ctx, req); err != nil || ls == nil {
 		t.Fatalf("acquire: %+v %v", ls, err)
