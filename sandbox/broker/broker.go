@@ -253,17 +253,6 @@ func (b *Broker) Stop() error {
 	return nil
 }
 
-// FreePort asks the kernel for a free TCP port on 127.0.0.1. The port is free only when this
-// returns: whoever binds it later races every other process on the machine.
-func FreePort() (int, error) {
-	l, err := listenFree()
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // listenFree holds a kernel-chosen port on 127.0.0.1 until the listener is closed.
 func listenFree() (net.Listener, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
