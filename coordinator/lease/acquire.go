@@ -60,17 +60,16 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, 
 		// A retry whose lease exists already is proposed too, although its nodes are no longer
 		// eligible: the log answers it, so a member deposed without knowing it cannot answer from
 		// a stale ledger, and the lease's TTL is counted again from now, as the edge counts it.
-		replay := false
-		if r.RequestID != "" {
-			ls, err := m.ledger.Lease(id)
-			replay = err == nil && ls.Edge == edge && ls.Region == region
-		}
 		now := m.clock.Now()
-		n, err := m.ledger.Eligible(region, edge, now, 1)
-		if err != nil {
-			return nil, false, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+		ready := r.RequestID != "" && m.holds(id, edge, region)
+		if !ready {
+			n, err := m.ledger.Eligible(region, edge, now, 1)
+			if err != nil {
+				return nil, false, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+			}
+			ready = n > 0
 		}
-		if replay || n > 0 {
+		if ready {
 			res, err := m.propose(ctx, &ledger.Grant{
 				Now: now, LeaseID: id, Edge: edge, Region: region, Max: maxNodes, TTL: m.cfg.TTL, Policy: m.cfg.Policy,
 			})
@@ -80,14 +79,8 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, 
 			case err != nil:
 				return nil, false, fmt.Errorf("grant to %s in %s: %w", edge, region, err)
 			}
-			if g := res.(*ledger.GrantResult); g.Replayed {
-				m.countReplay()
-				return g.Lease, false, nil
-			} else if g.Lease != nil {
-				if m.metrics != nil {
-					m.metrics.LeaseGrants.Inc()
-					m.metrics.LeaseNodesGranted.Add(float64(len(g.Lease.Nodes)))
-				}
+			if g := res.(*ledger.GrantResult); g.Lease != nil {
+				m.countGrant(g)
 				return g.Lease, false, nil
 			}
 		}
@@ -107,9 +100,20 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, 
 	}
 }
 
-func (m *Manager) countReplay() {
-	if m.metrics != nil {
+// holds reports whether edge already holds lease id in region.
+func (m *Manager) holds(id, edge, region string) bool {
+	ls, err := m.ledger.Lease(id)
+	return err == nil && ls.Edge == edge && ls.Region == region
+}
+
+func (m *Manager) countGrant(g *ledger.GrantResult) {
+	switch {
+	case m.metrics == nil:
+	case g.Replayed:
 		m.metrics.LeaseReplays.Inc()
+	default:
+		m.metrics.LeaseGrants.Inc()
+		m.metrics.LeaseNodesGranted.Add(float64(len(g.Lease.Nodes)))
 	}
 }
 
