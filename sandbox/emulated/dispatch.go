@@ -200,23 +200,11 @@ func (n *node) failMessage(action string, left int) string {
 
 // publishEvent announces a lifecycle event (startup, shutdown, provisioned, upgraded) as a
 // provisioning-mode server does, in the CloudEvents format go-choria servers use by default.
-func (f *Fleet) publishEvent(n *node, kind, version string) {
+func (f *Fleet) publishEvent(n *node, typ lifecycle.Type, version string) {
 	if f.ctx.Err() != nil || len(f.conns) == 0 {
 		return
 	}
-	var typ lifecycle.Type
-	switch kind {
-	case "startup":
-		typ = lifecycle.Startup
-	case "shutdown":
-		typ = lifecycle.Shutdown
-	case "provisioned":
-		typ = lifecycle.Provisioned
-	case "upgraded":
-		typ = lifecycle.Upgraded
-	default:
-		return
-	}
+	kind := typ.String()
 	opts := []lifecycle.Option{lifecycle.Identity(n.identity), lifecycle.Component("provision_mode_server")}
 	switch typ {
 	case lifecycle.Startup:

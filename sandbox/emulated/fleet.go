@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/choria-io/go-choria/lifecycle"
 	"github.com/nats-io/nats.go"
 
 	"github.com/seed96588659/muster/sandbox/recorder"
@@ -107,7 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 	for _, n := range f.nodes {
 		for t := n; t != nil; t = t.twin {
 			if !t.fault.Silent {
-				f.publishEvent(t, "startup", t.version)
+				f.publishEvent(t, lifecycle.Startup, t.version)
 			}
 		}
 	}
@@ -246,7 +247,7 @@ func (f *Fleet) Reprovision(identity string) error {
 		}
 		t.version = version
 		t.mu.Unlock()
-		f.publishEvent(t, "startup", version)
+		f.publishEvent(t, lifecycle.Startup, version)
 	}
 	return nil
 }

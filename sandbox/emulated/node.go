@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/choria-io/go-choria/lifecycle"
+
 	"github.com/seed96588659/muster/sandbox/faults"
 )
 
@@ -128,7 +130,7 @@ func (n *node) restartLocked(delay time.Duration, newVersion string) {
 		return
 	}
 	n.restarting = true
-	n.fleet.publishEvent(n, "shutdown", n.version)
+	n.fleet.publishEvent(n, lifecycle.Shutdown, n.version)
 	epoch := n.epoch
 	n.fleet.after(delay, func() {
 		n.mu.Lock()
@@ -170,7 +172,7 @@ func (n *node) comeBack(epoch int) {
 	n.mode = modeProvisioning
 	v := n.version
 	n.mu.Unlock()
-	n.fleet.publishEvent(n, "startup", v)
+	n.fleet.publishEvent(n, lifecycle.Startup, v)
 }
 
 // disconnectLocked takes the node off the broker, keeping its state, as a lost connection would.

@@ -11,6 +11,8 @@ import (
 	mrand "math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/choria-io/go-choria/lifecycle"
 )
 
 // lockedError is the real agent's message when another caller holds the provisioning lock.
@@ -221,7 +223,7 @@ func (n *node) configure(req *request, rep *rpcReply) {
 		return
 	}
 	n.config = settings
-	n.fleet.publishEvent(n, "provisioned", n.version)
+	n.fleet.publishEvent(n, lifecycle.Provisioned, n.version)
 	rep.Data = messageReply{fmt.Sprintf("Wrote %d lines to %s", len(settings)+1, configFile)}
 }
 
@@ -265,7 +267,7 @@ func (n *node) shutdown(req *request, rep *rpcReply) {
 		defer n.mu.Unlock()
 		// a process exits whether or not it is connected (a disconnect fault)
 		if n.epoch == epoch && (n.mode == modeProvisioning || n.mode == modeAway) {
-			n.fleet.publishEvent(n, "shutdown", n.version)
+			n.fleet.publishEvent(n, lifecycle.Shutdown, n.version)
 			n.mode = modeShutdown
 			n.epoch++
 		}
@@ -286,7 +288,7 @@ func (n *node) releaseUpdate(req *request, rep *rpcReply) {
 		rep.abort(fmt.Sprintf("Update to version %s failed, release rolled back: %s", args.Version, err))
 		return
 	}
-	n.fleet.publishEvent(n, "upgraded", args.Version)
+	n.fleet.publishEvent(n, lifecycle.Upgraded, args.Version)
 	n.restartLocked(n.fleet.scale(2*time.Second), args.Version)
 	rep.Data = messageReply{"Restarting Choria Server after 2s"}
 }
