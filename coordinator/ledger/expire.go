@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"fmt"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+func applyExpire(t *txn, c *Expire) (any, error) {
+	if err := validBatch(c.Now, c.Policy, len(c.LeaseIDs), "expire", "leases"); err != nil {
+		return nil, err
+	}
+	if c.Grace < 0 {
+		return nil, errorf("expire grace %s: must not be negative", c.Grace)
+	}
+	res := &ExpireResult{}
+	for _, id := range c.LeaseIDs {
+		ls, err := getLease(t.leases, id)
+		if err != nil {
+			return nil, storageError{err}
+		}
+		// A lease renewed, finished or extended since the leader looked is left alone.
+		if ls == nil || c.Now.Before(ls.ExpiresAt.Add(c.Grace)) {
+			continue
+		}
+		for _, nid := range ls.Nodes {
+			old, err := getNode(t.nodes, nid)
+			if err != nil {
+				return nil, storageError{err}
+			}
+			if old == nil || old.State != api.StateLeased || old.LeaseID != ls.ID || old.LeaseToken != ls.Token {
+				continue
+			}
+			n := *old
+			n.LeaseID, n.LeaseToken = "", 0
+			n.LastError = "lease expired"
+			// The edge may have called the node until the lease's end; go-choria keeps its lock a
+			// full window after that call.
+			n.LockEdge, n.LockUntil = ls.Edge, ls.ExpiresAt.Add(c.Policy.LockWindow)
+			retry(&n, api.Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, "lease expired", c.Now, c.Policy)
+			if n.State == api.StateAbandoned {
+				res.Abandoned++
+			} else {
+				res.Returned++
+			}
+			if err := t.putNode(old, &n); err != nil {
+				return nil, storageError{err}
+			}
+		}
+		if err := t.leases.Delete([]byte(ls.ID)); err != nil {
+			return nil, storageError{fmt.Errorf("delete lease %s: %w", ls.ID, err)}
+		}
+		res.Expired = append(res.Expired, ls.ID)
+	}
+	return res, nil
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+func applyRegister(t *txn, c *Register) (any, error) {
+	if err := validBatch(c.Now, c.Policy, len(c.Nodes), "register", "nodes"); err != nil {
+		return nil, err
+	}
+	res := &RegisterResult{}
+	for _, rn := range c.Nodes {
+		if err := validID("node identity", rn.Identity); err != nil {
+			res.Rejected = append(res.Rejected, reject(rn.Identity, err))
+			continue
+		}
+		if err := validID("region of node "+rn.Identity, rn.Region); err != nil {
+			res.Rejected = append(res.Rejected, reject(rn.Identity, err))
+			continue
+		}
+		if len(rn.Facts) > maxFactsLen {
+			res.Rejected = append(res.Rejected, reject(rn.Identity, errorf("facts of node %s exceed %d bytes", rn.Identity, maxFactsLen)))
+			continue
+		}
+		old, err := getNode(t.nodes, rn.Identity)
+		if err != nil {
+			return nil, storageError{err}
+		}
+		if old == nil {
+			n := &Node{Node: api.Node{
+				Identity: rn.Identity, Region: rn.Region, InventoryVersion: rn.InventoryVersion,
+				Facts: rn.Facts, DiscoveredAt: c.Now, NotBefore: c.Now,
+			}}
+			n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: "discovered", Edge: c.Edge}, c.Policy.HistoryLimit)
+			if err := t.putNode(nil, n); err != nil {
+				return nil, storageError{err}
+			}
+			res.Added++
+			continue
+		}
+		if old.Region != rn.Region && old.State == api.StateLeased {
+			res.Rejected = append(res.Rejected, reject(rn.Identity, fmt.Errorf("%w: node %s is leased in region %s, not %s", ErrWrongRegion, rn.Identity, old.Region, rn.Region)))
+			continue
+		}
+		n := *old
+		n.History = append([]api.Transition(nil), old.History...)
+		changed := n.Region != rn.Region || n.InventoryVersion != rn.InventoryVersion || (len(rn.Facts) > 0 && !bytes.Equal(n.Facts, rn.Facts))
+		n.Region = rn.Region
+		n.InventoryVersion = rn.InventoryVersion
+		if len(rn.Facts) > 0 {
+			n.Facts = rn.Facts
+		}
+		requeue := ""
+		switch old.State {
+		case api.StateProvisioned, api.StateShutdown:
+			if !c.Now.Before(old.FinishedAt.Add(c.Policy.ReprovisionAfter)) {
+				requeue = "seen again in provisioning mode"
+				n.Attempts = 0
+				n.LastError = ""
+			}
+		case api.StateDeferred:
+			if !c.Now.Before(old.NotBefore) {
+				requeue = "seen again after defer"
+			}
+		}
+		if requeue != "" {
+			n.NotBefore = maxTime(n.NotBefore, c.Now)
+			n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: requeue, Edge: c.Edge}, c.Policy.HistoryLimit)
+			res.Requeued++
+		} else if !changed {
+			res.Unchanged++
+			continue
+		} else {
+			res.Unchanged++
+		}
+		if err := t.putNode(old, &n); err != nil {
+			return nil, storageError{err}
+		}
+	}
+	return res, nil
+}
