@@ -15,10 +15,11 @@
 // compare bytewise ('Z' < 'a'). Every other byte, including NUL and bytes >= 0x80, only separates.
 //
 // Parsing: the epoch is the text before the first ':'. If it is all ASCII digits (or empty) it is
-// that number, of any size; otherwise the epoch is 0, silently, as the seed's comparator did, and
-// as librpm does that text stays in the version ("b:1" sorts after "a1:1"). The release is the
-// text after the last '-' of the rest; a missing release sorts below any present one, even an
-// empty one, as rpmverCmp does.
+// that number, of any size; otherwise the epoch is 0, silently, as the seed says, and the version
+// starts after that ':' as in go-rpm-version, the seed's comparator ("foo:1.0-1" equals "1.0-1",
+// "x:2" equals "0:2"). Here alone this differs from librpm, which keeps such text in the version.
+// A sign is not a digit: "+1:2" has epoch 0. The release is the text after the last '-' of the
+// rest; a missing release sorts below any present one, even an empty one, as rpmverCmp does.
 //
 // Comparing two strings allocates nothing.
 package rpmversion

@@ -22,20 +22,28 @@ func NewVersion(s string) Version {
 // split returns the parts of s, the epoch without leading zeros ("" for 0).
 func split(s string) (epoch, version, release string, hasRelease bool) {
 	rest := s
-	// The text before the first ':' is all digits exactly when the leading digits end at a ':'.
-	// Any other text there means epoch 0 and, as in librpm, stays part of the version.
-	i := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	if i < len(s) && s[i] == ':' {
-		epoch = trimZeros(s[:i])
+	// The epoch is the text before the first ':'. All digits (or none) is that number; any other
+	// text is epoch 0, and, as in go-rpm-version (the seed's comparator), it is not part of the
+	// version either: "foo:1.0-1" equals "1.0-1". librpm would keep it in the version.
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		if allDigits(s[:i]) {
+			epoch = trimZeros(s[:i])
+		}
 		rest = s[i+1:]
 	}
 	if i := strings.LastIndexByte(rest, '-'); i >= 0 {
 		return epoch, rest[:i], rest[i+1:], true
 	}
 	return epoch, rest, "", false
+}
+
+func allDigits(n string) bool {
+	for i := 0; i < len(n); i++ {
+		if !isDigit(n[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func trimZeros(n string) string {
