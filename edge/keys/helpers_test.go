@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package keys
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/choria-io/tokens"
+)
+
+// fakeClock is a settable clock; it starts at the real time so tokens' own checks against
+// time.Now (expiry in jwt parsing) agree with it.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Now().Truncate(time.Second)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// logBuffer is a slog logger whose output a test reads.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// edKey is an ed25519 key pair with its seed.
+type edKey struct {
+	seed []byte
+	pub  ed25519.PublicKey
+	pri  ed25519.PrivateKey
+}
+
+func newEdKey(t testing.TB) edKey {
+	t.Helper()
+	seed := make([]byte, ed25519.SeedSize)
+	if _, err := rand.Read(seed); err != nil {
+		t.Fatal(err)
+	}
+	pri := ed25519.NewKeyFromSeed(seed)
+	return edKey{seed: seed, pub: pri.Public().(ed25519.PublicKey), pri: pri}
+}
+
+func (k edKey) pubHex() string { return hex.EncodeToString(k.pub) }
+
+// writeFile replaces path by renaming a complete new file over it, as a rotation should.
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeSeed(t testing.TB, path string, k edKey) {
+	t.Helper()
+	writeFile(t, path, []byte(hex.EncodeToString(k.seed)))
+}
+
+// chainToken is a client JWT the Organization Issuer org issued for signer's public key, the
+// jwt_signing_token of a provisioner in org's trust chain.
+func chainToken(t testing.TB, org, signer edKey, validity time.Duration) (string, *tokens.ClientIDClaims) {
+	t.Helper()
+	c, err := tokens.NewClientIDClaims("provisioner", nil, "choria", nil, "", "", validity, &tokens.ClientPermissions{ServerProvisioner: true}, signer.pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddOrgIssuerData(org.pri); err != nil {
+		t.Fatal(err)
+	}
+	signed, err := tokens.SignToken(c, org.pri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signed, c
+}
+
+// provisioningJWT is a provisioning token signed by pk.
+func provisioningJWT(t testing.TB, pk any, secure bool, validity time.Duration) string {
+	t.Helper()
+	c, err := tokens.NewProvisioningClaims(secure, true, "s3cret", "", "", []string{"nats://127.0.0.1:4222"}, "", "", "", "", "test", validity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := tokens.SignToken(c, pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signed
+}
+
+func tempPath(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), name)
+}
+
+func seedFile(t testing.TB, k edKey) string {
+	t.Helper()
+	path := tempPath(t, "signer.seed")
+	writeSeed(t, path, k)
+	return path
+}
