@@ -30,7 +30,8 @@ type Conn struct {
 	sub        *nats.Subscription
 	collective string
 	replyBase  string
-	timeout    time.Duration
+	timeout    time.Duration // zero: the action's default from timeouts
+	timeouts   Timeouts
 	grace      time.Duration
 
 	mu      sync.Mutex
@@ -42,7 +43,8 @@ type Conn struct {
 type ConnOptions struct {
 	// Name is the broker connection name; it defaults to the framework's caller id.
 	Name string
-	// Timeout bounds one request when the Request carries none; default 10s.
+	// Timeout, when set, bounds every request that carries no Timeout of its own; when zero each
+	// action gets its own default from the DDLs (see Timeouts), as go-choria's client does.
 	Timeout time.Duration
 	// DuplicateGrace is how long to keep listening after the first reply so that a second machine
 	// answering to the same identity is seen; default 20ms.
@@ -51,8 +53,9 @@ type ConnOptions struct {
 
 // Dial connects to the framework's middleware servers in its main collective.
 func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error) {
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
+	timeouts, err := NewTimeouts(time.Duration(fw.Configuration().DiscoveryTimeout) * time.Second)
+	if err != nil {
+		return nil, err
 	}
 	if o.DuplicateGrace <= 0 {
 		o.DuplicateGrace = 20 * time.Millisecond
@@ -76,6 +79,7 @@ func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error)
 		collective: collective,
 		replyBase:  fmt.Sprintf("%s.reply.%s.", collective, hex.EncodeToString(sum[:])),
 		timeout:    o.Timeout,
+		timeouts:   timeouts,
 		grace:      o.DuplicateGrace,
 		pending:    make(map[string]chan []byte),
 	}
@@ -135,11 +139,7 @@ func (c *Conn) Request(ctx context.Context, req Request) ([]Reply, error) {
 		return nil, fmt.Errorf("publish %s to %s: %w", req.Label(), req.Identity, err)
 	}
 
-	timeout := req.Timeout
-	if timeout <= 0 {
-		timeout = c.timeout
-	}
-	deadline := time.NewTimer(timeout)
+	deadline := time.NewTimer(c.timeoutOf(req))
 	defer deadline.Stop()
 
 	var raw [][]byte
@@ -172,6 +172,17 @@ wait:
 		replies = append(replies, r)
 	}
 	return replies, nil
+}
+
+// timeoutOf is the reply window of req: its own Timeout, else the Conn's, else the action's.
+func (c *Conn) timeoutOf(req Request) time.Duration {
+	switch {
+	case req.Timeout > 0:
+		return req.Timeout
+	case c.timeout > 0:
+		return c.timeout
+	}
+	return c.timeouts.For(req.Agent, req.Action)
 }
 
 func (c *Conn) message(req Request) (inter.Message, error) {

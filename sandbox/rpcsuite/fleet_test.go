@@ -33,6 +33,7 @@ var (
 	nodeFlowConn   = emu(10)
 	nodeFlowCall   = emu(11)
 	nodeUpgrade    = emu(12)
+	nodeSlowUpdate = emu(13)
 
 	realFlowConn = lab.RealIdentity(region, 1)
 	realFlowCall = lab.RealIdentity(region, 2)
@@ -41,8 +42,10 @@ var (
 )
 
 const (
+	slowUpdateDelay = 11 * time.Second
+
 	region    = "eu"
-	fleetSize = 13
+	fleetSize = 14
 )
 
 func emu(i int) string { return fmt.Sprintf("%s%05d", lab.EmulatedPrefix(region), i) }
@@ -80,6 +83,9 @@ func runSuite(m *testing.M) int {
 			faults.Rule{Select: faults.Selector{Identity: nodeDuplicate}, Fault: faults.Fault{Duplicate: true}},
 			faults.Rule{Select: faults.Selector{Identity: nodeJWTFails}, Fault: faults.Fault{Fails: []faults.Fail{{Action: "choria_provision#jwt", Times: 1 << 30, Message: "jwt store broken"}}}},
 			faults.Rule{Select: faults.Selector{Identity: nodeShutdownNo}, Fault: faults.Fault{Fails: []faults.Fail{{Action: "choria_provision#shutdown", Times: 1 << 30, Message: "cannot stop"}}}},
+			// Unpacking a release takes a real agent up to its 20 s agent timeout; 11 s is past
+			// a flat 10 s reply window and well inside go-choria's.
+			faults.Rule{Select: faults.Selector{Identity: nodeSlowUpdate}, Fault: faults.Fault{Delay: slowUpdateDelay, DelayActions: []string{"choria_provision#release_update"}}},
 		),
 	})
 	if err != nil {
