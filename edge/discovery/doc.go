@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package discovery finds nodes in provisioning mode the way choria-provisioner does: broadcast
+// discovery in collective "provisioning" with agent filter choria_provision, plus the
+// choria.lifecycle.event.startup.<component> events that nodes announce when they boot.
+//
+// Everything runs over the edge's own broker connection with plain NATS subscriptions:
+// go-choria's QueueSubscribe races under -race when a broadcast discovery ends on its deadline.
+// Replies are read only as far as the transport's sender, so a sweep of 10,000 nodes stays cheap.
+package discovery

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package discovery
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"github.com/choria-io/go-choria/inter"
+	"github.com/choria-io/go-choria/protocol"
+	"github.com/nats-io/nats.go"
+)
+
+// Collective is where nodes in provisioning mode live.
+const Collective = "provisioning"
+
+// Options tune a Discoverer.
+type Options struct {
+	// Name is the broker connection name; default the framework's caller id + "-discovery".
+	Name string
+	// First is how long a sweep waits for the first reply; default 2s.
+	First time.Duration
+	// Window ends a sweep once no reply came for this long; default 500ms.
+	Window time.Duration
+	// Max bounds a sweep; default 30s.
+	Max time.Duration
+}
+
+// Discoverer sweeps and listens over one broker connection of its own.
+type Discoverer struct {
+	fw   inter.Framework
+	conn inter.Connector
+	o    Options
+}
+
+// New connects to the framework's brokers.
+func New(ctx context.Context, fw inter.Framework, o Options) (*Discoverer, error) {
+	if o.Name == "" {
+		o.Name = fw.CallerID() + "-discovery"
+	}
+	if o.First <= 0 {
+		o.First = 2 * time.Second
+	}
+	if o.Window <= 0 {
+		o.Window = 500 * time.Millisecond
+	}
+	if o.Max <= 0 {
+		o.Max = 30 * time.Second
+	}
+	conn, err := fw.NewConnector(ctx, fw.MiddlewareServers, o.Name, fw.Logger("muster-discovery"))
+	if err != nil {
+		return nil, fmt.Errorf("discovery: connect to broker as %s: %w", o.Name, err)
+	}
+	return &Discoverer{fw: fw, conn: conn, o: o}, nil
+}
+
+// Close ends the connection.
+func (d *Discoverer) Close() { d.conn.Close() }
+
+// Sweep broadcasts a discovery ping to nodes with the choria_provision agent and returns every
+// identity that answered, each once. With identities given, only those nodes are asked.
+func (d *Discoverer) Sweep(ctx context.Context, identities ...string) ([]string, error) {
+	body := base64.StdEncoding.EncodeToString([]byte("ping"))
+	msg, err := d.fw.NewMessage([]byte(body), "discovery", Collective, inter.RequestMessageType, nil)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: new message: %w", err)
+	}
+	filter := protocol.NewFilter()
+	filter.AddAgentFilter("choria_provision")
+	for _, id := range identities {
+		filter.AddIdentityFilter(id)
+	}
+	msg.SetFilter(filter)
+	reply := msg.ReplyTarget()
+	if err := msg.SetReplyTo(reply); err != nil {
+		return nil, fmt.Errorf("discovery: reply target: %w", err)
+	}
+
+	// A channel subscription keeps decoding off the NATS delivery goroutine.
+	ch := make(chan *nats.Msg, 4096)
+	sub, err := d.conn.Nats().ChanSubscribe(reply, ch)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: subscribe to %s: %w", reply, err)
+	}
+	defer sub.Unsubscribe()
+	if err := sub.SetPendingLimits(-1, -1); err != nil {
+		return nil, fmt.Errorf("discovery: subscription limits: %w", err)
+	}
+	if err := d.conn.Publish(msg); err != nil {
+		return nil, fmt.Errorf("discovery: publish: %w", err)
+	}
+
+	maxT := time.NewTimer(d.o.Max)
+	defer maxT.Stop()
+	window := time.NewTimer(d.o.First)
+	defer window.Stop()
+
+	seen := make(map[string]struct{})
+	var found []string
+	for {
+		select {
+		case m := <-ch:
+			id, err := d.sender(m.Data)
+			if err != nil || id == "" {
+				continue
+			}
+			if _, dup := seen[id]; !dup {
+				seen[id] = struct{}{}
+				found = append(found, id)
+			}
+			window.Reset(d.o.Window)
+		case <-window.C:
+			return found, nil
+		case <-maxT.C:
+			return found, nil
+		case <-ctx.Done():
+			return found, ctx.Err()
+		}
+	}
+}
+
+func (d *Discoverer) sender(data []byte) (string, error) {
+	t, err := d.fw.NewTransportFromJSON(data)
+	if err != nil {
+		return "", err
+	}
+	return t.SenderID(), nil
+}

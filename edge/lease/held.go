@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lease
+
+import (
+	"sync"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Held is a lease as the edge counts it: valid until its monotonic deadline. A zero TTL means
+// the lease never expires (the local source's).
+type Held struct {
+	lease  api.Lease
+	margin time.Duration
+
+	mu       sync.Mutex
+	deadline time.Time // carries a monotonic reading; zero when the lease does not expire
+}
+
+// NewHeld starts counting l from sent (a time.Now() reading taken just before the request was
+// sent) plus held, the server's time holding the request.
+func NewHeld(l api.Lease, sent time.Time, held, margin time.Duration) *Held {
+	h := &Held{lease: l, margin: margin}
+	h.extend(sent, held, l.TTL.Std())
+	return h
+}
+
+// Lease is the lease as granted (or last renewed).
+func (h *Held) Lease() api.Lease {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lease
+}
+
+// Renewed moves the deadline to sent + held + ttl - margin; it never moves it backwards.
+func (h *Held) Renewed(l api.Lease, sent time.Time, held time.Duration) {
+	h.mu.Lock()
+	h.lease.TTL, h.lease.ExpiresAt = l.TTL, l.ExpiresAt
+	h.mu.Unlock()
+	h.extend(sent, held, l.TTL.Std())
+}
+
+func (h *Held) extend(sent time.Time, held, ttl time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ttl <= 0 {
+		h.deadline = time.Time{}
+		return
+	}
+	d := sent.Add(held + ttl - h.margin)
+	if d.After(h.deadline) {
+		h.deadline = d
+	}
+}
+
+// Expires says whether the lease can run out at all.
+func (h *Held) Expires() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lease.TTL.Std() > 0
+}
+
+// Valid is true while now is before the deadline; now must carry a monotonic reading.
+func (h *Held) Valid(now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.deadline.IsZero() || now.Before(h.deadline)
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package monitor serves an edge's operational endpoints: /metrics (Prometheus), /healthz (the
+// process answers), /readyz (the edge is running: subscribed and dispatching), and the
+// operator's POST /pause and /resume, which need the pause token as a bearer credential.
+package monitor
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Edge is what the endpoints read and steer.
+type Edge interface {
+	Ready() bool
+	Paused() bool
+	Pause()
+	Resume()
+}
+
+// Handler builds the endpoints. With an empty token the pause endpoints answer 403: an
+// unauthenticated pause would let anyone stop provisioning.
+func Handler(e Edge, metrics http.Handler, token string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !e.Ready() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ready": true, "paused": e.Paused()})
+	})
+	mux.HandleFunc("GET /pause", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"paused": e.Paused()})
+	})
+	mux.HandleFunc("POST /pause", guarded(token, func(w http.ResponseWriter, _ *http.Request) {
+		e.Pause()
+		writeJSON(w, http.StatusOK, map[string]any{"paused": true})
+	}))
+	mux.HandleFunc("POST /resume", guarded(token, func(w http.ResponseWriter, _ *http.Request) {
+		e.Resume()
+		writeJSON(w, http.StatusOK, map[string]any{"paused": false})
+	}))
+	return mux
+}
+
+func guarded(token string, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if token == "" {
+			writeJSON(w, http.StatusForbidden, map[string]any{"error": "pause and resume are disabled: no pause_token is configured"})
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="muster-edge"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "a valid bearer token is required"})
+			return
+		}
+		next(w, r)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

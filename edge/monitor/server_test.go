@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package monitor_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/seed96588659/muster/edge/monitor"
+)
+
+type fakeEdge struct{ ready, paused atomic.Bool }
+
+func (f *fakeEdge) Ready() bool  { return f.ready.Load() }
+func (f *fakeEdge) Paused() bool { return f.paused.Load() }
+func (f *fakeEdge) Pause()       { f.paused.Store(true) }
+func (f *fakeEdge) Resume()      { f.paused.Store(false) }
+
+func call(t *testing.T, h http.Handler, method, path, token string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+func TestMonitor_PauseNeedsTheToken(t *testing.T) {
+	e := &fakeEdge{}
+	h := monitor.Handler(e, http.NotFoundHandler(), "s3cret-token")
+	if code, _ := call(t, h, "POST", "/pause", ""); code != http.StatusUnauthorized {
+		t.Fatalf("pause without token: %d, want 401", code)
+	}
+	if code, _ := call(t, h, "POST", "/pause", "wrong"); code != http.StatusUnauthorized || e.Paused() {
+		t.Fatalf("pause with a wrong token: %d paused=%v, want 401 and not paused", code, e.Paused())
+	}
+	if code, _ := call(t, h, "POST", "/pause", "s3cret-token"); code != http.StatusOK || !e.Paused() {
+		t.Fatalf("pause: %d paused=%v", code, e.Paused())
+	}
+	if code, _ := call(t, h, "POST", "/resume", "s3cret-token"); code != http.StatusOK || e.Paused() {
+		t.Fatalf("resume: %d paused=%v", code, e.Paused())
+	}
+}
+
+func TestMonitor_NoTokenDisablesPause(t *testing.T) {
+	e := &fakeEdge{}
+	h := monitor.Handler(e, http.NotFoundHandler(), "")
+	if code, body := call(t, h, "POST", "/pause", ""); code != http.StatusForbidden || !strings.Contains(body, "pause_token") || e.Paused() {
+		t.Fatalf("pause with no token configured: %d %s paused=%v", code, body, e.Paused())
+	}
+}
+
+func TestMonitor_ReadyFollowsTheEdge(t *testing.T) {
+	e := &fakeEdge{}
+	h := monitor.Handler(e, http.NotFoundHandler(), "")
+	if code, _ := call(t, h, "GET", "/readyz", ""); code != http.StatusServiceUnavailable {
+		t.Fatalf("readyz before start: %d", code)
+	}
+	e.ready.Store(true)
+	if code, _ := call(t, h, "GET", "/readyz", ""); code != http.StatusOK {
+		t.Fatalf("readyz running: %d", code)
+	}
+	if code, _ := call(t, h, "GET", "/healthz", ""); code != http.StatusOK {
+		t.Fatalf("healthz: %d", code)
+	}
+}
