@@ -4,7 +4,9 @@ package rpc
 
 import (
 	"context"
+	"crypto/fips140"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -70,14 +72,11 @@ func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error)
 	}
 
 	collective := fw.Configuration().MainCollective
-	// The same subject scheme as go-choria's reply targets, so broker permissions granted to
-	// ordinary clients cover it.
-	sum := md5.Sum([]byte(fw.CallerID()))
 	c := &Conn{
 		fw:         fw,
 		conn:       connector,
 		collective: collective,
-		replyBase:  fmt.Sprintf("%s.reply.%s.", collective, hex.EncodeToString(sum[:])),
+		replyBase:  replyPrefix(collective, fw.CallerID()),
 		timeout:    o.Timeout,
 		timeouts:   timeouts,
 		grace:      o.DuplicateGrace,
@@ -95,6 +94,19 @@ func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error)
 	}
 
 	return c, nil
+}
+
+// replyPrefix is the private reply subject of caller as go-choria's ReplyTarget builds it, so
+// the broker's grants to ordinary clients cover it: in FIPS 140 mode the broker grants only the
+// sha256 of the caller id (an md5 subscription is refused and every call would time out), else
+// md5, which every broker version grants.
+func replyPrefix(collective, caller string) string {
+	if fips140.Enabled() {
+		sum := sha256.Sum256([]byte(caller))
+		return collective + ".reply." + hex.EncodeToString(sum[:]) + "."
+	}
+	sum := md5.Sum([]byte(caller))
+	return collective + ".reply." + hex.EncodeToString(sum[:]) + "."
 }
 
 // route runs on the NATS delivery goroutine: hand the bytes over, never block, decode elsewhere.

@@ -3,6 +3,8 @@
 package rpc
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"testing"
 	"time"
 )
@@ -56,4 +58,18 @@ func TestConn_RequestTimeoutOverridesTheDefaults(t *testing.T) {
 			t.Errorf("Request.Timeout: %v, want 40s", got)
 		}
 	}
+}
+
+func TestReplyPrefix_IsMD5OfTheCallerOutsideFIPSMode(t *testing.T) {
+	// md5("choria=edge") as go-choria's ReplyTarget writes it; the FIPS 140 case runs in
+	// sandbox/rpcsuite/fips, a test binary of its own.
+	want := "provisioning.reply." + md5Hex("choria=edge") + "."
+	if got := replyPrefix("provisioning", "choria=edge"); got != want {
+		t.Fatalf("replyPrefix = %q, want %q", got, want)
+	}
+}
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
