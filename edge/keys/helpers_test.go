@@ -17,14 +17,16 @@ import (
 	"github.com/choria-io/tokens"
 )
 
-// fakeClock is a settable clock; it starts at the real time so tokens' own checks against
-// time.Now (expiry in jwt parsing) agree with it.
+// fakeClock is a settable clock; it starts a minute before the real time so that tokens' own
+// checks against time.Now (not before, expiry) accept what it dates, after a few advances too.
 type fakeClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Now().Truncate(time.Second)} }
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Now().Add(-time.Minute).Truncate(time.Second)}
+}
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()

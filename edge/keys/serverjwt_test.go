@@ -176,7 +176,7 @@ func TestSigner_RejectsBadNodeKey(t *testing.T) {
 	if _, err := s.Sign(ServerJWTRequest{Identity: "n1"}); !errors.Is(err, ErrNoNodePublicKey) {
 		t.Errorf("no public key: got %v, want %v", err, ErrNoNodePublicKey)
 	}
-	cases := map[string]string{ "zz": "node ed25519 public key: encoding/hex", "abcd": "node ed25519 public key is 2 bytes, want 32"}
+	cases := map[string]string{"zz": "node ed25519 public key: encoding/hex", "abcd": "node ed25519 public key is 2 bytes, want 32"}
 	for pub, want := range cases {
 		_, err := s.Sign(ServerJWTRequest{Identity: "n1", PublicKey: pub})
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
