@@ -19,6 +19,10 @@ import (
 // as git treats a "racily clean" index entry.
 const racyWindow = 2 * time.Second
 
+// DefaultReloadInterval is the Reload.Interval the edge uses: a rotated file takes effect within
+// a second, and the hot path costs an atomic load instead of a stat (about 50 ns against 2 µs).
+const DefaultReloadInterval = time.Second
+
 // Reload says how often key and token files are checked for change.
 type Reload struct {
 	// Interval is the least time between two stats of one file; 0 stats it on every use.

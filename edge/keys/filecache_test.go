@@ -268,3 +268,42 @@ func BenchmarkFileCache(b *testing.B) {
 		}
 	})
 }
+
+func TestSigner_ConcurrentSignsDuringRotation(t *testing.T) {
+	keys := []edKey{newEdKey(t), newEdKey(t)}
+	keyPath := tempPath(t, "signer.seed")
+	writeSeed(t, keyPath, keys[0])
+	s, err := NewSigner(SignerConfig{SigningKey: keyPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ServerJWTRequest{Identity: "n1", PublicKey: newEdKey(t).pubHex()}
+
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range 50 {
+				signed, err := s.Sign(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err0 := tokens.ParseServerToken(signed, keys[0].pub); err0 != nil {
+					if _, err1 := tokens.ParseServerToken(signed, keys[1].pub); err1 != nil {
+						errs <- fmt.Errorf("signed by neither key: %v, %v", err0, err1)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for i := range 20 {
+		writeSeed(t, keyPath, keys[(i+1)%2])
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

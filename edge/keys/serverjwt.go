@@ -240,7 +240,8 @@ func dateClaims(c *tokens.StandardClaims, now time.Time, validity time.Duration)
 func parseSeed(data []byte) (signingKey, error) {
 	seed, err := hex.DecodeString(trimmed(data))
 	if err != nil {
-		return signingKey{}, fmt.Errorf("decode hex ed25519 seed: %w", err)
+		// hex's error quotes the offending byte: the seed's content stays out of errors
+		return signingKey{}, fmt.Errorf("not a hex ed25519 seed (%d bytes)", len(data))
 	}
 	pub, pri, err := choria.Ed25519KeyPairFromSeed(seed)
 	if err != nil {

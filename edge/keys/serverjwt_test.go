@@ -224,7 +224,7 @@ func TestNewSigner_BadConfiguration(t *testing.T) {
 		{"no key", SignerConfig{}, "no jwt signing key configured using jwt_signing_key"},
 		{"missing key", SignerConfig{SigningKey: "/nonexistent/signer.seed"}, "jwt_signing_key /nonexistent/signer.seed: no such file or directory"},
 		{"short seed", SignerConfig{SigningKey: bad}, "jwt_signing_key " + bad + ": ed25519 seed: invalid seed length"},
-		{"seed not hex", SignerConfig{SigningKey: notHex}, "jwt_signing_key " + notHex + ": decode hex ed25519 seed"},
+		{"seed not hex", SignerConfig{SigningKey: notHex}, "jwt_signing_key " + notHex + ": not a hex ed25519 seed (7 bytes)"},
 		{"negative validity", SignerConfig{SigningKey: key, Validity: -time.Hour}, "server_jwt_validity -1h0m0s is negative"},
 		{"negative interval", SignerConfig{SigningKey: key, Reload: Reload{Interval: -1}}, "key file reload interval -1ns is negative"},
 		{"missing token", SignerConfig{SigningKey: key, SigningToken: "/nonexistent/signer.jwt"}, "jwt_signing_token /nonexistent/signer.jwt: no such file"},
