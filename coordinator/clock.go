@@ -2,12 +2,22 @@
 
 package coordinator
 
-import "time"
+import (
+	"time"
 
-// Clock is the leader's source of the times it stamps into commands.
-type Clock interface{ Now() time.Time }
+	"github.com/seed96588659/muster/coordinator/lease"
+)
 
-type systemClock struct{}
+// Clock is a member's wall and monotonic readings; see lease.Clock for which decides what.
+type Clock = lease.Clock
 
-// Now is the wall clock in UTC, without a monotonic reading (it travels in commands).
+// systemClock is the process's own clock.
+type systemClock struct{ start time.Time }
+
+func newSystemClock() systemClock { return systemClock{start: time.Now()} }
+
+// Now is the wall clock in UTC without its monotonic reading, since it travels in commands.
 func (systemClock) Now() time.Time { return time.Now().UTC().Round(0) }
+
+// Monotonic is the process's monotonic time since the clock was made.
+func (c systemClock) Monotonic() time.Duration { return time.Since(c.start) }

@@ -50,9 +50,11 @@ type cluster struct {
 	// memberMu guards each member's svc, which edges in other goroutines read.
 	memberMu sync.Mutex
 	clock    *testutil.Clock
-	members  []*member
-	net      *netem
-	leases   lease.Config
+	// clocks holds the members that have a clock of their own; the others share clock.
+	clocks  map[string]*testutil.Clock
+	members []*member
+	net     *netem
+	leases  lease.Config
 	// raftTLS, when set, gives each member its Raft TLS config.
 	raftTLS func(id string) *tls.Config
 	// ledgerNoSync and raftNoSync are for benchmarks only.
@@ -92,7 +94,7 @@ func (c *cluster) start(m *member, bootstrap bool) {
 	cfg := coordinator.Config{
 		ID: m.id, DataDir: m.dir, RaftBind: "127.0.0.1:0", RaftAdvertise: m.front.addr(), APIAddress: "http://" + m.id + ".invalid",
 		Bootstrap: bootstrap, Timeouts: raftnode.LoopbackTimeouts(), Leases: c.leases,
-		Clock: c.clock, Registry: m.reg, LedgerNoSync: c.ledgerNoSync, RaftNoSync: c.raftNoSync,
+		Clock: c.clockOfID(m.id), Registry: m.reg, LedgerNoSync: c.ledgerNoSync, RaftNoSync: c.raftNoSync,
 	}
 	if c.net != nil {
 		cfg.RaftDial = c.net.dialer(m.id)
@@ -109,6 +111,25 @@ func (c *cluster) start(m *member, bootstrap bool) {
 	c.memberMu.Unlock()
 	m.front.setTarget(svc.BoundRaftAddress())
 }
+
+// memberClock gives member id a clock of its own in the cluster's world: its wall reading skewed
+// by skew, both readings running at 1+drift of real time.
+func (c *cluster) memberClock(id string, skew time.Duration, drift float64) {
+	if c.clocks == nil {
+		c.clocks = map[string]*testutil.Clock{}
+	}
+	c.clocks[id] = c.clock.World().Clock(skew, drift)
+}
+
+func (c *cluster) clockOfID(id string) *testutil.Clock {
+	if mc := c.clocks[id]; mc != nil {
+		return mc
+	}
+	return c.clock
+}
+
+// clockOf is the clock member m stamps with.
+func (c *cluster) clockOf(m *member) *testutil.Clock { return c.clockOfID(m.id) }
 
 // service returns the member's running service, nil when stopped; safe from any goroutine.
 func (m *member) service() *coordinator.Service {

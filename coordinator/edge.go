@@ -32,7 +32,7 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 	var firstErr error
 	for start := 0; start < len(req.Nodes); start += ledger.MaxBatch {
 		chunk := req.Nodes[start:min(start+ledger.MaxBatch, len(req.Nodes))]
-		cmd := &ledger.Register{Now: s.clock.Now(), Edge: req.Edge, Policy: policy, Nodes: make([]ledger.RegisterNode, len(chunk))}
+		cmd := &ledger.Register{Now: s.leases.Load().Now(), Edge: req.Edge, Policy: policy, Nodes: make([]ledger.RegisterNode, len(chunk))}
 		for i, n := range chunk {
 			cmd.Nodes[i] = ledger.RegisterNode{Identity: n.Identity, Region: req.Region, InventoryVersion: n.Version, Facts: n.Facts}
 		}
@@ -73,13 +73,13 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	ls, paused, err := s.leases.Load().Acquire(ctx, lease.Request{
+	a, err := s.leases.Load().Acquire(ctx, lease.Request{
 		Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Wait: req.Wait.Std(),
 	})
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}
-	resp.Lease, resp.Paused = toAPILease(ls), paused
+	resp.Lease, resp.Paused, resp.Held = toAPILease(a.Lease), a.Paused, api.Duration(a.Held)
 	return resp, nil
 }
 
@@ -89,7 +89,7 @@ func (s *Service) Renew(ctx context.Context, req api.RenewRequest) (api.RenewRes
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	ls, err := s.leases.Load().Renew(ctx, req.LeaseID, req.Token, req.Edge, req.Region)
+	ls, err := s.leases.Load().Renew(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}
@@ -110,7 +110,7 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	rr, err := s.leases.Load().Report(ctx, req.LeaseID, req.Token, req.Edge, req.Region, toLedgerResults(req.Results))
+	rr, err := s.leases.Load().Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, toLedgerResults(req.Results))
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}
@@ -124,7 +124,7 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 // Heartbeat records that an edge is alive and tells it whether provisioning is paused. It is
 // answered by the leader only: a follower would have to call itself paused.
 func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
-	resp := api.HeartbeatResponse{Leader: s.cfg.APIAddress, Time: s.clock.Now()}
+	resp := api.HeartbeatResponse{Leader: s.cfg.APIAddress, Time: s.leases.Load().Now()}
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}

@@ -90,7 +90,7 @@ type EdgeSeen struct {
 // New opens (or creates) the member's state and starts Raft and the leadership monitor.
 func New(cfg Config) (*Service, error) {
 	if cfg.Clock == nil {
-		cfg.Clock = systemClock{}
+		cfg.Clock = newSystemClock()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

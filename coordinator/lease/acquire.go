@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator/ledger"
-	"github.com/seed96588659/muster/pkg/api"
 )
 
 // Request asks for a lease.
@@ -34,10 +33,23 @@ func (m *Manager) leaseID(r Request) string {
 	return "r-" + hex.EncodeToString(h[:12])
 }
 
+// Acquired is the answer to an Acquire.
+type Acquired struct {
+	// Lease is the granted lease; nil when nothing was granted.
+	Lease *ledger.Lease
+	// Paused is true when nothing was granted because the operator paused provisioning.
+	Paused bool
+	// Held is the monotonic time from the start of Acquire to the stamp of the grant: an edge
+	// counts its lease from its send + Held, so a long poll never delivers a lease already
+	// expired in the edge's view, and the edge's count still starts before the leader's.
+	Held time.Duration
+}
+
 // Acquire grants r.Edge a lease on up to r.MaxNodes eligible waiting nodes of r.Region, waiting
-// up to r.Wait for some to become eligible. It returns (nil, false, nil) when none did in time
-// and (nil, true, nil) while the operator has paused provisioning.
-func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, error) {
+// up to r.Wait for some to become eligible. A retry of a request whose lease exists is answered
+// with that lease, also while paused.
+func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
+	received := m.clock.Monotonic()
 	edge, region, maxNodes := r.Edge, r.Region, r.MaxNodes
 	if maxNodes <= 0 || maxNodes > m.cfg.MaxNodes {
 		maxNodes = m.cfg.MaxNodes
@@ -48,24 +60,28 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, 
 	for {
 		regionCh, all, enabled := m.subscribe(region)
 		if !enabled {
-			return nil, false, ErrDisabled
-		}
-		p, err := m.ledger.Pause()
-		if err != nil {
-			return nil, false, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
-		}
-		if p.Paused {
-			return nil, true, nil
+			return Acquired{}, ErrDisabled
 		}
 		// A retry whose lease exists already is proposed too, although its nodes are no longer
-		// eligible: the log answers it, so a member deposed without knowing it cannot answer from
-		// a stale ledger, and the lease's TTL is counted again from now, as the edge counts it.
-		now := m.clock.Now()
-		ready := r.RequestID != "" && m.holds(id, edge, region)
+		// eligible and even while paused: the log answers it, so a member deposed without knowing
+		// it cannot answer from a stale ledger, and the lease's TTL is counted again from now, as
+		// the edge counts it.
+		replay := r.RequestID != "" && m.holds(id, edge, region)
+		if !replay {
+			p, err := m.ledger.Pause()
+			if err != nil {
+				return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+			}
+			if p.Paused {
+				return Acquired{Paused: true}, nil
+			}
+		}
+		now, stamped := m.Now(), m.clock.Monotonic()
+		ready := replay
 		if !ready {
 			n, err := m.ledger.Eligible(region, edge, now, 1)
 			if err != nil {
-				return nil, false, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+				return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
 			}
 			ready = n > 0
 		}
@@ -75,13 +91,13 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, 
 			})
 			switch {
 			case errors.Is(err, ledger.ErrPaused):
-				return nil, true, nil
+				return Acquired{Paused: true}, nil
 			case err != nil:
-				return nil, false, fmt.Errorf("grant to %s in %s: %w", edge, region, err)
+				return Acquired{}, fmt.Errorf("grant to %s in %s: %w", edge, region, err)
 			}
 			if g := res.(*ledger.GrantResult); g.Lease != nil {
 				m.countGrant(g)
-				return g.Lease, false, nil
+				return Acquired{Lease: g.Lease, Held: stamped - received}, nil
 			}
 		}
 		recheck := time.NewTimer(m.cfg.Recheck)
@@ -91,10 +107,10 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*ledger.Lease, bool, 
 		case <-recheck.C:
 		case <-timer.C:
 			recheck.Stop()
-			return nil, false, nil
+			return Acquired{}, nil
 		case <-ctx.Done():
 			recheck.Stop()
-			return nil, false, ctx.Err()
+			return Acquired{}, ctx.Err()
 		}
 		recheck.Stop()
 	}
@@ -115,46 +131,4 @@ func (m *Manager) countGrant(g *ledger.GrantResult) {
 		m.metrics.LeaseGrants.Inc()
 		m.metrics.LeaseNodesGranted.Add(float64(len(g.Lease.Nodes)))
 	}
-}
-
-// Renew extends a lease by the TTL from now.
-func (m *Manager) Renew(ctx context.Context, id string, token uint64, edge, region string) (*ledger.Lease, error) {
-	if err := m.checkEnabled(); err != nil {
-		return nil, err
-	}
-	res, err := m.propose(ctx, &ledger.Renew{Now: m.clock.Now(), LeaseID: id, Token: token, TTL: m.cfg.TTL, Edge: edge, Region: region})
-	if err != nil {
-		return nil, err
-	}
-	if m.metrics != nil {
-		m.metrics.LeaseRenewals.Inc()
-	}
-	return res.(*ledger.RenewResult).Lease, nil
-}
-
-// Report applies results under a lease; results whose lease or token is not the node's current
-// one are rejected and counted as stale.
-func (m *Manager) Report(ctx context.Context, id string, token uint64, edge, region string, results []ledger.Result) (*ledger.ReportResult, error) {
-	if err := m.checkEnabled(); err != nil {
-		return nil, err
-	}
-	res, err := m.propose(ctx, &ledger.Report{Now: m.clock.Now(), LeaseID: id, Token: token, Policy: m.cfg.Policy, Results: results, Edge: edge, Region: region})
-	if err != nil {
-		if m.metrics != nil && (errors.Is(err, ledger.ErrUnknownLease) || errors.Is(err, ledger.ErrTokenMismatch)) {
-			m.metrics.StaleReports.Add(float64(len(results)))
-		}
-		return nil, err
-	}
-	rr := res.(*ledger.ReportResult)
-	if m.metrics != nil {
-		m.metrics.StaleReports.Add(float64(len(rr.Rejected)))
-		byID := make(map[string]api.Outcome, len(results))
-		for _, r := range results {
-			byID[r.Identity] = r.Outcome
-		}
-		for _, id := range rr.Applied {
-			m.metrics.ResultsApplied.WithLabelValues(string(byID[id])).Inc()
-		}
-	}
-	return rr, nil
 }

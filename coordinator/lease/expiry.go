@@ -37,7 +37,7 @@ func (m *Manager) ExpireDue(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("expire leases: %w", err)
 	}
-	now := m.clock.Now()
+	now := m.Now()
 	var due []string
 	for _, ls := range leases {
 		if !now.Before(ls.ExpiresAt.Add(m.cfg.Grace)) {

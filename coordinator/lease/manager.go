@@ -20,8 +20,15 @@ import (
 // leadership is not established yet.
 var ErrDisabled = errors.New("lease manager disabled on this member")
 
-// Clock is the only source of time the manager stamps into commands.
-type Clock interface{ Now() time.Time }
+// Clock is a member's two readings of time. Now (the wall clock, which NTP or an operator may step)
+// is read once per leadership, to anchor the ledger's time; Monotonic (never stepped) measures
+// everything else, so a step of the wall clock changes no lease.
+type Clock interface {
+	Now() time.Time
+	// Monotonic is the time elapsed since an arbitrary origin of this process; it is only ever
+	// compared with itself, never with another member's.
+	Monotonic() time.Duration
+}
 
 // Propose replicates a command and returns the ledger's result or its refusal.
 type Propose func(ctx context.Context, cmd ledger.Command) (any, error)
@@ -40,8 +47,11 @@ type Config struct {
 	ExpiryInterval time.Duration
 	// Recheck is how often a waiting Acquire looks again for nodes whose backoff ended.
 	Recheck time.Duration
-	// Extension is added to every lease when this member becomes leader (one election timeout).
+	// Extension is added to a full TTL for every lease when this member becomes leader (one
+	// election timeout).
 	Extension time.Duration
+	// ReportMemory is how long a report's answer is kept for a retry with the same request id.
+	ReportMemory time.Duration
 	// Policy is stamped into the commands that move nodes.
 	Policy ledger.Policy
 }
@@ -51,7 +61,7 @@ func DefaultConfig() Config {
 	return Config{
 		TTL: 30 * time.Second, Grace: 5 * time.Second, MaxNodes: 1000, MaxWait: 30 * time.Second,
 		ExpiryInterval: time.Second, Recheck: 250 * time.Millisecond, Extension: time.Second,
-		Policy: ledger.DefaultPolicy(),
+		ReportMemory: 15 * time.Minute, Policy: ledger.DefaultPolicy(),
 	}
 }
 
@@ -76,6 +86,9 @@ func (c Config) withDefaults() Config {
 	if c.Recheck <= 0 {
 		c.Recheck = d.Recheck
 	}
+	if c.ReportMemory <= 0 {
+		c.ReportMemory = d.ReportMemory
+	}
 	if c.Policy == (ledger.Policy{}) {
 		c.Policy = d.Policy
 	}
@@ -96,6 +109,11 @@ type Manager struct {
 	enabled bool
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// anchored is set while this member leads: its ledger time is anchorWall plus the monotonic
+	// time elapsed since anchorMono.
+	anchored   bool
+	anchorWall time.Time
+	anchorMono time.Duration
 	// regions maps a region to a channel closed when its waiting set may have grown; all is
 	// closed on pause changes, restores and leadership changes.
 	regions map[string]chan struct{}
@@ -133,11 +151,39 @@ func (m *Manager) Enabled() bool {
 	return m.enabled
 }
 
-// Enable is called by the leader loop after Barrier: it first extends every outstanding lease by
-// one election timeout, so a failover alone never costs a healthy edge its lease, and only then
-// starts expiring.
+// Now is the time this member stamps into commands. While it leads, that is the ledger time it
+// anchored at when its leadership began (its wall clock, or the latest stamp in the ledger if
+// that is later) plus the monotonic time since: a step of the wall clock during a leadership
+// changes no stamp, and the ledger's time never runs backwards across leaders.
+func (m *Manager) Now() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.anchored {
+		return m.clock.Now()
+	}
+	return m.anchorWall.Add(m.clock.Monotonic() - m.anchorMono)
+}
+
+// Enable is called by the leader loop after Barrier. It anchors this leadership's time, then
+// gives every outstanding lease a full TTL plus the extension from that time (the new leader
+// cannot know when an edge last renewed, on the old leader's clock), and only then starts
+// expiring.
 func (m *Manager) Enable(ctx context.Context) error {
-	if _, err := m.propose(ctx, &ledger.Extend{Now: m.clock.Now(), By: m.cfg.Extension}); err != nil {
+	last, err := m.ledger.LastStamp()
+	if err != nil {
+		return fmt.Errorf("read ledger time on promotion: %w", err)
+	}
+	m.mu.Lock()
+	if !m.enabled {
+		wall, mono := m.clock.Now(), m.clock.Monotonic()
+		if last.After(wall) {
+			m.log.Warn("ledger time is ahead of this member's wall clock; stamping from the ledger's", "ahead", last.Sub(wall))
+			wall = last
+		}
+		m.anchored, m.anchorWall, m.anchorMono = true, wall, mono
+	}
+	m.mu.Unlock()
+	if _, err := m.propose(ctx, &ledger.Extend{Now: m.Now(), AtLeast: m.cfg.TTL + m.cfg.Extension}); err != nil {
 		return fmt.Errorf("extend leases on promotion: %w", err)
 	}
 	m.mu.Lock()
@@ -152,9 +198,11 @@ func (m *Manager) Enable(ctx context.Context) error {
 	return nil
 }
 
-// Disable stops granting and expiring; waiting Acquire calls return ErrDisabled.
+// Disable stops granting and expiring and forgets the leadership's time anchor; waiting Acquire
+// calls return ErrDisabled.
 func (m *Manager) Disable() {
 	m.mu.Lock()
+	m.anchored = false
 	if !m.enabled {
 		m.mu.Unlock()
 		return

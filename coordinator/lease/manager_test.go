@@ -61,6 +61,9 @@ func newManager(t *testing.T) (*Manager, *direct, *testutil.Clock) {
 	return m, d, clock
 }
 
+// leaseOf is the lease of an Acquire's answer.
+func leaseOf(a Acquired, err error) (*ledger.Lease, error) { return a.Lease, err }
+
 // enabledManager is newManager with nodes registered in eu and leadership gained.
 func enabledManager(t *testing.T, ids ...string) (*Manager, *direct, *testutil.Clock) {
 	t.Helper()
@@ -82,10 +85,10 @@ func enabledManager(t *testing.T, ids ...string) (*Manager, *direct, *testutil.C
 
 func TestManager_DisabledRefusesEverything(t *testing.T) {
 	m, _, _ := newManager(t)
-	if _, _, err := m.Acquire(context.Background(), Request{Edge: "e", Region: "eu", MaxNodes: 1}); !errors.Is(err, ErrDisabled) {
+	if _, err := m.Acquire(context.Background(), Request{Edge: "e", Region: "eu", MaxNodes: 1}); !errors.Is(err, ErrDisabled) {
 		t.Fatalf("acquire on a disabled manager: %v", err)
 	}
-	if _, err := m.Renew(context.Background(), "l", 1, "", ""); !errors.Is(err, ErrDisabled) {
+	if _, err := m.Renew(context.Background(), Ref{ID: "l", Token: 1}); !errors.Is(err, ErrDisabled) {
 		t.Fatalf("renew on a disabled manager: %v", err)
 	}
 	if err := m.ExpireDue(context.Background()); !errors.Is(err, ErrDisabled) {
@@ -97,13 +100,13 @@ func TestManager_AcquireWithRequestIDIsIdempotent(t *testing.T) {
 	m, d, _ := enabledManager(t, "a", "b")
 	ctx := context.Background()
 	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
-	first, _, err := m.Acquire(ctx, req)
+	first, err := leaseOf(m.Acquire(ctx, req))
 	if err != nil || first == nil {
 		t.Fatalf("acquire: %+v %v", first, err)
 	}
 	// The retry finds the lease although its node is no longer eligible, and a waiting node
 	// (b) is not granted to it.
-	again, _, err := m.Acquire(ctx, req)
+	again, err := leaseOf(m.Acquire(ctx, req))
 	if err != nil || again == nil || again.ID != first.ID || again.Token != first.Token || !slices.Equal(again.Nodes, first.Nodes) {
 		t.Fatalf("retry got %+v (%v), want %+v", again, err, first)
 	}
@@ -112,7 +115,7 @@ func TestManager_AcquireWithRequestIDIsIdempotent(t *testing.T) {
 	}
 	// Another edge with the same request id, or a new request id, is a new request.
 	for _, r := range []Request{{Edge: "f", Region: "eu", MaxNodes: 1, RequestID: "req-1"}, {Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-2"}} {
-		ls, _, err := m.Acquire(ctx, r)
+		ls, err := leaseOf(m.Acquire(ctx, r))
 		if r.Edge == "f" {
 			if err != nil || ls == nil || ls.ID == first.ID || ls.Nodes[0] != "b" {
 				t.Fatalf("acquire %+v: %+v %v", r, ls, err)
@@ -132,7 +135,7 @@ func TestManager_EnableExtendsThenExpiresOnlyAfterGrace(t *testing.T) {
 	if err := m.Enable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ls, _, err := m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 5})
+	ls, err := leaseOf(m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 5}))
 	if err != nil || ls == nil {
 		t.Fatalf("acquire: %+v %v", ls, err)
 	}
@@ -174,7 +177,7 @@ func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		ls, _, err := m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 5, Wait: 20 * time.Second})
+		ls, err := leaseOf(m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 5, Wait: 20 * time.Second}))
 		got <- result{ls, err}
 	}()
 	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
@@ -187,7 +190,7 @@ func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
 		t.Fatal("long poll not woken by a registration")
 	}
 	go func() {
-		ls, _, err := m.Acquire(ctx, Request{Edge: "e", Region: "us", MaxNodes: 5, Wait: 20 * time.Second})
+		ls, err := leaseOf(m.Acquire(ctx, Request{Edge: "e", Region: "us", MaxNodes: 5, Wait: 20 * time.Second}))
 		got <- result{ls, err}
 	}()
 	m.Disable()
@@ -209,13 +212,13 @@ func TestManager_ReplayedAcquireCountsTheTTLFromTheRetry(t *testing.T) {
 	m, d, clock := enabledManager(t, "a")
 	ctx := context.Background()
 	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
-	first, _, err := m.Acquire(ctx, req)
+	first, err := leaseOf(m.Acquire(ctx, req))
 	if err != nil || first == nil {
 		t.Fatalf("acquire: %+v %v", first, err)
 	}
 	clock.Advance(m.cfg.TTL - time.Second)
 	retriedAt := clock.Now()
-	again, _, err := m.Acquire(ctx, req)
+	again, err := leaseOf(m.Acquire(ctx, req))
 	if err != nil || again == nil || again.ID != first.ID || again.Token != first.Token {
 		t.Fatalf("retry got %+v (%v), want lease %s token %d", again, err, first.ID, first.Token)
 	}
@@ -230,7 +233,7 @@ func TestManager_ReplayedAcquireCountsTheTTLFromTheRetry(t *testing.T) {
 	if _, err := d.l.Lease(first.ID); err != nil {
 		t.Fatalf("lease expired before the retry's ttl and grace ran out: %v", err)
 	}
-	if ls, _, err := m.Acquire(ctx, Request{Edge: "f", Region: "eu", MaxNodes: 1}); err != nil || ls != nil {
+	if ls, err := leaseOf(m.Acquire(ctx, Request{Edge: "f", Region: "eu", MaxNodes: 1})); err != nil || ls != nil {
 		t.Fatalf("another edge was granted %+v (%v) while the retried lease stands", ls, err)
 	}
 }
@@ -241,12 +244,85 @@ func TestManager_ReplayIsAnsweredThroughTheLog(t *testing.T) {
 	m, _, _ := enabledManager(t, "a")
 	ctx := context.Background()
 	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
-	if ls, _, err := m.Acquire(ctx, req); err != nil || ls == nil {
+	if ls, err := leaseOf(m.Acquire(ctx, req)); err != nil || ls == nil {
 		t.Fatalf("acquire: %+v %v", ls, err)
 	}
 	deposed := errors.New("not the leader any more")
 	m.propose = func(context.Context, ledger.Command) (any, error) { return nil, deposed }
-	if ls, _, err := m.Acquire(ctx, req); !errors.Is(err, deposed) {
+	if ls, err := leaseOf(m.Acquire(ctx, req)); !errors.Is(err, deposed) {
 		t.Fatalf("retry on a deposed leader = %+v, %v; want the log's refusal", ls, err)
+	}
+}
+
+// TestManager_WallClockStepsChangeNoLeasesFate: the leader's wall clock stepped forwards (by more
+// than a TTL) or backwards between a grant and its expiry neither ends the lease early, nor
+// refuses its renewal, nor keeps it beyond a TTL and the grace of real time.
+func TestManager_WallClockStepsChangeNoLeasesFate(t *testing.T) {
+	for _, step := range []time.Duration{3 * time.Minute, -3 * time.Minute} {
+		t.Run(step.String(), func(t *testing.T) {
+			m, d, clock := enabledManager(t, "a", "b")
+			ctx := context.Background()
+			ls, err := leaseOf(m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 1}))
+			if err != nil || ls == nil {
+				t.Fatalf("acquire: %+v %v", ls, err)
+			}
+			clock.Step(step)
+			if err := m.ExpireDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(m.cfg.TTL / 2)
+			if err := m.ExpireDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.l.Lease(ls.ID); err != nil {
+				t.Fatalf("lease ended half a TTL after its grant: %v", err)
+			}
+			if got, err := leaseOf(m.Acquire(ctx, Request{Edge: "f", Region: "eu", MaxNodes: 2})); err != nil || got == nil || slices.Contains(got.Nodes, ls.Nodes[0]) {
+				t.Fatalf("edge f was granted %+v (%v) while e's lease on %s runs", got, err, ls.Nodes[0])
+			}
+			if _, err := m.Renew(ctx, Ref{ID: ls.ID, Token: ls.Token, Edge: "e", Region: "eu"}); err != nil {
+				t.Fatalf("renew half a TTL after the grant: %v", err)
+			}
+			// After a TTL and the grace of real time since the renewal, the lease is due,
+			// whatever the wall clock says.
+			clock.Advance(m.cfg.TTL + m.cfg.Grace)
+			if err := m.ExpireDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.l.Lease(ls.ID); !errors.Is(err, ledger.ErrUnknownLease) {
+				t.Fatalf("lease not expired a TTL and grace after its renewal: %v", err)
+			}
+		})
+	}
+}
+
+// TestManager_PromotionGivesEveryLeaseAFullTTL: a new leader cannot know how long ago the edge
+// last renewed on the old leader's clock, so before it expires anything every outstanding lease
+// runs a full TTL plus the extension from the new leader's own now.
+func TestManager_PromotionGivesEveryLeaseAFullTTL(t *testing.T) {
+	m, d, clock := enabledManager(t, "a")
+	ctx := context.Background()
+	ls, err := leaseOf(m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 1}))
+	if err != nil || ls == nil {
+		t.Fatalf("acquire: %+v %v", ls, err)
+	}
+	clock.Advance(m.cfg.TTL - time.Second)
+	m.Disable()
+	if err := m.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(m.cfg.TTL + m.cfg.Extension + m.cfg.Grace - time.Nanosecond)
+	if err := m.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.l.Lease(ls.ID); err != nil {
+		t.Fatalf("lease expired before a full TTL, the extension and the grace after promotion: %v", err)
+	}
+	clock.Advance(time.Nanosecond)
+	if err := m.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.l.Lease(ls.ID); err == nil {
+		t.Fatal("lease outlived a full TTL, the extension and the grace after promotion")
 	}
 }

@@ -27,21 +27,21 @@ func (l *Ledger) applyOne(t *txn, index uint64, data []byte) any {
 	body := data[1:]
 	switch typ &^ IgnoreUnknown {
 	case CmdRegister:
-		return decodeAnd(body, typ, func(c *Register) (any, error) { return applyRegister(t, c) })
+		return decodeAnd(t, body, typ, func(c *Register) (any, error) { return applyRegister(t, c) })
 	case CmdGrant:
-		return decodeAnd(body, typ, func(c *Grant) (any, error) { return applyGrant(t, index, c) })
+		return decodeAnd(t, body, typ, func(c *Grant) (any, error) { return applyGrant(t, index, c) })
 	case CmdRenew:
-		return decodeAnd(body, typ, func(c *Renew) (any, error) { return applyRenew(t, c) })
+		return decodeAnd(t, body, typ, func(c *Renew) (any, error) { return applyRenew(t, c) })
 	case CmdReport:
-		return decodeAnd(body, typ, func(c *Report) (any, error) { return applyReport(t, c) })
+		return decodeAnd(t, body, typ, func(c *Report) (any, error) { return applyReport(t, c) })
 	case CmdExpire:
-		return decodeAnd(body, typ, func(c *Expire) (any, error) { return applyExpire(t, c) })
+		return decodeAnd(t, body, typ, func(c *Expire) (any, error) { return applyExpire(t, c) })
 	case CmdExtend:
-		return decodeAnd(body, typ, func(c *Extend) (any, error) { return applyExtend(t, c) })
+		return decodeAnd(t, body, typ, func(c *Extend) (any, error) { return applyExtend(t, c) })
 	case CmdPause:
-		return decodeAnd(body, typ, func(c *Pause) (any, error) { return applyPause(t, c) })
+		return decodeAnd(t, body, typ, func(c *Pause) (any, error) { return applyPause(t, c) })
 	case CmdMember:
-		return decodeAnd(body, typ, func(c *Member) (any, error) { return applyMember(t, c) })
+		return decodeAnd(t, body, typ, func(c *Member) (any, error) { return applyMember(t, c) })
 	}
 	if typ&IgnoreUnknown != 0 {
 		l.log.Warn("ignoring unknown ledger command", "type", uint8(typ), "index", index)
@@ -55,7 +55,12 @@ func (l *Ledger) applyOne(t *txn, index uint64, data []byte) any {
 // storageError marks an error of bbolt itself, as opposed to a refused command.
 type storageError struct{ error }
 
-func decodeAnd[C any](body []byte, typ CommandType, fn func(*C) (any, error)) any {
+// stamped is a command that carries the leader's time.
+type stamped interface{ stamp() time.Time }
+
+// decodeAnd decodes a command body and applies it; an applied command's time raises the ledger
+// time a new leader anchors at (LastStamp).
+func decodeAnd[C any](t *txn, body []byte, typ CommandType, fn func(*C) (any, error)) any {
 	c := new(C)
 	if err := json.Unmarshal(body, c); err != nil {
 		return fmt.Errorf("%w: decode %s: %v", ErrBadCommand, typ, err)
@@ -63,6 +68,9 @@ func decodeAnd[C any](body []byte, typ CommandType, fn func(*C) (any, error)) an
 	res, err := fn(c)
 	if err != nil {
 		return err
+	}
+	if s, ok := any(c).(stamped); ok {
+		t.saw(s.stamp())
 	}
 	return res
 }

@@ -81,7 +81,7 @@ type Grant struct {
 	Policy  Policy        `json:"policy"`
 }
 
-// Renew moves a lease's expiry to Now+TTL.
+// Renew moves a lease's expiry to Now+TTL unless it is later already.
 type Renew struct {
 	Now     time.Time     `json:"now"`
 	LeaseID string        `json:"lease_id"`
@@ -122,11 +122,13 @@ type Expire struct {
 	LeaseIDs []string      `json:"lease_ids"`
 }
 
-// Extend moves every outstanding lease's expiry to max(ExpiresAt, Now)+By; a new leader writes it
-// before it expires anything so a failover alone never costs a healthy edge its lease.
+// Extend moves every outstanding lease's expiry to the later of max(ExpiresAt, Now)+By and
+// Now+AtLeast. A new leader writes it with AtLeast = a full TTL plus one election timeout before
+// it expires anything: it cannot know when, on the old leader's clock, an edge last renewed.
 type Extend struct {
-	Now time.Time     `json:"now"`
-	By  time.Duration `json:"by"`
+	Now     time.Time     `json:"now"`
+	By      time.Duration `json:"by"`
+	AtLeast time.Duration `json:"at_least,omitempty"`
 }
 
 // Pause sets the replicated operator pause flag.
@@ -144,6 +146,14 @@ type Member struct {
 	APIAddress string `json:"api_address,omitempty"`
 	Remove     bool   `json:"remove,omitempty"`
 }
+
+func (c Register) stamp() time.Time { return c.Now }
+func (c Grant) stamp() time.Time    { return c.Now }
+func (c Renew) stamp() time.Time    { return c.Now }
+func (c Report) stamp() time.Time   { return c.Now }
+func (c Expire) stamp() time.Time   { return c.Now }
+func (c Extend) stamp() time.Time   { return c.Now }
+func (c Pause) stamp() time.Time    { return c.Now }
 
 // Command is the body of a log entry; its Type is the entry's first byte.
 type Command interface {

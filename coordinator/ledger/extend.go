@@ -11,8 +11,8 @@ func applyExtend(t *txn, c *Extend) (any, error) {
 	if err := validNow(c.Now); err != nil {
 		return nil, err
 	}
-	if c.By < 0 {
-		return nil, errorf("extend by %s: must not be negative", c.By)
+	if c.By < 0 || c.AtLeast < 0 {
+		return nil, errorf("extend by %s, at least %s: must not be negative", c.By, c.AtLeast)
 	}
 	var all []*Lease
 	err := t.leases.ForEach(func(k, v []byte) error {
@@ -27,7 +27,7 @@ func applyExtend(t *txn, c *Extend) (any, error) {
 		return nil, storageError{err}
 	}
 	for _, ls := range all {
-		ls.ExpiresAt = maxTime(ls.ExpiresAt, c.Now).Add(c.By)
+		ls.ExpiresAt = maxTime(maxTime(ls.ExpiresAt, c.Now).Add(c.By), c.Now.Add(c.AtLeast))
 		if err := t.putLease(ls); err != nil {
 			return nil, storageError{err}
 		}

@@ -46,11 +46,11 @@ func applyGrant(t *txn, index uint64, c *Grant) (any, error) {
 		// counts the lease from when it sent the retry, so the TTL runs from now, as on a renewal;
 		// nobody else can hold the nodes while the lease exists, so this is safe even past
 		// expires_at.
-		if exp := c.Now.Add(c.TTL); exp.After(prev.ExpiresAt) {
-			prev.RenewedAt, prev.ExpiresAt, prev.TTL = c.Now, exp, c.TTL
-			if err := t.putLease(prev); err != nil {
-				return nil, storageError{err}
-			}
+		prev.RenewedAt = maxTime(prev.RenewedAt, c.Now)
+		prev.ExpiresAt = maxTime(prev.ExpiresAt, c.Now.Add(c.TTL))
+		prev.TTL = c.TTL
+		if err := t.putLease(prev); err != nil {
+			return nil, storageError{err}
 		}
 		return &GrantResult{Lease: prev, Replayed: true}, nil
 	}

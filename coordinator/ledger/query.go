@@ -136,6 +136,19 @@ func (l *Ledger) Lease(id string) (*Lease, error) {
 	return getOne(l, bucketLeases, id, getLease, ErrUnknownLease)
 }
 
+// LastStamp is the latest time a leader stamped into an applied command (zero before any): a
+// new leader's time starts no earlier, so the ledger's time never runs backwards.
+func (l *Ledger) LastStamp() (time.Time, error) {
+	var at time.Time
+	err := l.view(func(tx *bolt.Tx) error {
+		if v := getUint(tx.Bucket(bucketMeta).Get(keyStamp)); v > 0 {
+			at = time.Unix(0, int64(v)).UTC()
+		}
+		return nil
+	})
+	return at, err
+}
+
 // Pause returns the replicated operator pause flag.
 func (l *Ledger) Pause() (PauseState, error) {
 	var p PauseState

@@ -44,8 +44,11 @@ func applyRenew(t *txn, c *Renew) (any, error) {
 	if c.Now.After(ls.ExpiresAt) {
 		return nil, fmt.Errorf("%w: lease %s expired at %s", ErrLeaseExpired, ls.ID, ls.ExpiresAt.Format(time.RFC3339Nano))
 	}
-	ls.RenewedAt = c.Now
-	ls.ExpiresAt = c.Now.Add(c.TTL)
+	// Never backwards: renewals applied out of stamp order, or one from a leader with a shorter
+	// TTL, keep the later expiry. The answer's TTL is the one this renewal granted: what the edge
+	// counts from its send.
+	ls.RenewedAt = maxTime(ls.RenewedAt, c.Now)
+	ls.ExpiresAt = maxTime(ls.ExpiresAt, c.Now.Add(c.TTL))
 	ls.TTL = c.TTL
 	if err := t.putLease(ls); err != nil {
 		return nil, storageError{err}

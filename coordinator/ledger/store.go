@@ -29,6 +29,8 @@ var (
 	keyAppliedIndex = []byte("applied_index")
 	keyAppliedTerm  = []byte("applied_term")
 	keyPause        = []byte("pause")
+	// keyStamp is the latest leader time of any applied command (unix ns): the ledger's time.
+	keyStamp = []byte("stamp")
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
@@ -25,6 +26,8 @@ type txn struct {
 	deltas       map[string]int64
 	regions      map[string]struct{}
 	pauseChanged bool
+	// stamp is the latest leader time of the commands applied in this transaction.
+	stamp time.Time
 }
 
 func newTxn(tx *bolt.Tx) *txn {
@@ -64,6 +67,13 @@ func (t *txn) putNode(old, n *Node) error {
 	return nil
 }
 
+// saw raises the transaction's latest leader time to at.
+func (t *txn) saw(at time.Time) {
+	if at.After(t.stamp) {
+		t.stamp = at
+	}
+}
+
 func (t *txn) putLease(ls *Lease) error {
 	v, err := json.Marshal(ls)
 	if err != nil {
@@ -94,6 +104,13 @@ func (t *txn) finish(index, term uint64) error {
 		}
 		if err != nil {
 			return fmt.Errorf("store count: %w", err)
+		}
+	}
+	if !t.stamp.IsZero() {
+		if old := getUint(t.meta.Get(keyStamp)); uint64(max(t.stamp.UnixNano(), 0)) > old {
+			if err := t.meta.Put(keyStamp, putUint(uint64(t.stamp.UnixNano()))); err != nil {
+				return fmt.Errorf("store ledger time: %w", err)
+			}
 		}
 	}
 	if err := t.meta.Put(keyAppliedIndex, putUint(index)); err != nil {

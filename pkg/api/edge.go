@@ -73,6 +73,19 @@ type AcquireResponse struct {
 	Lease  *Lease `json:"lease,omitempty"`
 	Paused bool   `json:"paused"`
 	Leader string `json:"leader,omitempty"`
+	// Held is how long the leader held the request before it granted the lease (its monotonic
+	// clock): the edge counts the lease from its send + Held, see ValidUntil.
+	Held Duration `json:"held,omitempty"`
+}
+
+// ValidUntil is when an edge that sent the acquire at sent must stop acting on the lease: sent +
+// Held + TTL - margin. Take sent from time.Now() before the request left, so it carries the
+// monotonic reading; the zero time when no lease was granted.
+func (r AcquireResponse) ValidUntil(sent time.Time, margin time.Duration) time.Time {
+	if r.Lease == nil {
+		return time.Time{}
+	}
+	return sent.Add(r.Held.Std() + r.Lease.TTL.Std() - margin)
 }
 
 // RenewRequest extends a lease the edge still holds; ID and Token must both match.
@@ -83,10 +96,16 @@ type RenewRequest struct {
 	Region  string `json:"region"`
 }
 
-// RenewResponse carries the lease with its new expiry.
+// RenewResponse carries the lease with its new expiry and the TTL the edge must count.
 type RenewResponse struct {
 	Lease  Lease `json:"lease"`
 	Paused bool  `json:"paused"`
+}
+
+// ValidUntil is when an edge that sent the renewal at sent must stop acting on the lease: sent +
+// Lease.TTL - margin (take sent from time.Now() before the request left).
+func (r RenewResponse) ValidUntil(sent time.Time, margin time.Duration) time.Time {
+	return sent.Add(r.Lease.TTL.Std() - margin)
 }
 
 // NodeResult is the outcome of one node of a lease.

@@ -4,7 +4,9 @@ package api
 
 import "time"
 
-// Lease grants one edge the exclusive right to provision a batch of nodes of one region until ExpiresAt.
+// Lease grants one edge the exclusive right to provision a batch of nodes of one region. The edge
+// counts it on its own monotonic clock for TTL from when it sent the acknowledged acquire or renew
+// (see AcquireResponse.ValidUntil); ExpiresAt is the leader's time and only informs.
 type Lease struct {
 	ID        string    `json:"id"`
 	Edge      string    `json:"edge"`

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lease
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Report applies results under a lease; results whose lease or token is not the node's current
+// one are rejected and counted as stale.
+func (m *Manager) Report(ctx context.Context, ref Ref, results []ledger.Result) (*ledger.ReportResult, error) {
+	if err := m.checkEnabled(); err != nil {
+		return nil, err
+	}
+	res, err := m.propose(ctx, &ledger.Report{Now: m.Now(), LeaseID: ref.ID, Token: ref.Token, Policy: m.cfg.Policy, Results: results, Edge: ref.Edge, Region: ref.Region})
+	if err != nil {
+		if m.metrics != nil && (errors.Is(err, ledger.ErrUnknownLease) || errors.Is(err, ledger.ErrTokenMismatch)) {
+			m.metrics.StaleReports.Add(float64(len(results)))
+		}
+		return nil, err
+	}
+	rr := res.(*ledger.ReportResult)
+	if m.metrics != nil {
+		m.metrics.StaleReports.Add(float64(len(rr.Rejected)))
+		byID := make(map[string]api.Outcome, len(results))
+		for _, r := range results {
+			byID[r.Identity] = r.Outcome
+		}
+		for _, id := range rr.Applied {
+			m.metrics.ResultsApplied.WithLabelValues(string(byID[id])).Inc()
+		}
+	}
+	return rr, nil
+}
