@@ -23,7 +23,18 @@ var (
 	ErrResponseCount = errors.New("unexpected number of responses")
 	// ErrInvalidResponse is matched when the node answered with a status other than OK.
 	ErrInvalidResponse = errors.New("invalid response")
+	// ErrEmptyConfiguration is matched when configure was given nothing to configure.
+	ErrEmptyConfiguration = errors.New("empty configuration")
 )
+
+// stopError ends the wrapper's loop at once: a retry could only fail the same way.
+type stopError struct{ err error }
+
+func stop(err error) error { return stopError{err} }
+
+func (e stopError) Error() string { return e.err.Error() }
+
+func (e stopError) Unwrap() error { return e.err }
 
 // pausedError carries the seed's exact message while matching ErrPaused.
 type pausedError struct{ action string }

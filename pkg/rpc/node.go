@@ -3,8 +3,10 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -29,6 +31,9 @@ const (
 	agentProvision = "choria_provision"
 )
 
+// NonceFunc returns a fresh nonce for one gen25519 attempt.
+type NonceFunc func() (string, error)
+
 // Node performs the typed actions against one provisioning-mode server.
 type Node struct {
 	identity  string
@@ -36,11 +41,25 @@ type Node struct {
 	wrapper   *Wrapper
 	transport Transport
 	pause     PauseSource
+	nonce     NonceFunc
 }
 
 // NewNode binds identity, the provisioning token and the pause source of its host flow.
 func NewNode(w *Wrapper, t Transport, identity, token string, pause PauseSource) *Node {
-	return &Node{identity: identity, token: token, wrapper: w, transport: t, pause: pause}
+	return &Node{identity: identity, token: token, wrapper: w, transport: t, pause: pause, nonce: RandomNonce}
+}
+
+// SetNonceSource replaces RandomNonce as the source of gen25519 nonces.
+func (n *Node) SetNonceSource(f NonceFunc) { n.nonce = f }
+
+// RandomNonce is 16 random bytes in hex: 32 characters, as long as the request id
+// choria-provisioner uses as its nonce, within the DDL's 64.
+func RandomNonce() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("nonce: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // Identity is the node's Choria identity.
@@ -63,9 +82,20 @@ func (n *Node) send(ctx context.Context, agent, action, what string, tries int, 
 	if err != nil {
 		return fmt.Errorf("%s#%s: encode input: %w", agent, action, err)
 	}
-	req := Request{Agent: agent, Action: action, Identity: n.identity, Data: data}
+	return n.sendEach(ctx, agent, action, what, tries, func() (json.RawMessage, error) { return data, nil }, handle)
+}
 
+// sendEach is send with the input built inside every attempt, so a refusal of it is a counted
+// attempt and each try may carry new input.
+func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries int, input func() (json.RawMessage, error), handle func(Reply) error) error {
+	req := Request{Agent: agent, Action: action, Identity: n.identity}
 	return n.wrapper.Run(ctx, n.pause, req.Label(), tries, func(ctx context.Context) error {
+		req := req
+		data, err := input()
+		if err != nil {
+			return err
+		}
+		req.Data = data
 		replies, err := n.transport.Request(ctx, req)
 		if err != nil {
 			return err
@@ -100,14 +130,28 @@ func (n *Node) Inventory(ctx context.Context) (*Inventory, error) {
 	return &inv, nil
 }
 
-// Gen25519 asks the node for its ed25519 public key and verifies the node signed nonce with it.
-// The nonce must be fresh and not empty: a signature over a known value proves nothing.
-func (n *Node) Gen25519(ctx context.Context, nonce string) (*ED25519Key, error) {
-	if nonce == "" {
-		return nil, fmt.Errorf("gen25519 %s: empty nonce", n.identity)
-	}
+// Gen25519 asks the node for its ed25519 public key and verifies the node signed the nonce with
+// it. Every attempt sends a fresh nonce from the node's NonceFunc, as choria-provisioner does: a
+// retry must not let an earlier, perhaps captured, answer pass. An empty nonce is never sent (a
+// signature over a known value proves nothing); it fails that attempt.
+func (n *Node) Gen25519(ctx context.Context) (*ED25519Key, error) {
 	var key ED25519Key
-	err := n.call(ctx, agentProvision, "gen25519", "retrieve ED25519 public key", TriesGen25519, gen25519Input{Token: n.token, Nonce: nonce}, func(r Reply) error {
+	var nonce string
+	input := func() (json.RawMessage, error) {
+		var err error
+		if nonce, err = n.nonce(); err != nil {
+			return nil, fmt.Errorf("gen25519 %s: %w", n.identity, err)
+		}
+		if nonce == "" {
+			return nil, fmt.Errorf("gen25519 %s: empty nonce", n.identity)
+		}
+		return json.Marshal(gen25519Input{Token: n.token, Nonce: nonce})
+	}
+	err := n.sendEach(ctx, agentProvision, "gen25519", "retrieve ED25519 public key", TriesGen25519, input, func(r Reply) error {
+		if !r.OK() {
+			return &InvalidResponseError{Sender: r.Sender, Message: r.Message, Code: r.Code}
+		}
+		key = ED25519Key{}
 		if err := decode(r, &key); err != nil {
 			return err
 		}
@@ -164,13 +208,39 @@ func (n *Node) JWT(ctx context.Context) (*JWT, error) {
 	return &jwt, nil
 }
 
-// Configure sends the node its configuration; Token is filled in from the node binding.
+// Configure sends the node its configuration; Token is filled in from the node binding. An empty
+// configuration ("", "{}", "null", only whitespace) is refused inside the wrapper, so it is a
+// timed attempt and an rpc error as in choria-provisioner; it ends the call at once, because a
+// retry would refuse the same text again.
 func (n *Node) Configure(ctx context.Context, cfg Configuration) (string, error) {
-	if cfg.Config == "" {
-		return "", fmt.Errorf("configure %s: empty configuration", n.identity)
-	}
 	cfg.Token = n.token
-	return n.message(ctx, "configure", "configure", TriesConfigure, cfg)
+	var out messageOutput
+	input := func() (json.RawMessage, error) {
+		if emptyConfig(cfg.Config) {
+			return nil, stop(fmt.Errorf("configure %s: %w", n.identity, ErrEmptyConfiguration))
+		}
+		return json.Marshal(cfg)
+	}
+	err := n.sendEach(ctx, agentProvision, "configure", "configure", TriesConfigure, input, func(r Reply) error {
+		if !r.OK() {
+			return &InvalidResponseError{Sender: r.Sender, Message: r.Message, Code: r.Code}
+		}
+		return decode(r, &out)
+	})
+	return out.Message, err
+}
+
+// emptyConfig is true for text that configures nothing: blank, JSON null or an empty object.
+func emptyConfig(c string) bool {
+	t := bytes.TrimSpace([]byte(c))
+	if len(t) == 0 || string(t) == "null" {
+		return true
+	}
+	if t[0] != '{' {
+		return false
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal(t, &m) == nil && len(m) == 0
 }
 
 // Restart asks the node to restart into its new configuration after up to splay seconds.

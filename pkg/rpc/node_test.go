@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -49,13 +50,18 @@ func TestVerifyNonce_AcceptsOnlyASignatureOfTheNonceByTheReturnedKey(t *testing.
 	}
 }
 
-func TestNode_Gen25519RefusesAnEmptyNonceBeforeAnyAttempt(t *testing.T) {
+func TestNode_Gen25519NeverSendsAnEmptyNonce(t *testing.T) {
 	w, reg := newTestWrapper(t)
-	n := NewNode(w, nil, "n1.example.net", "token", never)
-	if _, err := n.Gen25519(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "empty nonce") {
+	tr := &scripted{answer: func(int, Request) ([]Reply, error) { return nil, errors.New("sent") }}
+	n := NewNode(w, tr, "n1.example.net", "token", never)
+	n.SetNonceSource(func() (string, error) { return "", nil })
+	if _, err := n.Gen25519(context.Background()); err == nil || !strings.Contains(err.Error(), "empty nonce") {
 		t.Fatalf("got %v, want the empty nonce refused", err)
 	}
-	if got := reg.RPCAttempts("eu", "choria_provision#gen25519"); got != 0 {
-		t.Fatalf("%d attempts were made", got)
+	if len(tr.requests) != 0 {
+		t.Fatalf("%d requests were sent", len(tr.requests))
+	}
+	if got := reg.RPCAttempts("eu", "choria_provision#gen25519"); got != TriesGen25519 {
+		t.Fatalf("%d attempts were timed, want %d", got, TriesGen25519)
 	}
 }

@@ -109,8 +109,9 @@ func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tri
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, ErrLocked):
-			// Another worker owns the node; retrying would only extend its lock fight.
+		case errors.Is(err, ErrLocked), errors.As(err, new(stopError)):
+			// Another worker owns the node (retrying would only extend its lock fight), or the
+			// attempt refused its own input.
 			final = err
 			cancel()
 			return err

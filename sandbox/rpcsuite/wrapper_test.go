@@ -51,7 +51,7 @@ func runFullFlow(t *testing.T, n *rpc.Node, wantVersion, config string) {
 	if err != nil || jwt.JWT == "" || jwt.ECDHPublic == "" {
 		t.Fatalf("jwt: %+v, %v", jwt, err)
 	}
-	key, err := n.Gen25519(ctx, "nonce-"+n.Identity())
+	key, err := n.Gen25519(ctx)
 	if err != nil || key.PublicKey == "" {
 		t.Fatalf("gen25519: %+v, %v", key, err)
 	}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package rpc
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// scripted is a Transport whose answer to each request comes from answer; it keeps every request.
+type scripted struct {
+	requests []Request
+	answer   func(try int, req Request) ([]Reply, error)
+}
+
+func (s *scripted) Request(_ context.Context, req Request) ([]Reply, error) {
+	s.requests = append(s.requests, req)
+	return s.answer(len(s.requests), req)
+}
+
+func TestNode_Gen25519SendsAFreshNonceOnEveryTry(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &scripted{answer: func(try int, req Request) ([]Reply, error) {
+		if try == 1 {
+			return nil, errors.New("no answer")
+		}
+		var in gen25519Input
+		if err := json.Unmarshal(req.Data, &in); err != nil {
+			return nil, err
+		}
+		out, _ := json.Marshal(ED25519Key{PublicKey: hex.EncodeToString(pub), Signature: hex.EncodeToString(ed25519.Sign(priv, []byte(in.Nonce)))})
+		return []Reply{{Sender: req.Identity, Data: out}}, nil
+	}}
+	w, _ := newTestWrapper(t)
+	n := NewNode(w, tr, "n1.example.net", "token", never)
+	if _, err := n.Gen25519(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.requests) != 2 {
+		t.Fatalf("%d requests, want 2", len(tr.requests))
+	}
+	var nonces []string
+	for _, r := range tr.requests {
+		var in gen25519Input
+		if err := json.Unmarshal(r.Data, &in); err != nil {
+			t.Fatal(err)
+		}
+		if in.Nonce == "" {
+			t.Fatalf("request %s carried an empty nonce", r.Data)
+		}
+		nonces = append(nonces, in.Nonce)
+	}
+	if nonces[0] == nonces[1] {
+		t.Fatalf("both tries sent nonce %q", nonces[0])
+	}
+}
+
+func TestNode_ConfigureRefusesAnEmptyConfigurationAsACountedAttempt(t *testing.T) {
+	for _, cfg := range []string{"", "{}", "null", " \n\t", "{ }", " null "} {
+		w, reg := newTestWrapper(t)
+		tr := &scripted{answer: func(int, Request) ([]Reply, error) { return nil, errors.New("sent") }}
+		n := NewNode(w, tr, "n1.example.net", "token", never)
+		_, err := n.Configure(context.Background(), Configuration{Config: cfg})
+		if err == nil || !strings.Contains(err.Error(), "empty configuration") {
+			t.Errorf("config %q: got %v, want the empty configuration refused", cfg, err)
+		}
+		if len(tr.requests) != 0 {
+			t.Errorf("config %q: %d requests were sent", cfg, len(tr.requests))
+		}
+		if got := reg.RPCAttempts("eu", "choria_provision#configure"); got == 0 {
+			t.Errorf("config %q: no attempt was timed", cfg)
+		}
+		if got := testutil.ToFloat64(reg.RPCErrors.WithLabelValues("eu", "choria_provision#configure")); got != 1 {
+			t.Errorf("config %q: rpc_errors = %v, want 1", cfg, got)
+		}
+	}
+}
