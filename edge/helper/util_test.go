@@ -180,3 +180,15 @@ func countLines(t *testing.T, path string) int {
 	}
 	return strings.Count(string(data), "\n")
 }
+
+// waitLog waits until the log holds want.
+func waitLog(t *testing.T, log *logBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(log.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("log never said %q: %s", want, log.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
