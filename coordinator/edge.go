@@ -110,7 +110,7 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	rr, err := s.leases.Load().Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, toLedgerResults(req.Results))
+	rr, err := s.leases.Load().Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, toLedgerResults(req.Results))
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}

@@ -23,8 +23,11 @@ var (
 	ErrUnknownLease = ledger.ErrUnknownLease
 	// ErrTokenMismatch: the token is not the lease's (409).
 	ErrTokenMismatch = ledger.ErrTokenMismatch
-	// ErrWrongRegion: the region or edge does not match the lease or node (409).
+	// ErrWrongRegion: the region does not match the lease or node (409).
 	ErrWrongRegion = ledger.ErrWrongRegion
+	// ErrWrongEdge: the lease is held by another edge, or the credential is bound to another edge
+	// or region (403); nothing changed.
+	ErrWrongEdge = ledger.ErrWrongEdge
 	// ErrLeaseExpired: a renewal arrived after the lease's expiry (409; the edge must acquire again).
 	ErrLeaseExpired = ledger.ErrLeaseExpired
 	// ErrUnknownNode: no such node in the ledger (404).

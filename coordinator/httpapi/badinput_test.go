@@ -115,7 +115,7 @@ func TestBadInput_EveryEndpointRefusesAndLeavesTheLedgerAlone(t *testing.T) {
 		{"renew unknown lease", post, api.PathRenew, edgeToken, `{` + ref("no-such-lease", ls.Token, "e1", "ams") + `}`, 404, api.CodeUnknownLease, "no-such-lease"},
 		{"renew wrong token", post, api.PathRenew, edgeToken, `{` + ref(ls.ID, ls.Token+100, "e1", "ams") + `}`, 409, api.CodeTokenMismatch, ls.ID},
 		{"renew wrong region", post, api.PathRenew, edgeToken, `{` + ref(ls.ID, ls.Token, "e1", "fra") + `}`, 409, api.CodeWrongRegion, ls.ID},
-		{"renew wrong edge", post, api.PathRenew, edgeToken, `{` + ref(ls.ID, ls.Token, "e2", "ams") + `}`, 409, api.CodeWrongRegion, ls.ID},
+		{"renew wrong edge", post, api.PathRenew, edgeToken, `{` + ref(ls.ID, ls.Token, "e2", "ams") + `}`, 403, api.CodeWrongEdge, ls.ID},
 		{"renew zero token", post, api.PathRenew, edgeToken, `{` + ref(ls.ID, 0, "e1", "ams") + `}`, 400, api.CodeBadRequest, "token: must not be 0"},
 		{"renew unknown field", post, api.PathRenew, edgeToken, `{` + good + `,"ttl":"1h"}`, 400, api.CodeUnknownField, `unknown field "ttl"`},
 		{"renew malformed", post, api.PathRenew, edgeToken, `{` + good, 400, api.CodeMalformed, "malformed JSON"},

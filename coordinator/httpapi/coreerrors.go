@@ -20,6 +20,7 @@ func CoreErrors() []ErrorMapping {
 		{coordinator.ErrUnknownLease, http.StatusNotFound, api.CodeUnknownLease},
 		{coordinator.ErrTokenMismatch, http.StatusConflict, api.CodeTokenMismatch},
 		{coordinator.ErrWrongRegion, http.StatusConflict, api.CodeWrongRegion},
+		{coordinator.ErrWrongEdge, http.StatusForbidden, api.CodeWrongEdge},
 		{coordinator.ErrLeaseExpired, http.StatusConflict, api.CodeLeaseExpired},
 		{coordinator.ErrUnknownNode, http.StatusNotFound, api.CodeNotFound},
 		{coordinator.ErrBadRequest, http.StatusBadRequest, api.CodeBadRequest},

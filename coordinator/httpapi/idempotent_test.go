@@ -64,3 +64,58 @@ func TestAcquire_LostAnswerIsRetriedIntoTheSameLease(t *testing.T) {
 		t.Errorf("lease grants counted %v, want 1", n)
 	}
 }
+
+// TestReport_LostAnswerIsRetriedIntoTheSameOutcomes: the report is applied (and finishes the
+// lease) but its answer is lost; the client's retry is answered with the same outcomes, not as a
+// stale report of an unknown lease, and nothing is applied twice.
+func TestReport_LostAnswerIsRetriedIntoTheSameOutcomes(t *testing.T) {
+	ms := cluster(t, 3)
+	leader, follower := ms[0], ms[1]
+	ctx := ctxT(t)
+
+	var dropped atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != api.PathReport || !dropped.CompareAndSwap(false, true) {
+			follower.srv.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		follower.srv.Config.Handler.ServeHTTP(httptest.NewRecorder(), r)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		conn.Close()
+	}))
+	t.Cleanup(front.Close)
+
+	if _, err := edgeClient(t, leader.url).Register(ctx, api.RegisterRequest{Region: "ams", Edge: "e1", Nodes: []api.RegisterNode{{Identity: "n1"}, {Identity: "n2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	edge := edgeClient(t, front.URL)
+	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "ams", MaxNodes: 2})
+	if err != nil || got.Lease == nil {
+		t.Fatalf("acquire: %+v %v", got, err)
+	}
+	// A client that knows only the front, so its first report goes there.
+	rep, err := edgeClient(t, front.URL).Report(ctx, api.ReportRequest{LeaseID: got.Lease.ID, Token: got.Lease.Token, Edge: "e1", Region: "ams", Results: []api.NodeResult{
+		{Identity: got.Lease.Nodes[0], Outcome: api.OutcomeProvisioned},
+		{Identity: got.Lease.Nodes[1], Outcome: api.OutcomeFailed, Error: "boom"},
+	}})
+	if err != nil {
+		t.Fatalf("retried report: %v", err)
+	}
+	if !dropped.Load() {
+		t.Fatal("the first report answer was not dropped")
+	}
+	if !slices.Equal(rep.Applied, got.Lease.Nodes) || len(rep.Rejected) != 0 {
+		t.Fatalf("retried report answered %+v, want both nodes applied", rep)
+	}
+	n, err := leader.svc.Ledger().Node(got.Lease.Nodes[1])
+	if err != nil || n.Attempts != 1 {
+		t.Fatalf("failed node after a retried report: %+v %v (want attempts 1: applied once)", n, err)
+	}
+	if v := counter(t, leader, "muster_coordinator_stale_reports_total", nil); v != 0 {
+		t.Errorf("stale reports counted %v, want 0", v)
+	}
+}

@@ -326,3 +326,57 @@ func TestManager_PromotionGivesEveryLeaseAFullTTL(t *testing.T) {
 		t.Fatal("lease outlived a full TTL, the extension and the grace after promotion")
 	}
 }
+
+// TestManager_ReplayedAcquireWhilePausedAnswersTheLease: an acquire whose answer was lost is
+// retried after the operator paused; the lease exists, so the retry gets it (the edge then learns
+// the pause at its next renew) instead of "paused" and a lease its edge never learns of.
+func TestManager_ReplayedAcquireWhilePausedAnswersTheLease(t *testing.T) {
+	m, d, clock := enabledManager(t, "a")
+	ctx := context.Background()
+	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
+	first, err := leaseOf(m.Acquire(ctx, req))
+	if err != nil || first == nil {
+		t.Fatalf("acquire: %+v %v", first, err)
+	}
+	if _, err := d.propose(ctx, &ledger.Pause{Now: clock.Now(), Paused: true}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := m.Acquire(ctx, req)
+	if err != nil || again.Lease == nil || again.Lease.ID != first.ID || again.Lease.Token != first.Token {
+		t.Fatalf("retry while paused got %+v (%v), want lease %s", again, err, first.ID)
+	}
+	if got, err := m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-2"}); err != nil || !got.Paused || got.Lease != nil {
+		t.Fatalf("a new request while paused got %+v (%v), want paused", got, err)
+	}
+}
+
+// TestManager_LongPollAnswerCarriesTheHeldTime: a grant made after the request waited carries
+// how long it waited, so the edge counts its lease from its send plus that time.
+func TestManager_LongPollAnswerCarriesTheHeldTime(t *testing.T) {
+	m, d, clock := enabledManager(t)
+	ctx := context.Background()
+	got := make(chan Acquired, 1)
+	go func() {
+		a, err := m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 1, Wait: 20 * time.Second})
+		if err != nil {
+			t.Errorf("acquire: %v", err)
+		}
+		got <- a
+	}()
+	// Once the poll subscribed it has read its start; a registration after the clock moved
+	// either wakes it or is seen by its first look, and both stamp the grant after the move.
+	testutil.WaitFor(t, "the poll to subscribe", 10*time.Second, func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.regions["eu"] != nil
+	})
+	clock.Advance(7 * time.Second)
+	d.propose(ctx, &ledger.Register{Now: clock.Now(), Policy: m.cfg.Policy, Nodes: []ledger.RegisterNode{{Identity: "a", Region: "eu"}}})
+	a := <-got
+	if a.Lease == nil {
+		t.Fatalf("no lease: %+v", a)
+	}
+	if a.Held != 7*time.Second {
+		t.Fatalf("held %s, want the 7s the poll waited", a.Held)
+	}
+}

@@ -11,12 +11,15 @@ import (
 )
 
 // Report applies results under a lease; results whose lease or token is not the node's current
-// one are rejected and counted as stale.
-func (m *Manager) Report(ctx context.Context, ref Ref, results []ledger.Result) (*ledger.ReportResult, error) {
+// one are rejected and counted as stale. A report with a request id that was applied before is
+// answered with that report's outcomes and counted again nowhere.
+func (m *Manager) Report(ctx context.Context, ref Ref, requestID string, results []ledger.Result) (*ledger.ReportResult, error) {
 	if err := m.checkEnabled(); err != nil {
 		return nil, err
 	}
-	res, err := m.propose(ctx, &ledger.Report{Now: m.Now(), LeaseID: ref.ID, Token: ref.Token, Policy: m.cfg.Policy, Results: results, Edge: ref.Edge, Region: ref.Region})
+	res, err := m.propose(ctx, &ledger.Report{Now: m.Now(), LeaseID: ref.ID, Token: ref.Token, Policy: m.cfg.Policy, Results: results, Edge: ref.Edge, Region: ref.Region,
+		RequestID: requestID, Keep: m.cfg.ReportMemory,
+	})
 	if err != nil {
 		if m.metrics != nil && (errors.Is(err, ledger.ErrUnknownLease) || errors.Is(err, ledger.ErrTokenMismatch)) {
 			m.metrics.StaleReports.Add(float64(len(results)))
@@ -24,7 +27,10 @@ func (m *Manager) Report(ctx context.Context, ref Ref, results []ledger.Result) 
 		return nil, err
 	}
 	rr := res.(*ledger.ReportResult)
-	if m.metrics != nil {
+	if m.metrics != nil && rr.Replayed {
+		m.metrics.ReportReplays.Inc()
+	}
+	if m.metrics != nil && !rr.Replayed {
 		m.metrics.StaleReports.Add(float64(len(rr.Rejected)))
 		byID := make(map[string]api.Outcome, len(results))
 		for _, r := range results {

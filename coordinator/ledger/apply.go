@@ -47,8 +47,7 @@ func (l *Ledger) applyOne(t *txn, index uint64, data []byte) any {
 		l.log.Warn("ignoring unknown ledger command", "type", uint8(typ), "index", index)
 		return nil
 	}
-	// Refusing (rather than panicking) keeps the member alive; the operator must upgrade it.
-	l.log.Error("unknown ledger command", "type", uint8(typ), "index", index)
+	// Not reached: ApplyLogs halts on an unknown type before it applies its batch.
 	return fmt.Errorf("%w: type %d at index %d", ErrUnknownCommand, uint8(typ), index)
 }
 

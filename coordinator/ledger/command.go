@@ -29,6 +29,15 @@ const (
 	CmdMember   CommandType = 8
 )
 
+// known reports whether this version of the ledger applies commands of type t.
+func (t CommandType) known() bool {
+	switch t &^ IgnoreUnknown {
+	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember:
+		return true
+	}
+	return false
+}
+
 // String names the command type for logs and the apply latency metric.
 func (t CommandType) String() string {
 	switch t &^ IgnoreUnknown {
@@ -112,6 +121,10 @@ type Report struct {
 	// Edge and Region, when set, must be the lease's.
 	Edge   string `json:"edge,omitempty"`
 	Region string `json:"region,omitempty"`
+	// RequestID, when set, makes the report idempotent: its answer is kept for Keep, and a
+	// retry under the same lease and request id gets that answer again and changes nothing.
+	RequestID string        `json:"request_id,omitempty"`
+	Keep      time.Duration `json:"keep,omitempty"`
 }
 
 // Expire ends leases whose ExpiresAt+Grace is not after Now; nodes still held go back to waiting.

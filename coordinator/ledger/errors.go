@@ -18,6 +18,8 @@ var (
 	ErrLeaseExpired = errors.New("lease expired")
 	// ErrWrongRegion means a node or request names a region other than the lease's or the node's.
 	ErrWrongRegion = errors.New("wrong region")
+	// ErrWrongEdge means the request comes from another edge than the one holding the lease.
+	ErrWrongEdge = errors.New("wrong edge")
 	// ErrNotInLease means the node is not held by the lease the result was reported under.
 	ErrNotInLease = errors.New("node not held by this lease")
 	// ErrUnknownNode means the node is not in the ledger.

@@ -53,6 +53,7 @@ func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
 	if last == nil {
 		return out
 	}
+	l.haltOnUnknown(logs, applied)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.db == nil {
@@ -81,4 +82,20 @@ func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
 		l.opts.OnApply(Applied{Index: last.Index, Regions: t.changedRegions(), PauseChanged: t.pauseChanged})
 	}
 	return out
+}
+
+// haltOnUnknown stops this member before it applies anything of a batch holding a command type it
+// does not know and may not ignore (as Nomad and Consul do): refusing the entry and moving on
+// would let an older member silently diverge from the others and perhaps lead later. After an
+// upgrade, raft replays the batch.
+func (l *Ledger) haltOnUnknown(logs []*raft.Log, applied uint64) {
+	for _, lg := range logs {
+		if lg.Index <= applied || lg.Type != raft.LogCommand || len(lg.Data) == 0 {
+			continue
+		}
+		if typ := CommandType(lg.Data[0]); !typ.known() && typ&IgnoreUnknown == 0 {
+			l.log.Error("unknown ledger command: halting this member; upgrade it to a version that knows the type", "type", uint8(typ), "index", lg.Index)
+			panic(fmt.Sprintf("ledger %s: %v: type %d at index %d", l.path, ErrUnknownCommand, uint8(typ), lg.Index))
+		}
+	}
 }

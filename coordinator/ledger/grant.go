@@ -30,11 +30,6 @@ func applyGrant(t *txn, index uint64, c *Grant) (any, error) {
 	if err := c.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	if p, err := readPause(t.meta); err != nil {
-		return nil, storageError{err}
-	} else if p.Paused {
-		return nil, ErrPaused
-	}
 	switch prev, err := getLease(t.leases, c.LeaseID); {
 	case err != nil:
 		return nil, storageError{err}
@@ -53,6 +48,12 @@ func applyGrant(t *txn, index uint64, c *Grant) (any, error) {
 			return nil, storageError{err}
 		}
 		return &GrantResult{Lease: prev, Replayed: true}, nil
+	}
+	// Only a new lease waits for the operator: a replay answers a lease that exists already.
+	if p, err := readPause(t.meta); err != nil {
+		return nil, storageError{err}
+	} else if p.Paused {
+		return nil, ErrPaused
 	}
 	ids, err := eligible(t.waiting, c.Region, c.Edge, c.Now, c.Max)
 	if err != nil {

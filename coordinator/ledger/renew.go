@@ -25,7 +25,7 @@ func checkLease(t *txn, id string, token uint64, edge, region string) (*Lease, e
 		return nil, fmt.Errorf("%w: lease %s is for region %s, request names %s", ErrWrongRegion, id, ls.Region, region)
 	}
 	if edge != "" && edge != ls.Edge {
-		return nil, fmt.Errorf("%w: lease %s is held by edge %s, request comes from %s", ErrWrongRegion, id, ls.Edge, edge)
+		return nil, fmt.Errorf("%w: lease %s is held by edge %s, request comes from %s", ErrWrongEdge, id, ls.Edge, edge)
 	}
 	return ls, nil
 }

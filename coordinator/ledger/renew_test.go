@@ -20,7 +20,7 @@ func TestLedger_RenewNeverMovesExpiryBackwards(t *testing.T) {
 		t.Fatalf("renewed expiry %s, want %s", late.Lease.ExpiresAt, want)
 	}
 	for _, r := range []*Renew{
-		{Now: t0.Add(10 * time.Second), LeaseID: ls.ID, Token: ls.Token, TTL: time.Minute},   // stamped earlier, applied later
+		{Now: t0.Add(10 * time.Second), LeaseID: ls.ID, Token: ls.Token, TTL: time.Minute},      // stamped earlier, applied later
 		{Now: t0.Add(21 * time.Second), LeaseID: ls.ID, Token: ls.Token, TTL: 30 * time.Second}, // a leader with a shorter TTL
 	} {
 		got := mustResult[*RenewResult](t, h.apply(r))

@@ -3,12 +3,17 @@
 package ledger
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	bolt "go.etcd.io/bbolt"
 )
 
+// applyReport validates a report, answers a retry of one already applied with its recorded
+// outcomes, and otherwise applies each result to its node and records the answer.
 func applyReport(t *txn, c *Report) (any, error) {
 	if err := validBatch(c.Now, c.Policy, len(c.Results), "report", "results"); err != nil {
 		return nil, err
@@ -16,6 +21,19 @@ func applyReport(t *txn, c *Report) (any, error) {
 	for _, r := range c.Results {
 		if !r.Outcome.Valid() {
 			return nil, errorf("node %s: unknown outcome %q", r.Identity, r.Outcome)
+		}
+	}
+	if c.RequestID != "" {
+		if err := validID("report request id", c.RequestID); err != nil {
+			return nil, err
+		}
+		if c.Keep < 0 {
+			return nil, errorf("report keep %s: must not be negative", c.Keep)
+		}
+		if prev, err := getReport(t.reports, c.LeaseID, c.RequestID); err != nil {
+			return nil, storageError{err}
+		} else if prev != nil {
+			return replayReport(prev, c)
 		}
 	}
 	ls, err := checkLease(t, c.LeaseID, c.Token, c.Edge, c.Region)
@@ -29,54 +47,12 @@ func applyReport(t *txn, c *Report) (any, error) {
 		if err != nil {
 			return nil, storageError{err}
 		}
-		switch {
-		case old == nil:
-			res.Rejected = append(res.Rejected, reject(r.Identity, fmt.Errorf("%w: %s", ErrUnknownNode, r.Identity)))
-			continue
-		case old.Region != ls.Region:
-			res.Rejected = append(res.Rejected, reject(r.Identity, fmt.Errorf("%w: node %s is in region %s, lease %s is for %s", ErrWrongRegion, r.Identity, old.Region, ls.ID, ls.Region)))
-			continue
-		case old.State != api.StateLeased || old.LeaseID != ls.ID || old.LeaseToken != ls.Token:
-			res.Rejected = append(res.Rejected, reject(r.Identity, fmt.Errorf("%w: node %s, lease %s token %d", ErrNotInLease, r.Identity, ls.ID, ls.Token)))
+		if rej := reportRefusal(old, r.Identity, ls); rej != nil {
+			res.Rejected = append(res.Rejected, reject(r.Identity, rej))
 			continue
 		}
 		n := *old
-		tr := api.Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token, Error: r.Error}
-		if r.InventoryVersion != "" {
-			n.InventoryVersion = r.InventoryVersion
-		}
-		if r.TargetVersion != "" {
-			n.TargetVersion = r.TargetVersion
-		}
-		n.LeaseID, n.LeaseToken = "", 0
-		n.LastError = r.Error
-		// The edge held go-choria's lock until now; only it may be offered the node within the window.
-		n.LockEdge, n.LockUntil = ls.Edge, c.Now.Add(c.Policy.LockWindow)
-		switch r.Outcome {
-		case api.OutcomeProvisioned:
-			n.FinishedAt = c.Now
-			tr.Reason = "provisioned"
-			n.transition(api.StateProvisioned, tr, c.Policy.HistoryLimit)
-		case api.OutcomeShutdown:
-			n.FinishedAt = c.Now
-			tr.Reason = "helper asked for shutdown"
-			n.transition(api.StateShutdown, tr, c.Policy.HistoryLimit)
-		case api.OutcomeDeferred:
-			n.FinishedAt = c.Now
-			n.NotBefore = c.Now.Add(c.Policy.BackoffBase)
-			tr.Reason = "helper deferred"
-			n.transition(api.StateDeferred, tr, c.Policy.HistoryLimit)
-		case api.OutcomeFailed:
-			retry(&n, tr, "failed", c.Now, c.Policy)
-		case api.OutcomeUpgradeSent:
-			n.LastError = ""
-			retry(&n, tr, "upgrade sent", c.Now, c.Policy)
-		case api.OutcomeLockHeld:
-			// Another worker holds the node's lock: nobody may be offered it for a full window.
-			n.LockEdge, n.LockUntil = "", time.Time{}
-			retry(&n, tr, "provisioning lock held by another worker", c.Now, c.Policy)
-			n.NotBefore = maxTime(n.NotBefore, c.Now.Add(c.Policy.LockWindow))
-		}
+		applyOutcome(&n, r, ls, c.Now, c.Policy)
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}
 		}
@@ -84,24 +60,93 @@ func applyReport(t *txn, c *Report) (any, error) {
 		res.Accepted++
 		res.Applied = append(res.Applied, r.Identity)
 	}
-	if res.Accepted > 0 {
-		kept := ls.Nodes[:0]
-		for _, id := range ls.Nodes {
-			if !done[id] {
-				kept = append(kept, id)
-			}
-		}
-		ls.Nodes = kept
-		if len(kept) == 0 {
-			if err := t.leases.Delete([]byte(ls.ID)); err != nil {
-				return nil, storageError{fmt.Errorf("delete lease %s: %w", ls.ID, err)}
-			}
-			res.LeaseDone = true
-		} else if err := t.putLease(ls); err != nil {
+	if err := finishLeaseNodes(t, ls, done, res); err != nil {
+		return nil, err
+	}
+	if c.RequestID != "" {
+		if err := t.recordReport(c, ls, res); err != nil {
 			return nil, storageError{err}
 		}
 	}
 	return res, nil
+}
+
+// reportRefusal is why a result for node id (record old) may not be applied under ls, or nil.
+func reportRefusal(old *Node, id string, ls *Lease) error {
+	switch {
+	case old == nil:
+		return fmt.Errorf("%w: %s", ErrUnknownNode, id)
+	case old.Region != ls.Region:
+		return fmt.Errorf("%w: node %s is in region %s, lease %s is for %s", ErrWrongRegion, id, old.Region, ls.ID, ls.Region)
+	case old.State != api.StateLeased || old.LeaseID != ls.ID || old.LeaseToken != ls.Token:
+		return fmt.Errorf("%w: node %s, lease %s token %d", ErrNotInLease, id, ls.ID, ls.Token)
+	}
+	return nil
+}
+
+// applyOutcome is the state machine of one reported result: it moves node n out of lease ls.
+func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy) {
+	tr := api.Transition{At: now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token, Error: r.Error}
+	if r.InventoryVersion != "" {
+		n.InventoryVersion = r.InventoryVersion
+	}
+	if r.TargetVersion != "" {
+		n.TargetVersion = r.TargetVersion
+	}
+	n.LeaseID, n.LeaseToken = "", 0
+	n.LastError = r.Error
+	// The edge held go-choria's lock until now; only it may be offered the node within the window.
+	n.LockEdge, n.LockUntil = ls.Edge, now.Add(p.LockWindow)
+	switch r.Outcome {
+	case api.OutcomeProvisioned:
+		n.FinishedAt = now
+		tr.Reason = "provisioned"
+		n.transition(api.StateProvisioned, tr, p.HistoryLimit)
+	case api.OutcomeShutdown:
+		n.FinishedAt = now
+		tr.Reason = "helper asked for shutdown"
+		n.transition(api.StateShutdown, tr, p.HistoryLimit)
+	case api.OutcomeDeferred:
+		n.FinishedAt = now
+		n.NotBefore = now.Add(p.BackoffBase)
+		tr.Reason = "helper deferred"
+		n.transition(api.StateDeferred, tr, p.HistoryLimit)
+	case api.OutcomeFailed:
+		retry(n, tr, "failed", now, p)
+	case api.OutcomeUpgradeSent:
+		n.LastError = ""
+		retry(n, tr, "upgrade sent", now, p)
+	case api.OutcomeLockHeld:
+		// Another worker holds the node's lock: nobody may be offered it for a full window.
+		n.LockEdge, n.LockUntil = "", time.Time{}
+		retry(n, tr, "provisioning lock held by another worker", now, p)
+		n.NotBefore = maxTime(n.NotBefore, now.Add(p.LockWindow))
+	}
+}
+
+// finishLeaseNodes drops the reported nodes from the lease, and the lease once it holds none.
+func finishLeaseNodes(t *txn, ls *Lease, done map[string]bool, res *ReportResult) error {
+	if res.Accepted == 0 {
+		return nil
+	}
+	kept := ls.Nodes[:0]
+	for _, id := range ls.Nodes {
+		if !done[id] {
+			kept = append(kept, id)
+		}
+	}
+	ls.Nodes = kept
+	if len(kept) > 0 {
+		if err := t.putLease(ls); err != nil {
+			return storageError{err}
+		}
+		return nil
+	}
+	if err := t.leases.Delete([]byte(ls.ID)); err != nil {
+		return storageError{fmt.Errorf("delete lease %s: %w", ls.ID, err)}
+	}
+	res.LeaseDone = true
+	return nil
 }
 
 // retry counts an attempt and returns the node to waiting after its backoff, or abandons it.
@@ -116,4 +161,75 @@ func retry(n *Node, tr api.Transition, reason string, now time.Time, p Policy) {
 	}
 	n.NotBefore = now.Add(p.backoff(n.Attempts))
 	n.transition(api.StateWaiting, tr, p.HistoryLimit)
+}
+
+// reportRecord is the answer of an applied report, kept for Keep so a retry gets it again.
+type reportRecord struct {
+	At       time.Time   `json:"at"`
+	Token    uint64      `json:"token"`
+	Edge     string      `json:"edge"`
+	Region   string      `json:"region"`
+	Applied  []string    `json:"applied"`
+	Rejected []Rejection `json:"rejected,omitempty"`
+	Done     bool        `json:"done,omitempty"`
+}
+
+func reportKey(leaseID, requestID string) []byte {
+	return append(append([]byte(leaseID), 0), requestID...)
+}
+
+func getReport(b *bolt.Bucket, leaseID, requestID string) (*reportRecord, error) {
+	v := b.Get(reportKey(leaseID, requestID))
+	if v == nil {
+		return nil, nil
+	}
+	rec := &reportRecord{}
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("decode report %s of lease %s: %w", requestID, leaseID, err)
+	}
+	return rec, nil
+}
+
+// replayReport answers a retried report with the recorded outcomes, if it is the same caller's.
+func replayReport(prev *reportRecord, c *Report) (any, error) {
+	switch {
+	case prev.Token != c.Token:
+		return nil, fmt.Errorf("%w: lease %s was reported under token %d, request carries %d", ErrTokenMismatch, c.LeaseID, prev.Token, c.Token)
+	case c.Edge != "" && c.Edge != prev.Edge:
+		return nil, fmt.Errorf("%w: lease %s is held by edge %s, request comes from %s", ErrWrongEdge, c.LeaseID, prev.Edge, c.Edge)
+	case c.Region != "" && c.Region != prev.Region:
+		return nil, fmt.Errorf("%w: lease %s is for region %s, request names %s", ErrWrongRegion, c.LeaseID, prev.Region, c.Region)
+	}
+	return &ReportResult{Accepted: len(prev.Applied), Applied: prev.Applied, Rejected: prev.Rejected, LeaseDone: prev.Done, Replayed: true}, nil
+}
+
+// recordReport keeps the answer of report c for c.Keep and forgets the records older than that.
+// Records are indexed by time, so forgetting reads only the expired prefix.
+func (t *txn) recordReport(c *Report, ls *Lease, res *ReportResult) error {
+	rec := reportRecord{At: c.Now, Token: ls.Token, Edge: ls.Edge, Region: ls.Region, Applied: res.Applied, Rejected: res.Rejected, Done: res.LeaseDone}
+	if rec.Applied == nil {
+		rec.Applied = []string{}
+	}
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode report record: %w", err)
+	}
+	key := reportKey(c.LeaseID, c.RequestID)
+	if err := t.reports.Put(key, v); err != nil {
+		return fmt.Errorf("store report record: %w", err)
+	}
+	if err := t.reportTimes.Put(append(binary.BigEndian.AppendUint64(nil, uint64(max(c.Now.UnixNano(), 0))), key...), nil); err != nil {
+		return fmt.Errorf("index report record: %w", err)
+	}
+	cutoff := uint64(max(c.Now.Add(-c.Keep).UnixNano(), 0))
+	cur := t.reportTimes.Cursor()
+	for k, _ := cur.First(); k != nil && len(k) >= 8 && binary.BigEndian.Uint64(k[:8]) < cutoff; k, _ = cur.First() {
+		if err := t.reports.Delete(k[8:]); err != nil {
+			return fmt.Errorf("forget report record: %w", err)
+		}
+		if err := t.reportTimes.Delete(k); err != nil {
+			return fmt.Errorf("forget report record: %w", err)
+		}
+	}
+	return nil
 }

@@ -27,7 +27,7 @@ type RegisterResult struct {
 type GrantResult struct {
 	Lease *Lease
 	// Replayed is true when the lease id was already granted to the same edge and region, and
-	// Lease is that earlier grant, unchanged.
+	// Lease is that earlier grant (its expiry counted again from this grant's stamp).
 	Replayed bool
 }
 
@@ -44,6 +44,9 @@ type ReportResult struct {
 	Rejected []Rejection
 	// LeaseDone is true when the report finished the lease's last node and the lease was removed.
 	LeaseDone bool
+	// Replayed is true when the report's request id was applied before: this is that answer,
+	// and nothing changed now.
+	Replayed bool
 }
 
 // ExpireResult lists the leases that were expired and how many nodes went back to waiting or

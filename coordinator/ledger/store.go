@@ -25,6 +25,10 @@ var (
 	bucketWaiting = []byte("waiting")
 	bucketCounts  = []byte("counts")
 	bucketMembers = []byte("members")
+	// bucketReports keeps applied reports' answers by lease id 0x00 request id, and
+	// bucketReportTimes indexes them by time(8B BE ns) + that key so old ones are forgotten.
+	bucketReports     = []byte("reports")
+	bucketReportTimes = []byte("report_times")
 
 	keyAppliedIndex = []byte("applied_index")
 	keyAppliedTerm  = []byte("applied_term")
@@ -33,7 +37,7 @@ var (
 	keyStamp = []byte("stamp")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers}
+var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes}
 
 // Options tune how a Ledger opens its file.
 type Options struct {

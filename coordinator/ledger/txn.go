@@ -15,13 +15,15 @@ import (
 // txn is one bbolt write transaction with the bookkeeping every command shares: the waiting index
 // and the per-region state counts follow each node write, so no command can forget them.
 type txn struct {
-	tx      *bolt.Tx
-	nodes   *bolt.Bucket
-	leases  *bolt.Bucket
-	waiting *bolt.Bucket
-	counts  *bolt.Bucket
-	meta    *bolt.Bucket
-	members *bolt.Bucket
+	tx          *bolt.Tx
+	nodes       *bolt.Bucket
+	leases      *bolt.Bucket
+	waiting     *bolt.Bucket
+	counts      *bolt.Bucket
+	meta        *bolt.Bucket
+	members     *bolt.Bucket
+	reports     *bolt.Bucket
+	reportTimes *bolt.Bucket
 
 	deltas       map[string]int64
 	regions      map[string]struct{}
@@ -32,15 +34,17 @@ type txn struct {
 
 func newTxn(tx *bolt.Tx) *txn {
 	return &txn{
-		tx:      tx,
-		nodes:   tx.Bucket(bucketNodes),
-		leases:  tx.Bucket(bucketLeases),
-		waiting: tx.Bucket(bucketWaiting),
-		counts:  tx.Bucket(bucketCounts),
-		meta:    tx.Bucket(bucketMeta),
-		members: tx.Bucket(bucketMembers),
-		deltas:  map[string]int64{},
-		regions: map[string]struct{}{},
+		tx:          tx,
+		nodes:       tx.Bucket(bucketNodes),
+		leases:      tx.Bucket(bucketLeases),
+		waiting:     tx.Bucket(bucketWaiting),
+		counts:      tx.Bucket(bucketCounts),
+		meta:        tx.Bucket(bucketMeta),
+		members:     tx.Bucket(bucketMembers),
+		reports:     tx.Bucket(bucketReports),
+		reportTimes: tx.Bucket(bucketReportTimes),
+		deltas:      map[string]int64{},
+		regions:     map[string]struct{}{},
 	}
 }
 

@@ -28,6 +28,7 @@ type Sources struct {
 type Metrics struct {
 	LeaseGrants       prometheus.Counter
 	LeaseReplays      prometheus.Counter
+	ReportReplays     prometheus.Counter
 	LeaseNodesGranted prometheus.Counter
 	LeaseRenewals     prometheus.Counter
 	LeaseExpiries     prometheus.Counter
@@ -44,6 +45,8 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 			Name: "muster_coordinator_lease_grants_total", Help: "Leases granted by this member while leader."}),
 		LeaseReplays: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "muster_coordinator_lease_replays_total", Help: "Acquire retries answered with the lease their request id was already granted."}),
+		ReportReplays: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_report_replays_total", Help: "Report retries answered with the outcomes their request id already had."}),
 		LeaseNodesGranted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "muster_coordinator_lease_nodes_granted_total", Help: "Nodes handed out in granted leases."}),
 		LeaseRenewals: prometheus.NewCounter(prometheus.CounterOpts{
@@ -61,7 +64,7 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 			Name: "muster_coordinator_leadership_changes_total", Help: "Times this member gained or lost leadership."}),
 	}
 	cs := []prometheus.Collector{
-		m.LeaseGrants, m.LeaseReplays, m.LeaseNodesGranted, m.LeaseRenewals, m.LeaseExpiries, m.StaleReports,
+		m.LeaseGrants, m.LeaseReplays, m.ReportReplays, m.LeaseNodesGranted, m.LeaseRenewals, m.LeaseExpiries, m.StaleReports,
 		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leader", Help: "1 when this member is the Raft leader."},
 			func() float64 { return b2f(src.Leader()) }),

@@ -124,11 +124,15 @@ func (c *Client) Register(ctx context.Context, req RegisterRequest) (RegisterRes
 // granted. Retries within the call reuse one request id, so they cannot be granted twice.
 func (c *Client) Acquire(ctx context.Context, req AcquireRequest) (AcquireResponse, error) {
 	if req.RequestID == "" {
-		var b [16]byte
-		_, _ = rand.Read(b[:])
-		req.RequestID = hex.EncodeToString(b[:])
+		req.RequestID = newRequestID()
 	}
 	return call[AcquireResponse](ctx, c, http.MethodPost, PathAcquire, nil, &req)
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Renew extends a lease.
@@ -136,8 +140,12 @@ func (c *Client) Renew(ctx context.Context, req RenewRequest) (RenewResponse, er
 	return call[RenewResponse](ctx, c, http.MethodPost, PathRenew, nil, &req)
 }
 
-// Report delivers results for nodes of a lease.
+// Report delivers results for nodes of a lease. Retries within the call reuse one request id, so
+// a report applied before its answer was lost is answered again with the same outcomes.
 func (c *Client) Report(ctx context.Context, req ReportRequest) (ReportResponse, error) {
+	if req.RequestID == "" {
+		req.RequestID = newRequestID()
+	}
 	return call[ReportResponse](ctx, c, http.MethodPost, PathReport, nil, &req)
 }
 

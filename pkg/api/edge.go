@@ -123,6 +123,10 @@ type ReportRequest struct {
 	Edge    string       `json:"edge"`
 	Region  string       `json:"region"`
 	Results []NodeResult `json:"results"`
+	// RequestID makes the report idempotent: a retry with the same id (its first answer lost, or
+	// forwarded again across a leadership change) gets the first try's outcomes and changes
+	// nothing. Client.Report sets a random one when empty.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // RejectedResult names a result the ledger refused and why.

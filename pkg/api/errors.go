@@ -34,8 +34,11 @@ const (
 	CodeTokenMismatch Code = "token_mismatch"
 	// CodeLeaseExpired is a renewal or report after the lease's expiry; acquire again (409).
 	CodeLeaseExpired Code = "lease_expired"
-	// CodeWrongRegion is a request whose region or edge does not match the lease or node (409).
+	// CodeWrongRegion is a request whose region does not match the lease or node (409).
 	CodeWrongRegion Code = "wrong_region"
+	// CodeWrongEdge is a request for a lease another edge holds, or a credential used for an edge
+	// name or region it is not bound to (403).
+	CodeWrongEdge Code = "wrong_edge"
 	// CodeConflict is a request that contradicts the ledger, such as a duplicate member (409).
 	CodeConflict Code = "conflict"
 	// CodeNotLeader is a member that neither leads nor forwarded; Leader names the leader's API address (421).

@@ -135,6 +135,11 @@ func (r *ReportRequest) Validate() error {
 	if err := validateLeaseRef(r.LeaseID, r.Token, r.Edge, r.Region); err != nil {
 		return err
 	}
+	if r.RequestID != "" {
+		if err := ValidateName("request_id", r.RequestID); err != nil {
+			return err
+		}
+	}
 	if len(r.Results) == 0 {
 		return errors.New("results: must list at least one result")
 	}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"bytes"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// lockedBuffer is a log sink safe for the FSM goroutine and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestLedger_UnknownCommandHaltsBeforeApplyingAnything: an entry of a type this member does not
+// know, without the ignorable flag, stops the member (as Nomad and Consul do) before anything of
+// its batch is applied, with a log line naming the type and index. Refusing it and moving on
+// would let this older member silently diverge and perhaps lead later.
+func TestLedger_UnknownCommandHaltsBeforeApplyingAnything(t *testing.T) {
+	var logs lockedBuffer
+	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	h := &harness{t: t, l: l, term: 1}
+	h.register(t0, "eu", "a")
+	before, _ := l.Digest()
+	reg := h.entry(&Register{Now: t0, Policy: testPolicy(), Nodes: []RegisterNode{{Identity: "b", Region: "eu"}}})
+	h.index++
+	unknown := &raft.Log{Index: h.index, Term: 1, Type: raft.LogCommand, Data: []byte{0x2a, '{', '}'}}
+
+	panicked := func() (p any) {
+		defer func() { p = recover() }()
+		l.ApplyLogs([]*raft.Log{reg, unknown})
+		return nil
+	}()
+	if panicked == nil {
+		t.Fatal("an unknown command without the ignorable flag was applied past")
+	}
+	if idx, _, _ := l.AppliedIndex(); idx != reg.Index-1 {
+		t.Fatalf("applied index %d after the halt, want %d (nothing of the batch)", idx, reg.Index-1)
+	}
+	if after, _ := l.Digest(); !bytes.Equal(before, after) {
+		t.Fatal("the ledger changed although the batch halted")
+	}
+	if s := logs.String(); !strings.Contains(s, "type=42") || !strings.Contains(s, "index=3") {
+		t.Fatalf("log does not name the type and index: %s", s)
+	}
+	// An ignorable unknown command is skipped; its batch-mates apply.
+	h.index = reg.Index
+	ign := &raft.Log{Index: reg.Index + 1, Term: 1, Type: raft.LogCommand, Data: []byte{byte(0x2a | IgnoreUnknown), '{', '}'}}
+	l.ApplyLogs([]*raft.Log{reg, ign})
+	if idx, _, _ := l.AppliedIndex(); idx != ign.Index {
+		t.Fatalf("applied index %d after an ignorable unknown command, want %d", idx, ign.Index)
+	}
+}
