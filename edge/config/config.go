@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Defaults that differ from choria-provisioner's or are Muster's own.
+const (
+	// DefaultWorkers is the number of hosts provisioned at once; the work is I/O bound.
+	DefaultWorkers = 64
+	// DefaultBatchSize is the number of nodes asked for in one lease acquire.
+	DefaultBatchSize = 256
+	// DefaultHelperTimeout bounds one helper call.
+	DefaultHelperTimeout = 10 * time.Second
+	// DefaultServerJWTValidity is the anchor's default validity of the server JWTs it signs ("1y").
+	DefaultServerJWTValidity = 365 * 24 * time.Hour
+	// DefaultLifecycleComponent is the component of the startup events of servers in provisioning mode.
+	DefaultLifecycleComponent = "provision_mode_server"
+	// DefaultRegion is the region when neither region nor site is set.
+	DefaultRegion = "default"
+	// MinInterval is the anchor's smallest discovery interval, enforced for file, environment and flags.
+	MinInterval = time.Minute
+)
+
+// Request signing modes (request_signing).
+const (
+	// SigningAuto signs until the node's provisioning JWT says it does not verify requests (chs=false).
+	SigningAuto = "auto"
+	// SigningAlways signs every request.
+	SigningAlways = "always"
+	// SigningNever never signs.
+	SigningNever = "never"
+)
+
+// Log formats (log_format).
+const (
+	// LogText is slog's text handler.
+	LogText = "text"
+	// LogJSON is slog's JSON handler.
+	LogJSON = "json"
+)
+
+// DefaultCertDenyList returns the anchor's default cert_deny_list: names a node may not ask for.
+func DefaultCertDenyList() []string {
+	return []string{
+		`\.privileged.mcollective$`,
+		`\.privileged.choria$`,
+		`\.mcollective$`,
+		`\.choria$`,
+	}
+}
+
+// Features are choria-provisioner's features.* switches.
+type Features struct {
+	PKI, JWT, ED25519, Upgrades bool
+}
+
+// Config is the edge's effective configuration.
+type Config struct {
+	// choria-provisioner keys
+
+	// Workers is how many hosts are provisioned at once (workers).
+	Workers int
+	// Interval is the time between discovery sweeps (interval).
+	Interval time.Duration
+	// LogFile is where logs go, "" for standard error (logfile).
+	LogFile string
+	// LogLevel is one of trace, debug, info, warn, warning, error, fatal, panic (loglevel).
+	LogLevel string
+	// Helper is the helper's command line, split with shell quoting as the anchor does (helper).
+	Helper string
+	// Token is the provisioning token nodes were given in provisioning.jwt (token). Secret.
+	Token string
+	// LifecycleComponent is the component of startup events that announce new nodes (lifecycle_component).
+	LifecycleComponent string
+	// Insecure disables TLS to the broker (choria_insecure).
+	Insecure bool
+	// Site labels every metric (site).
+	Site string
+	// MonitorPort serves /metrics when > 0 (monitor_port).
+	MonitorPort int
+	// BrokerPort is accepted and ignored (broker_port).
+	BrokerPort int
+	// BrokerProvisioningPassword is the broker's provisioning client password (broker_provisioning_password). Secret.
+	BrokerProvisioningPassword string
+	// CertDenyList holds regular expressions of names a CSR may not ask for (cert_deny_list).
+	CertDenyList []string
+	// JWTVerifyCert is the file, or hex ed25519 key, that verifies provisioning.jwt (jwt_verify_cert).
+	JWTVerifyCert string
+	// JWTSigningKey is the file of the key that signs server JWTs (jwt_signing_key).
+	JWTSigningKey string
+	// JWTSigningToken is the file of the client JWT that chains server JWTs to an issuer (jwt_signing_token).
+	JWTSigningToken string
+	// ServerJWTValidity is the validity of the server JWTs signed (server_jwt_validity).
+	ServerJWTValidity time.Duration
+	// RegoPolicy is accepted and ignored (rego_policy).
+	RegoPolicy string
+	// LeaderElection is accepted and ignored: the coordinator replaces it (leader_election).
+	LeaderElection bool
+	// UpgradesRepository is the go-updater repository URL (upgrades_repository).
+	UpgradesRepository string
+	// UpgradesOptional lets provisioning go on when an upgrade fails (upgrades_optional).
+	UpgradesOptional bool
+	// Features are the features.* switches.
+	Features Features
+
+	// Muster keys
+
+	// ChoriaConfig is the Choria client configuration file (choria_config).
+	ChoriaConfig string
+	// ChoriaIdentity overrides the Choria client configuration's identity, "" keeps it (choria_identity).
+	ChoriaIdentity string
+	// Region is the region whose nodes this edge provisions (region; default site, else "default").
+	Region string
+	// EdgeName names this edge to the coordinator (edge_name); "" means the caller uses its Choria identity.
+	EdgeName string
+	// HelperTimeout bounds one helper call (helper_timeout).
+	HelperTimeout time.Duration
+	// HelperPersistent keeps one helper process running for many requests (helper_persistent).
+	HelperPersistent bool
+	// LogFormat is text or json (log_format).
+	LogFormat string
+	// RequestSigning is auto, always or never (request_signing).
+	RequestSigning string
+	// PauseToken guards the pause/resume endpoint, which is off while it is "" (pause_token). Secret.
+	PauseToken string
+	// BatchSize is the number of nodes per lease acquire (batch_size).
+	BatchSize int
+	// MonitorBind is the address monitor_port listens on, "" for all interfaces (monitor_bind).
+	MonitorBind string
+	// Coordinators are coordinator member URLs; empty means standalone (coordinators).
+	Coordinators []string
+	// File is the configuration file loaded, "" if none.
+	File string
+	// Lab is the sandbox lab.json whose defaults were used, "" if none.
+	Lab string
+}
+
+// Defaults returns the configuration Load starts from, for callers that build a Config in Go.
+// It leaves Helper, ChoriaConfig and EdgeName empty and Region at DefaultRegion.
+func Defaults() *Config {
+	return &Config{
+		Workers:            DefaultWorkers,
+		Interval:           MinInterval,
+		LogLevel:           "info",
+		LifecycleComponent: DefaultLifecycleComponent,
+		CertDenyList:       DefaultCertDenyList(),
+		ServerJWTValidity:  DefaultServerJWTValidity,
+		Region:             DefaultRegion,
+		HelperTimeout:      DefaultHelperTimeout,
+		LogFormat:          LogText,
+		RequestSigning:     SigningAuto,
+		BatchSize:          DefaultBatchSize,
+	}
+}
+
+// Standalone reports whether the edge runs without a coordinator.
+func (c *Config) Standalone() bool { return len(c.Coordinators) == 0 }
+
+// SlogLevel maps loglevel, which takes logrus's names as the anchor's did, to a slog level.
+func (c *Config) SlogLevel() slog.Level {
+	switch strings.ToLower(c.LogLevel) {
+	case "trace", "debug":
+		return slog.LevelDebug
+	case "warn", "warning":
+		return slog.LevelWarn
+	case "error", "fatal", "panic":
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
+}

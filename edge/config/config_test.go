@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge/config"
+)
+
+func TestRedacted_HidesSecretsAndShowsWhetherSet(t *testing.T) {
+	c := config.Defaults()
+	c.Helper = "/bin/helper"
+	c.Token = "tok-9f8e7d"
+	c.BrokerProvisioningPassword = "pw-1a2b3c"
+	c.Site = "dc1"
+	m := c.Redacted()
+	text := fmt.Sprint(m)
+	for _, secret := range []string{c.Token, c.BrokerProvisioningPassword} {
+		if strings.Contains(text, secret) {
+			t.Errorf("Redacted shows %q: %s", secret, text)
+		}
+	}
+	if m["token"] != config.Redacted || m["broker_provisioning_password"] != config.Redacted || m["pause_token"] != "" {
+		t.Errorf("token %v, password %v, pause_token %v", m["token"], m["broker_provisioning_password"], m["pause_token"])
+	}
+	c.PauseToken = "pause-5e6f"
+	if m := c.Redacted(); m["pause_token"] != config.Redacted || strings.Contains(fmt.Sprint(m), c.PauseToken) {
+		t.Errorf("pause_token shown: %v", m["pause_token"])
+	}
+	for _, k := range config.Keys() {
+		top, _, _ := strings.Cut(k, ".")
+		if _, ok := m[top]; !ok {
+			t.Errorf("Redacted has no %s", k)
+		}
+	}
+	if m["site"] != "dc1" || m["interval"] != "1m0s" {
+		t.Errorf("site %v interval %v", m["site"], m["interval"])
+	}
+}
+
+func TestValidate_GoAPIAllowsIntervalsBelowTheFileMinimum(t *testing.T) {
+	c := config.Defaults()
+	c.Helper = "/bin/helper"
+	c.Interval = 2 * time.Second
+	if err := c.Validate(); err != nil {
+		t.Errorf("2s interval in Go: %v", err)
+	}
+	c.Interval = 0
+	if got := fieldKeys(c.Validate()); len(got) != 1 || got[0] != "interval" {
+		t.Errorf("zero interval: %v, want an error naming interval", got)
+	}
+	c.Interval = time.Second
+	c.Features.ED25519 = true
+	c.JWTVerifyCert, c.JWTSigningKey = "k", "s"
+	if got := fieldKeys(c.Validate()); len(got) != 1 || got[0] != "features.jwt" {
+		t.Errorf("ed25519 without jwt in Go: %v, want features.jwt", got)
+	}
+}
+
+func TestValidate_ReportsEveryInvalidKey(t *testing.T) {
+	c := config.Defaults()
+	c.Workers, c.BatchSize, c.LogFormat = 0, 0, "xml"
+	got := fieldKeys(c.Validate())
+	want := []string{"workers", "helper", "log_format", "batch_size"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("keys %v, want %v", got, want)
+	}
+}
+
+func TestBindFlags_SecretsHaveNoFlag(t *testing.T) {
+	fs := flags(t)
+	for _, name := range []string{"token", "broker-provisioning-password", "pause-token", "broker_provisioning_password", "pause_token"} {
+		if fs.Lookup(name) != nil {
+			t.Errorf("--%s exists; secrets come from the file or the environment", name)
+		}
+	}
+	for _, name := range []string{"config", "lab", "workers", "monitor-port", "helper", "helper-persistent", "site", "region", "interval", "loglevel", "log-format", "choria-config"} {
+		if fs.Lookup(name) == nil {
+			t.Errorf("--%s missing", name)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+// Redacted is the replacement for a secret that is set.
+const Redacted = "[redacted]"
+
+// Redacted returns the effective configuration by key, for logging: secrets that are set read
+// as "[redacted]", unset ones as "", so the log still shows whether one was given.
+func (c *Config) Redacted() map[string]any {
+	secret := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return Redacted
+	}
+	return map[string]any{
+		"workers":                      c.Workers,
+		"interval":                     c.Interval.String(),
+		"logfile":                      c.LogFile,
+		"loglevel":                     c.LogLevel,
+		"helper":                       c.Helper,
+		"token":                        secret(c.Token),
+		"lifecycle_component":          c.LifecycleComponent,
+		"choria_insecure":              c.Insecure,
+		"site":                         c.Site,
+		"monitor_port":                 c.MonitorPort,
+		"broker_port":                  c.BrokerPort,
+		"broker_provisioning_password": secret(c.BrokerProvisioningPassword),
+		"cert_deny_list":               append([]string(nil), c.CertDenyList...),
+		"jwt_verify_cert":              c.JWTVerifyCert,
+		"jwt_signing_key":              c.JWTSigningKey,
+		"jwt_signing_token":            c.JWTSigningToken,
+		"server_jwt_validity":          c.ServerJWTValidity.String(),
+		"rego_policy":                  c.RegoPolicy,
+		"leader_election":              c.LeaderElection,
+		"upgrades_repository":          c.UpgradesRepository,
+		"upgrades_optional":            c.UpgradesOptional,
+		"features": map[string]any{
+			"pki":      c.Features.PKI,
+			"jwt":      c.Features.JWT,
+			"ed25519":  c.Features.ED25519,
+			"upgrades": c.Features.Upgrades,
+		},
+		"choria_config":     c.ChoriaConfig,
+		"choria_identity":   c.ChoriaIdentity,
+		"region":            c.Region,
+		"edge_name":         c.EdgeName,
+		"helper_timeout":    c.HelperTimeout.String(),
+		"helper_persistent": c.HelperPersistent,
+		"log_format":        c.LogFormat,
+		"request_signing":   c.RequestSigning,
+		"pause_token":       secret(c.PauseToken),
+		"batch_size":        c.BatchSize,
+		"monitor_bind":      c.MonitorBind,
+		"coordinators":      append([]string(nil), c.Coordinators...),
+		"file":              c.File,
+		"lab":               c.Lab,
+	}
+}

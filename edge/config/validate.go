@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/kballard/go-shellquote"
+)
+
+// Validate checks every value; the error joins one FieldError per invalid key. It does not
+// enforce MinInterval, which Load applies to file, environment and flags only, so tests may
+// build a Config with a short interval.
+func (c *Config) Validate() error {
+	return errors.Join(c.validate().errs...)
+}
+
+var (
+	// Regions name lease sets, metric labels and coordinator API paths.
+	regionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	// Edge names are usually Choria identities: host names, or names such as provisioner_signer.
+	edgeNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,252}$`)
+	hostPattern     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+)
+
+func (c *Config) validate() fieldErrors {
+	var e fieldErrors
+	if c.Workers < 1 {
+		e.add("workers", "%d is below the minimum of 1", c.Workers)
+	}
+	if c.Interval <= 0 {
+		e.add("interval", "%s is not a positive duration", c.Interval)
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "trace", "debug", "info", "warn", "warning", "error", "fatal", "panic":
+	default:
+		e.add("loglevel", "%q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if words, err := shellquote.Split(c.Helper); err != nil {
+		e.add("helper", "cannot be split into words: %v", err)
+	} else if len(words) == 0 {
+		e.add("helper", "is required: the command that returns each node's configuration")
+	}
+	if c.LifecycleComponent == "" {
+		e.add("lifecycle_component", "is required")
+	} else if strings.ContainsAny(c.LifecycleComponent, ".>*") {
+		e.add("lifecycle_component", "%q must not contain '.', '>' or '*' (it is one token of an event subject)", c.LifecycleComponent)
+	}
+	checkPort(&e, "monitor_port", c.MonitorPort)
+	for i, re := range c.CertDenyList {
+		if _, err := regexp.Compile(re); err != nil {
+			e.add("cert_deny_list", "item %d %q is not a regular expression: %v", i, re, err)
+			break
+		}
+	}
+	if c.ServerJWTValidity <= 0 {
+		e.add("server_jwt_validity", "%s is not a positive duration", c.ServerJWTValidity)
+	}
+	if c.UpgradesRepository != "" {
+		if u, err := url.Parse(c.UpgradesRepository); err != nil || u.Scheme == "" {
+			e.add("upgrades_repository", "%q is not a URL such as https://repo.example.net/choria", c.UpgradesRepository)
+		}
+	}
+	c.validateFeatures(&e)
+	if !regionPattern.MatchString(c.Region) {
+		e.add("region", "%q is not a region name (letters, digits, '_', '.', '-'; at most 64; when unset it is taken from site)", c.Region)
+	}
+	if c.EdgeName != "" && !edgeNamePattern.MatchString(c.EdgeName) {
+		e.add("edge_name", "%q is not an edge name (letters, digits, '_', '.', '@', ':', '-')", c.EdgeName)
+	}
+	if c.ChoriaIdentity != "" && !edgeNamePattern.MatchString(c.ChoriaIdentity) {
+		e.add("choria_identity", "%q is not a Choria identity (letters, digits, '_', '.', '@', ':', '-')", c.ChoriaIdentity)
+	}
+	if c.HelperTimeout <= 0 {
+		e.add("helper_timeout", "%s is not a positive duration", c.HelperTimeout)
+	}
+	switch c.LogFormat {
+	case LogText, LogJSON:
+	default:
+		e.add("log_format", "%q is not text or json", c.LogFormat)
+	}
+	switch c.RequestSigning {
+	case SigningAuto, SigningAlways, SigningNever:
+	default:
+		e.add("request_signing", "%q is not auto, always or never", c.RequestSigning)
+	}
+	if c.BatchSize < 1 {
+		e.add("batch_size", "%d is below the minimum of 1", c.BatchSize)
+	}
+	if c.MonitorBind != "" && net.ParseIP(c.MonitorBind) == nil && !hostPattern.MatchString(c.MonitorBind) {
+		e.add("monitor_bind", "%q is not an IP address or host name (give the port in monitor_port)", c.MonitorBind)
+	}
+	if err := checkCoordinators(c.Coordinators); err != nil {
+		e.add("coordinators", "%v", err)
+	}
+	return e
+}
+
+// validateFeatures holds the anchor's feature rules, plus the settings each feature cannot work
+// without (the anchor accepted those and failed every node).
+func (c *Config) validateFeatures(e *fieldErrors) {
+	f := c.Features
+	if f.PKI && f.ED25519 {
+		e.add("features.ed25519", "cannot be on together with features.pki: choose x509 enrollment or organization issuer enrollment")
+	}
+	if f.ED25519 && !f.JWT {
+		e.add("features.jwt", "must be on when features.ed25519 is on")
+	}
+	if f.JWT && c.JWTVerifyCert == "" {
+		e.add("jwt_verify_cert", "is required when features.jwt is on: the file or hex ed25519 key that signed provisioning.jwt")
+	}
+	if f.ED25519 && c.JWTSigningKey == "" {
+		e.add("jwt_signing_key", "is required when features.ed25519 is on: the key that signs server JWTs")
+	}
+	if f.Upgrades && c.UpgradesRepository == "" && !c.UpgradesOptional {
+		e.add("upgrades_repository", "is required when features.upgrades is on (unless upgrades_optional)")
+	}
+}
+
+func checkPort(e *fieldErrors, key string, port int) {
+	if port < 0 || port > 65535 {
+		e.add(key, "%d is not a port (0 to 65535)", port)
+	}
+}
+
+// checkCoordinators accepts http and https URLs of distinct members. Credentials in a URL would
+// reach log lines, so they are refused.
+func checkCoordinators(urls []string) error {
+	seen := map[string]bool{}
+	for i, s := range urls {
+		u, err := url.Parse(s)
+		switch {
+		case err != nil:
+			return fmt.Errorf("item %d %q is not a URL: %w", i, s, err)
+		case u.Scheme != "http" && u.Scheme != "https":
+			return fmt.Errorf("item %d %q: scheme must be http or https", i, s)
+		case u.Host == "" || u.Hostname() == "":
+			return fmt.Errorf("item %d %q has no host", i, s)
+		case u.User != nil:
+			return fmt.Errorf("item %d: credentials do not belong in a URL, where they would reach log lines", i)
+		case u.RawQuery != "" || u.Fragment != "":
+			return fmt.Errorf("item %d %q must not have a query or fragment", i, s)
+		}
+		if p := u.Port(); p != "" {
+			var n int
+			if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("item %d %q: port %s is not a port", i, s, p)
+			}
+		}
+		norm := strings.TrimSuffix(u.String(), "/")
+		if seen[norm] {
+			return fmt.Errorf("item %d %q is listed twice", i, s)
+		}
+		seen[norm] = true
+	}
+	return nil
+}
