@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-
-	"github.com/seed96588659/muster/edge/helper"
+	"regexp"
 )
 
 // answer decides one node: fail, shut down, defer, or configure it.
-func (s *settings) answer(req *helper.Request) (*helper.Response, error) {
+func (s *settings) answer(req *request) (*response, error) {
 	id := req.Identity
 	switch {
 	case id == "":
@@ -19,12 +18,12 @@ func (s *settings) answer(req *helper.Request) (*helper.Response, error) {
 	case matches(s.failRE, id):
 		return nil, fmt.Errorf("%s matches --fail", id)
 	case matches(s.shutdownRE, id):
-		return &helper.Response{Shutdown: true, Msg: id + " matches --shutdown"}, nil
+		return &response{Shutdown: true, Msg: id + " matches --shutdown"}, nil
 	case matches(s.deferRE, id):
-		return &helper.Response{Defer: true, Msg: id + " matches --defer"}, nil
+		return &response{Defer: true, Msg: id + " matches --defer"}, nil
 	}
 
-	res := &helper.Response{
+	res := &response{
 		Upgrade: s.upgrade,
 		Configuration: map[string]string{
 			"identity":                       id,
@@ -61,6 +60,6 @@ func (s *settings) answer(req *helper.Request) (*helper.Response, error) {
 	return res, nil
 }
 
-func matches(re interface{ MatchString(string) bool }, id string) bool {
+func matches(re *regexp.Regexp, id string) bool {
 	return re != nil && re.MatchString(id)
 }

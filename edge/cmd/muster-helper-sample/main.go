@@ -20,8 +20,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-
-	"github.com/seed96588659/muster/edge/helper"
 )
 
 func main() {
@@ -98,7 +96,7 @@ func run(args []string, in io.Reader, out io.Writer) error {
 	if s.persistent {
 		return serve(s, in, out)
 	}
-	req := &helper.Request{}
+	req := &request{}
 	if err := json.NewDecoder(in).Decode(req); err != nil {
 		return fmt.Errorf("decode request: %w", err)
 	}
@@ -139,7 +137,7 @@ func serve(s *settings, in io.Reader, out io.Writer) error {
 // answerLine is the answer to one request line: a Response, or an error line that fails only
 // this request.
 func (s *settings) answerLine(line []byte) any {
-	req := &helper.Request{}
+	req := &request{}
 	if err := json.Unmarshal(line, req); err != nil {
 		return errorLine{Error: fmt.Sprintf("decode request: %v", err)}
 	}
@@ -148,9 +146,4 @@ func (s *settings) answerLine(line []byte) any {
 		return errorLine{Error: err.Error()}
 	}
 	return res
-}
-
-// errorLine fails one request in the line protocol.
-type errorLine struct {
-	Error string `json:"error"`
 }
