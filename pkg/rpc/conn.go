@@ -35,6 +35,8 @@ type Conn struct {
 	timeout    time.Duration // zero: the action's default from timeouts
 	timeouts   Timeouts
 	grace      time.Duration
+	signing    Signing
+	v1         *v1Encoder // nil: go-choria builds the messages (protocol v2 frameworks)
 
 	mu      sync.Mutex
 	pending map[string]chan []byte
@@ -48,6 +50,9 @@ type ConnOptions struct {
 	// Timeout, when set, bounds every request that carries no Timeout of its own; when zero each
 	// action gets its own default from the DDLs (see Timeouts), as go-choria's client does.
 	Timeout time.Duration
+	// Signing chooses which requests are signed with the caller's RSA key; the zero value is
+	// SignAuto. It applies to protocol v1, which Conn encodes itself.
+	Signing Signing
 	// DuplicateGrace is how long to keep listening after the first reply so that a second machine
 	// answering to the same identity is seen; default 20ms.
 	DuplicateGrace time.Duration
@@ -71,7 +76,23 @@ func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error)
 		return nil, fmt.Errorf("connect to broker as %s: %w", o.Name, err)
 	}
 
-	collective := fw.Configuration().MainCollective
+	cfg := fw.Configuration()
+	collective := cfg.MainCollective
+	var enc *v1Encoder
+	if fw.RequestProtocol() == protocol.RequestV1 {
+		enc = &v1Encoder{senderID: cfg.Identity, callerID: fw.CallerID(), collective: collective, ttl: cfg.TTL}
+		if o.Signing != SignNever {
+			src, ok := fw.(tlsCertificateSource)
+			if !ok {
+				connector.Close()
+				return nil, fmt.Errorf("dial as %s: request signing needs the framework's client certificate", o.Name)
+			}
+			if enc.signer, err = newRequestSigner(src); err != nil {
+				connector.Close()
+				return nil, fmt.Errorf("dial as %s: %w", o.Name, err)
+			}
+		}
+	}
 	c := &Conn{
 		fw:         fw,
 		conn:       connector,
@@ -79,6 +100,8 @@ func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error)
 		replyBase:  replyPrefix(collective, fw.CallerID()),
 		timeout:    o.Timeout,
 		timeouts:   timeouts,
+		signing:    o.Signing,
+		v1:         enc,
 		grace:      o.DuplicateGrace,
 		pending:    make(map[string]chan []byte),
 	}
@@ -126,14 +149,14 @@ func (c *Conn) route(m *nats.Msg) {
 
 // Request implements Transport.
 func (c *Conn) Request(ctx context.Context, req Request) ([]Reply, error) {
-	msg, err := c.message(req)
+	out, err := c.encode(req)
 	if err != nil {
 		return nil, err
 	}
 
 	// Buffered beyond one so duplicate answers are counted, not dropped.
 	ch := make(chan []byte, 8)
-	id := msg.RequestID()
+	id := out.id
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -147,7 +170,7 @@ func (c *Conn) Request(ctx context.Context, req Request) ([]Reply, error) {
 		c.mu.Unlock()
 	}()
 
-	if err := c.conn.Publish(msg); err != nil {
+	if err := out.publish(); err != nil {
 		return nil, fmt.Errorf("publish %s to %s: %w", req.Label(), req.Identity, err)
 	}
 
@@ -177,7 +200,7 @@ wait:
 
 	replies := make([]Reply, 0, len(raw))
 	for _, data := range raw {
-		r, err := c.decode(data)
+		r, err := out.decode(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", req.Label(), req.Identity, err)
 		}
@@ -195,6 +218,39 @@ func (c *Conn) timeoutOf(req Request) time.Duration {
 		return c.timeout
 	}
 	return c.timeouts.For(req.Agent, req.Action)
+}
+
+// outgoing is one encoded request: how to publish it and how to decode its replies.
+type outgoing struct {
+	id      string
+	publish func() error
+	decode  func([]byte) (Reply, error)
+}
+
+// encode builds req in protocol v1 itself, or through go-choria for other protocols.
+func (c *Conn) encode(req Request) (outgoing, error) {
+	if c.v1 == nil {
+		msg, err := c.message(req)
+		if err != nil {
+			return outgoing{}, err
+		}
+		return outgoing{id: msg.RequestID(), publish: func() error { return c.conn.Publish(msg) }, decode: c.decode}, nil
+	}
+	id, err := newRequestID()
+	if err != nil {
+		return outgoing{}, fmt.Errorf("%s to %s: %w", req.Label(), req.Identity, err)
+	}
+	m, err := c.v1.encode(id, req, c.replyBase+id, c.signing.signs(req.Unsigned), time.Now())
+	if err != nil {
+		return outgoing{}, err
+	}
+	// No Flush as go-choria does after each direct request: the NATS client's flusher sends
+	// the buffer at once, and a flush would add a round trip to the broker to every call.
+	return outgoing{
+		id:      id,
+		publish: func() error { return c.conn.Nats().Publish(m.subject, m.data) },
+		decode:  func(data []byte) (Reply, error) { return decodeV1Reply(data, id) },
+	}, nil
 }
 
 func (c *Conn) message(req Request) (inter.Message, error) {

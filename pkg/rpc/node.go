@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // Try limits per action: what a repeat costs decides them (an inventory failure was the most
@@ -42,12 +43,18 @@ type Node struct {
 	transport Transport
 	pause     PauseSource
 	nonce     NonceFunc
+	unsigned  atomic.Bool
 }
 
 // NewNode binds identity, the provisioning token and the pause source of its host flow.
 func NewNode(w *Wrapper, t Transport, identity, token string, pause PauseSource) *Node {
 	return &Node{identity: identity, token: token, wrapper: w, transport: t, pause: pause, nonce: RandomNonce}
 }
+
+// SetSigning says whether this node's requests need signing: false once its provisioning JWT
+// showed chs false (it does not verify signatures), true again otherwise. It marks requests
+// Unsigned, which Conn honours under SignAuto; a new Node signs.
+func (n *Node) SetSigning(sign bool) { n.unsigned.Store(!sign) }
 
 // SetNonceSource replaces RandomNonce as the source of gen25519 nonces.
 func (n *Node) SetNonceSource(f NonceFunc) { n.nonce = f }
@@ -91,6 +98,7 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 	req := Request{Agent: agent, Action: action, Identity: n.identity}
 	return n.wrapper.Run(ctx, n.pause, req.Label(), tries, func(ctx context.Context) error {
 		req := req
+		req.Unsigned = n.unsigned.Load()
 		data, err := input()
 		if err != nil {
 			return err

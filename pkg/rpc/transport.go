@@ -19,6 +19,9 @@ type Request struct {
 	Data json.RawMessage
 	// Timeout bounds how long replies are awaited; zero uses the transport's default.
 	Timeout time.Duration
+	// Unsigned tells the transport the node does not verify request signatures (its
+	// provisioning JWT has chs false), so under SignAuto the request is not signed.
+	Unsigned bool
 }
 
 // Label is the request's agent#action, the rpc label of the wrapper's metrics.
