@@ -367,3 +367,37 @@ func TestPersistent_MissingHelperFailsEachRunWithTheCause(t *testing.T) {
 		t.Fatalf("error %v, want ErrNotExist without the arguments", err)
 	}
 }
+
+func TestPersistent_StderrIsLoggedLineByLineWithSecretsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	cmd := script(t, dir, "noisy.sh", `while read -r line; do
+  echo "looking up the node in the CMDB" >&2
+  echo "-----BEGIN PRIVATE KEY-----" >&2
+  echo "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" >&2
+  echo "SHORTLASTLINE" >&2
+  echo "-----END PRIVATE KEY-----" >&2
+  echo "done" >&2
+  echo '{"key": "STDOUTSECRET"}'
+done
+`)
+	log, buf := newLogger()
+	p, err := helper.NewPersistent(helper.Options{Command: cmd, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, err := p.Run(context.Background(), &helper.Request{Identity: "n1"})
+	if err != nil || res.Key != "STDOUTSECRET" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	waitLog(t, buf, "stderr=done")
+	logged := buf.String()
+	if !strings.Contains(logged, "looking up the node in the CMDB") || !strings.Contains(logged, "[redacted PEM block]") {
+		t.Fatalf("stderr not logged: %s", logged)
+	}
+	for _, secret := range []string{"MIIEvQIBADAN", "SHORTLASTLINE", "STDOUTSECRET"} {
+		if strings.Contains(logged, secret) {
+			t.Fatalf("%s leaked: %s", secret, logged)
+		}
+	}
+}
