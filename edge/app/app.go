@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package app assembles a standalone muster-edge from its configuration: the Choria framework
+// and broker connections, the helper, the credential checks, the host flow, discovery, the local
+// lease source, the edge and its monitor endpoints. cmd/muster-edge and the end-to-end tests
+// both build the edge here, so what the tests run is what ships.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/choria-io/tokens"
+
+	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/edge/discovery"
+	"github.com/seed96588659/muster/edge/helper"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/keys"
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/monitor"
+	"github.com/seed96588659/muster/edge/upgrade"
+	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/rpc"
+)
+
+// Version is reported in the edge's startup event.
+const Version = "0.1.0"
+
+// Options are what the configuration does not say.
+type Options struct {
+	// Logger receives the edge's logs; nil discards them.
+	Logger *slog.Logger
+	// ChoriaLog receives go-choria's own warnings; nil discards them.
+	ChoriaLog io.Writer
+	// OnResult sees every final host result (progress displays, tests).
+	OnResult func(hostflow.Result)
+	// Tune, when set, may adjust the edge's options before it is built (tests shorten waits).
+	Tune func(*edge.Options)
+}
+
+// App is one running standalone edge.
+type App struct {
+	Edge    *edge.Edge
+	Metrics *metrics.Registry
+	Source  *lease.Local
+	Config  *config.Config
+
+	log     *slog.Logger
+	conn    *rpc.Conn
+	finder  *discovery.Discoverer
+	runner  helper.Runner
+	monitor *http.Server
+	addr    net.Addr
+}
+
+// Build wires everything cfg asks for and connects to the broker; Run starts provisioning.
+func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !cfg.Standalone() {
+		return nil, errors.New("muster-edge: coordinators are configured, but cluster mode is not built yet; remove coordinators to run standalone")
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a = &App{Config: cfg, Metrics: metrics.New(), log: log}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+
+	fw, err := framework(cfg, o.ChoriaLog)
+	if err != nil {
+		return nil, err
+	}
+	name := cfg.EdgeName
+	if name == "" {
+		name = fw.CallerID()
+	}
+
+	a.conn, err = rpc.Dial(ctx, fw, rpc.ConnOptions{Signing: signingMode(cfg.RequestSigning)})
+	if err != nil {
+		return nil, err
+	}
+	a.finder, err = discovery.New(ctx, fw, discovery.Options{})
+	if err != nil {
+		return nil, err
+	}
+	a.runner, err = newRunner(cfg, a.Metrics, log)
+	if err != nil {
+		return nil, err
+	}
+	wrapper, err := rpc.NewWrapper(rpc.WrapperOptions{Site: cfg.Site, Metrics: a.Metrics, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	deps := hostflow.Deps{Helper: a.runner, Metrics: a.Metrics, Logger: log, Wrapper: wrapper, Transport: a.conn, Token: cfg.Token}
+	if err := credentials(cfg, &deps, log); err != nil {
+		return nil, err
+	}
+	flow, err := hostflow.New(hostflow.Settings{
+		Site:         cfg.Site,
+		Features:     hostflow.Features{JWT: cfg.Features.JWT, ED25519: cfg.Features.ED25519, PKI: cfg.Features.PKI},
+		Interval:     cfg.Interval,
+		Upgrade:      upgrade.Settings{Enabled: cfg.Features.Upgrades, Repository: cfg.UpgradesRepository, Optional: cfg.UpgradesOptional},
+		RestartSplay: 1,
+		Sign:         signPolicy(cfg.RequestSigning),
+	}, deps)
+	if err != nil {
+		return nil, err
+	}
+
+	waiting := a.Metrics.WorkQueueEntries.WithLabelValues(cfg.Site)
+	unprovisioned := a.Metrics.WaitingNodes.WithLabelValues(cfg.Site)
+	a.Source = lease.NewLocal(lease.LocalOptions{Edge: name, Region: cfg.Region, Changed: func(c lease.Counts) {
+		waiting.Set(float64(c.Waiting))
+		unprovisioned.Set(float64(c.Waiting + c.Leased))
+	}})
+
+	eo := edge.Options{
+		Site: cfg.Site, Region: cfg.Region, Name: name,
+		Workers: cfg.Workers, BatchSize: cfg.BatchSize, Interval: cfg.Interval,
+		LifecycleComponent: cfg.LifecycleComponent,
+		Flow:               flow, Source: a.Source, Finder: a.finder,
+		Metrics: a.Metrics, Logger: log, OnResult: o.OnResult,
+	}
+	if o.Tune != nil {
+		o.Tune(&eo)
+	}
+	a.Edge, err = edge.New(eo)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.finder.Announce(fw.CallerID(), Version); err != nil {
+		log.Warn("could not publish the edge's startup event", "error", err)
+	}
+	if cfg.MonitorPort > 0 {
+		if err := a.serveMonitor(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// MonitorAddr is where the monitor endpoints listen, nil without monitor_port.
+func (a *App) MonitorAddr() net.Addr { return a.addr }
+
+func (a *App) serveMonitor(cfg *config.Config) error {
+	addr := net.JoinHostPort(cfg.MonitorBind, fmt.Sprint(cfg.MonitorPort))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("monitor_port: listen on %s: %w", addr, err)
+	}
+	a.addr = l.Addr()
+	a.monitor = &http.Server{Handler: monitor.Handler(a.Edge, a.Metrics.Handler(), cfg.PauseToken), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := a.monitor.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("monitor server stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// Run provisions until ctx ends.
+func (a *App) Run(ctx context.Context) error { return a.Edge.Run(ctx) }
+
+// Close releases everything Build opened; call it after Run returned.
+func (a *App) Close() {
+	if a.monitor != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = a.monitor.Shutdown(ctx)
+		cancel()
+	}
+	if a.runner != nil {
+		_ = a.runner.Close()
+	}
+	if a.finder != nil {
+		a.finder.Close()
+	}
+	if a.conn != nil {
+		_ = a.conn.Close()
+	}
+}
+
+func newRunner(cfg *config.Config, reg *metrics.Registry, log *slog.Logger) (helper.Runner, error) {
+	ho := helper.Options{Command: cfg.Helper, Timeout: cfg.HelperTimeout, Site: cfg.Site, Metrics: reg, Logger: log}
+	if cfg.HelperPersistent {
+		return helper.NewPersistent(ho)
+	}
+	return helper.NewExec(ho)
+}
+
+// credentials builds the checks and signers the enabled features need.
+func credentials(cfg *config.Config, d *hostflow.Deps, log *slog.Logger) error {
+	if cfg.Features.JWT || cfg.Features.ED25519 {
+		v, err := keys.NewJWTVerifier(cfg.JWTVerifyCert, keys.Reload{Interval: keys.DefaultReloadInterval})
+		if err != nil {
+			return fmt.Errorf("jwt_verify_cert: %w", err)
+		}
+		d.Verifier = v
+	}
+	if cfg.Features.ED25519 {
+		s, err := keys.NewSigner(keys.SignerConfig{SigningKey: cfg.JWTSigningKey, SigningToken: cfg.JWTSigningToken, Validity: cfg.ServerJWTValidity, Reload: keys.Reload{Interval: keys.DefaultReloadInterval}, Logger: log})
+		if err != nil {
+			return fmt.Errorf("jwt_signing_key: %w", err)
+		}
+		d.Signer = s
+	}
+	if cfg.Features.PKI {
+		dl, err := keys.NewDenyList(cfg.CertDenyList)
+		if err != nil {
+			return fmt.Errorf("cert_deny_list: %w", err)
+		}
+		d.CSR = dl
+	}
+	return nil
+}
+
+// signPolicy decides per node whether requests are signed once its provisioning JWT is known.
+// A provisioning-mode server verifies request signatures only when its JWT says so (chs); the
+// others never look at the signature, and the provisioning token still authenticates every
+// choria_provision action, so skipping it for them removes CPU, not a check.
+func signPolicy(mode string) func(*tokens.ProvisioningClaims) bool {
+	switch mode {
+	case config.SigningAlways:
+		return func(*tokens.ProvisioningClaims) bool { return true }
+	case config.SigningNever:
+		return func(*tokens.ProvisioningClaims) bool { return false }
+	}
+	return func(c *tokens.ProvisioningClaims) bool { return c == nil || c.Secure }
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed96588659/muster/edge/app"
+	"github.com/seed96588659/muster/edge/config"
+)
+
+func runCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Discover and provision nodes until interrupted",
+		Args:  cobra.NoArgs,
+	}
+	config.BindFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg, warnings, err := config.Load(cmd.Flags(), config.WithSampleHelper(sampleHelper()))
+		if err != nil {
+			return err
+		}
+		log, closeLog, err := logger(cfg)
+		if err != nil {
+			return err
+		}
+		defer closeLog()
+		for _, w := range warnings {
+			log.Warn(w)
+		}
+		log.Info("configuration", "config", cfg.Redacted())
+
+		a, err := app.Build(cmd.Context(), cfg, app.Options{Logger: log, ChoriaLog: os.Stderr})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if addr := a.MonitorAddr(); addr != nil {
+			log.Info("monitor listening", "addr", addr.String())
+		}
+		return a.Run(cmd.Context())
+	}
+	return cmd
+}
+
+// sampleHelper is the muster-helper-sample binary shipped next to this one.
+func sampleHelper() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "muster-helper-sample"
+	}
+	return filepath.Join(filepath.Dir(exe), "muster-helper-sample")
+}
+
+// logger writes slog text or JSON to logfile, or standard error when none is set.
+func logger(cfg *config.Config) (*slog.Logger, func(), error) {
+	var w io.Writer = os.Stderr
+	closeFn := func() {}
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+		if err != nil {
+			return nil, nil, fmt.Errorf("logfile: %w", err)
+		}
+		w, closeFn = f, func() { f.Close() }
+	}
+	opts := &slog.HandlerOptions{Level: cfg.SlogLevel()}
+	if cfg.LogFormat == config.LogJSON {
+		return slog.New(slog.NewJSONHandler(w, opts)), closeFn, nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), closeFn, nil
+}

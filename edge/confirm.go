@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/seed96588659/muster/edge/hostflow"
+)
+
+// confirmer settles restarts, upgrades and shutdowns that got no reply. After such a request the
+// agent answers nothing more until its process is replaced, so retrying cannot tell whether it
+// was accepted; looking for the node again can. Once ConfirmAfter has passed, a node that still
+// answers discovery in provisioning mode did not act on the request (failed); one that is gone
+// did: it restarted into its configuration, left to upgrade, or shut down.
+type confirmer struct {
+	e    *Edge
+	out  chan leased
+	done chan struct{}
+
+	mu      sync.Mutex
+	waiting []due
+	closed  bool
+	wake    chan struct{}
+}
+
+type due struct {
+	res leased
+	at  time.Time
+}
+
+func newConfirmer(e *Edge) *confirmer {
+	return &confirmer{e: e, out: make(chan leased, 1024), done: make(chan struct{}), wake: make(chan struct{}, 1)}
+}
+
+func (c *confirmer) add(res leased) {
+	c.mu.Lock()
+	c.waiting = append(c.waiting, due{res: res, at: c.e.o.Now().Add(c.e.o.ConfirmAfter)})
+	c.mu.Unlock()
+	c.poke()
+}
+
+// close lets the confirmer finish once everything waiting is settled.
+func (c *confirmer) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.poke()
+}
+
+func (c *confirmer) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *confirmer) run() {
+	defer close(c.done)
+	for {
+		c.mu.Lock()
+		now := c.e.o.Now()
+		var ready []due
+		rest := c.waiting[:0]
+		for _, d := range c.waiting {
+			// Once the edge stops, nothing waits: what is not due yet is reported unconfirmed.
+			if c.closed || !now.Before(d.at) {
+				ready = append(ready, d)
+			} else {
+				rest = append(rest, d)
+			}
+		}
+		c.waiting = rest
+		closed, empty := c.closed, len(rest) == 0
+		next := time.Second
+		if !empty {
+			next = max(rest[0].at.Sub(now), 10*time.Millisecond)
+		}
+		c.mu.Unlock()
+
+		if len(ready) > 0 {
+			c.settle(ready, closed)
+			continue
+		}
+		if closed && empty {
+			return
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-t.C:
+		case <-c.wake:
+		}
+		t.Stop()
+	}
+}
+
+func (c *confirmer) settle(ready []due, stopping bool) {
+	if stopping {
+		for _, d := range ready {
+			res := d.res
+			res.Outcome = hostflow.Failed
+			res.Err = fmt.Errorf("%s got no reply and the edge stopped before confirming it", res.Step)
+			c.out <- res
+		}
+		return
+	}
+	ids := make([]string, len(ready))
+	for i, d := range ready {
+		ids[i] = d.res.Identity
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	present, err := c.e.o.Finder.Sweep(ctx, ids...)
+	cancel()
+	still := make(map[string]bool, len(present))
+	for _, id := range present {
+		still[id] = true
+	}
+	for _, d := range ready {
+		res := d.res
+		switch {
+		case err != nil:
+			res.Outcome = hostflow.Failed
+			res.Err = fmt.Errorf("%s got no reply and could not be confirmed by discovery: %w", res.Step, err)
+			c.e.m.confirms.WithLabelValues("error").Inc()
+		case still[res.Identity]:
+			res.Outcome = hostflow.Failed
+			res.Err = fmt.Errorf("%s got no reply and the node is still in provisioning mode", res.Step)
+			c.e.m.confirms.WithLabelValues("present").Inc()
+		default:
+			res.Outcome, res.Err = settledOutcome(res.Step), nil
+			c.e.m.confirms.WithLabelValues("gone").Inc()
+		}
+		c.out <- res
+	}
+}
+
+// settledOutcome is what an unanswered step did once the node is known to have gone.
+func settledOutcome(step string) hostflow.Outcome {
+	switch step {
+	case "release_update":
+		return hostflow.UpgradeSent
+	case "shutdown":
+		return hostflow.Shutdown
+	}
+	return hostflow.Provisioned
+}

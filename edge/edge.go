@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/metrics"
+)
+
+// Flow runs the host flow for one leased node.
+type Flow interface {
+	Run(ctx context.Context, h hostflow.Host) hostflow.Result
+}
+
+// Finder finds nodes in provisioning mode; discovery.Discoverer is the real one.
+type Finder interface {
+	// Sweep returns every node that answers a discovery now (only identities, when given).
+	Sweep(ctx context.Context, identities ...string) ([]string, error)
+	// Listen calls found for every startup event of component until ctx ends.
+	Listen(ctx context.Context, component string, found func(identity string), bad func(error)) error
+}
+
+// Options configure an Edge. Flow, Source, Finder and Metrics are required.
+type Options struct {
+	Site   string
+	Region string
+	// Name is the edge's name towards its lease source.
+	Name string
+	// Workers bounds the host flows in flight; default 64 (the work is I/O bound).
+	Workers int
+	// BatchSize bounds the nodes of one acquire; default 256.
+	BatchSize int
+	// Interval spaces discovery sweeps; default one minute.
+	Interval time.Duration
+	// LifecycleComponent is the component of the startup events nodes announce.
+	LifecycleComponent string
+	// LeaseMargin is taken off every lease's TTL before the edge stops acting on it; default 2s.
+	LeaseMargin time.Duration
+	// ConfirmAfter is how long after an unanswered restart, release_update or shutdown the
+	// edge looks for the node again; default 10s (restart splay plus a process start).
+	ConfirmAfter time.Duration
+	// AcquireWait is how long one acquire may wait for waiting nodes; default 1s.
+	AcquireWait time.Duration
+
+	Flow    Flow
+	Source  lease.Source
+	Finder  Finder
+	Metrics *metrics.Registry
+	Logger  *slog.Logger
+	// Now must return monotonic readings; default time.Now.
+	Now func() time.Time
+	// OnResult, when set, sees every final result (after confirmation), e.g. for progress bars.
+	OnResult func(hostflow.Result)
+}
+
+// Edge discovers, leases and provisions the nodes of one region.
+type Edge struct {
+	o   Options
+	m   *edgeMetrics
+	log *slog.Logger
+
+	paused  atomic.Bool
+	resumed chan struct{} // a discovery sweep is due because provisioning resumed
+
+	mu   sync.Mutex
+	seen map[string]time.Time // last time discovery saw each node not yet reported
+
+	stats stats
+	ready atomic.Bool
+}
+
+// New checks the options and builds an Edge.
+func New(o Options) (*Edge, error) {
+	switch {
+	case o.Flow == nil:
+		return nil, errors.New("edge: a host flow is required")
+	case o.Source == nil:
+		return nil, errors.New("edge: a lease source is required")
+	case o.Finder == nil:
+		return nil, errors.New("edge: a finder (discovery) is required")
+	case o.Metrics == nil:
+		return nil, errors.New("edge: a metrics registry is required")
+	}
+	if o.Workers <= 0 {
+		o.Workers = 64
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 256
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Minute
+	}
+	if o.LifecycleComponent == "" {
+		o.LifecycleComponent = "provision_mode_server"
+	}
+	if o.LeaseMargin <= 0 {
+		o.LeaseMargin = 2 * time.Second
+	}
+	if o.ConfirmAfter <= 0 {
+		o.ConfirmAfter = 10 * time.Second
+	}
+	if o.AcquireWait <= 0 {
+		o.AcquireWait = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	m, err := newEdgeMetrics(o.Metrics, o.Site)
+	if err != nil {
+		return nil, fmt.Errorf("edge metrics: %w", err)
+	}
+	return &Edge{
+		o:       o,
+		m:       m,
+		log:     o.Logger,
+		resumed: make(chan struct{}, 1),
+		seen:    make(map[string]time.Time),
+	}, nil
+}
+
+// Run provisions until ctx ends; it returns after every host flow it started has ended and
+// their results were reported.
+func (e *Edge) Run(ctx context.Context) error {
+	e.log.Info("edge starting", "site", e.o.Site, "region", e.o.Region, "edge", e.o.Name, "workers", e.o.Workers, "interval", e.o.Interval)
+	found := make(chan lease.Found, 4096)
+	results := make(chan leased, e.o.Workers)
+	reported := make(chan struct{})
+
+	if err := e.o.Finder.Listen(ctx, e.o.LifecycleComponent, func(id string) {
+		if e.Paused() {
+			return
+		}
+		select {
+		case found <- lease.Found{Identity: id, Event: true}:
+		case <-ctx.Done():
+		}
+	}, func(err error) { e.log.Warn("could not handle lifecycle event", "error", err) }); err != nil {
+		return fmt.Errorf("edge: listen for startup events: %w", err)
+	}
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); e.register(ctx, found) }()
+	go func() { defer wg.Done(); e.discover(ctx, found) }()
+
+	r := newReporter(e, results)
+	go func() { r.run(); close(reported) }()
+
+	e.ready.Store(true)
+	e.dispatch(ctx, results) // returns once every host flow it started has ended
+	close(results)
+	<-reported
+	wg.Wait()
+	e.ready.Store(false)
+	e.log.Info("edge stopped")
+	return nil
+}
+
+// Ready is true while Run is past its start-up (startup events subscribed).
+func (e *Edge) Ready() bool { return e.ready.Load() }
+
+// Pause makes every host read as paused at its next attempt boundary and stops discovery and
+// new leases until Resume.
+func (e *Edge) Pause() {
+	if !e.paused.Swap(true) {
+		e.log.Warn("provisioning paused")
+	}
+	e.m.paused.Set(1)
+}
+
+// Resume undoes Pause and runs a discovery sweep at once.
+func (e *Edge) Resume() {
+	if e.paused.Swap(false) {
+		e.log.Warn("provisioning resumed")
+	}
+	e.m.paused.Set(0)
+	select {
+	case e.resumed <- struct{}{}:
+	default:
+	}
+}
+
+// Paused is the operator's pause.
+func (e *Edge) Paused() bool { return e.paused.Load() }
+
+func (e *Edge) noteSeen(ids []string) {
+	now := e.o.Now()
+	e.mu.Lock()
+	for _, id := range ids {
+		e.seen[id] = now
+	}
+	e.mu.Unlock()
+}
+
+func (e *Edge) lastSeen(id string) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.seen[id]
+}
+
+func (e *Edge) forget(id string) {
+	e.mu.Lock()
+	delete(e.seen, id)
+	e.mu.Unlock()
+}

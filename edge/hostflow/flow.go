@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package hostflow
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/choria-io/tokens"
+
+	"github.com/seed96588659/muster/edge/helper"
+	"github.com/seed96588659/muster/edge/keys"
+	"github.com/seed96588659/muster/edge/upgrade"
+	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/rpc"
+)
+
+// Features are choria-provisioner's features.* switches.
+type Features struct {
+	JWT     bool
+	ED25519 bool
+	PKI     bool
+}
+
+// Settings are the site settings the flow follows.
+type Settings struct {
+	Site     string
+	Features Features
+	// Interval is the discovery interval; a node last seen more than twice this long ago is skipped.
+	Interval time.Duration
+	Upgrade  upgrade.Settings
+	// RestartSplay is the splay in seconds sent with restart; choria-provisioner sends 1.
+	RestartSplay int
+	// Sign decides, once the node's provisioning JWT is known, whether requests to it are signed
+	// (nil: always sign).
+	Sign func(claims *tokens.ProvisioningClaims) bool
+}
+
+// Helper asks the site helper for a node's configuration.
+type Helper interface {
+	Run(ctx context.Context, req *helper.Request) (*helper.Response, error)
+}
+
+// JWTVerifier validates a node's provisioning JWT (keys.JWTVerifier).
+type JWTVerifier interface {
+	Validate(raw string) (*tokens.ProvisioningClaims, error)
+}
+
+// ServerSigner signs a server JWT for a node (keys.Signer).
+type ServerSigner interface {
+	Sign(req keys.ServerJWTRequest) (string, error)
+}
+
+// CSRValidator checks a node's CSR against its identity and the site's deny list (keys.DenyList).
+type CSRValidator interface {
+	ValidateCSR(identity, csrPEM string) (*x509.CertificateRequest, error)
+}
+
+// KeyEncrypter encrypts the helper's private key for the node (keys.EncryptPrivateKey).
+type KeyEncrypter func(keyPEM, nodeECDHPublic string) (keys.EncryptedKey, error)
+
+// Deps are what the flow calls out to. Helper is required; the others when their feature is on.
+type Deps struct {
+	Helper    Helper
+	Verifier  JWTVerifier
+	Signer    ServerSigner
+	CSR       CSRValidator
+	Encrypt   KeyEncrypter
+	Metrics   *metrics.Registry
+	Logger    *slog.Logger
+	Now       func() time.Time
+	Wrapper   *rpc.Wrapper
+	Transport rpc.Transport
+	// Token is the provisioning token every choria_provision action carries.
+	Token string
+}
+
+// Flow runs choria-provisioner's Host.Provision for one node at a time; it is safe for
+// concurrent use by many workers.
+type Flow struct {
+	s Settings
+	d Deps
+}
+
+// New checks that every dependency a configured feature needs is present.
+func New(s Settings, d Deps) (*Flow, error) {
+	switch {
+	case d.Helper == nil:
+		return nil, errors.New("host flow: a helper is required")
+	case d.Wrapper == nil || d.Transport == nil:
+		return nil, errors.New("host flow: an rpc wrapper and transport are required")
+	case d.Metrics == nil:
+		return nil, errors.New("host flow: a metrics registry is required")
+	case s.Features.JWT && d.Verifier == nil:
+		return nil, errors.New("host flow: features.jwt needs a JWT verifier (jwt_verify_cert)")
+	case s.Features.ED25519 && d.Signer == nil:
+		return nil, errors.New("host flow: features.ed25519 needs a server JWT signer (jwt_signing_key)")
+	case s.Features.PKI && d.CSR == nil:
+		return nil, errors.New("host flow: features.pki needs a CSR validator (cert_deny_list)")
+	case s.Features.PKI && s.Features.ED25519:
+		return nil, errors.New("host flow: features pki and ed25519 are exclusive")
+	}
+	if d.Encrypt == nil {
+		d.Encrypt = keys.EncryptPrivateKey
+	}
+	if s.Features.ED25519 {
+		s.Features.JWT = true
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Flow{s: s, d: d}, nil
+}
+
+// Host is one leased node handed to a worker.
+type Host struct {
+	Identity string
+	// Seen is when discovery last saw the node in provisioning mode.
+	Seen time.Time
+	// Pause is true once the operator paused or the node's lease is no longer valid.
+	Pause rpc.PauseSource
+}
+
+// run is the state of one flow: what earlier steps learnt, for later ones and the helper.
+type run struct {
+	node    *rpc.Node
+	req     helper.Request
+	jwt     *rpc.JWT
+	version string
+	inv     upgrade.Inventory
+	log     *slog.Logger
+}
+
+// Run provisions h in choria-provisioner's order and says how it ended.
+func (f *Flow) Run(ctx context.Context, h Host) Result {
+	start := f.d.Now()
+	res := f.provision(ctx, h)
+	res.Identity = h.Identity
+	res.Took = f.d.Now().Sub(start)
+	if res.Err != nil && res.Outcome != Paused && res.Outcome != Deferred {
+		f.d.Metrics.ProvisionErrors.WithLabelValues(f.s.Site).Inc()
+	}
+	return res
+}
+
+func (f *Flow) provision(ctx context.Context, h Host) Result {
+	if waited := f.d.Now().Sub(h.Seen); !h.Seen.IsZero() && f.s.Interval > 0 && waited > 2*f.s.Interval {
+		return Result{Outcome: Skipped, Err: fmt.Errorf("skipping node that's been waiting %v", waited.Round(time.Millisecond))}
+	}
+	if h.Pause == nil || h.Pause.Paused() {
+		return Result{Outcome: Paused, Err: fmt.Errorf("provisioning %s is paused", h.Identity)}
+	}
+
+	r := &run{
+		node: rpc.NewNode(f.d.Wrapper, f.d.Transport, h.Identity, f.d.Token, h.Pause),
+		req:  helper.Request{Identity: h.Identity},
+		log:  f.d.Logger.With("node", h.Identity),
+	}
+	steps := []struct {
+		name string
+		on   bool
+		run  func(context.Context, *run) error
+	}{
+		{"jwt", f.s.Features.JWT, f.fetchJWT},
+		{"ed25519", f.s.Features.ED25519, f.fetchED25519},
+		{"inventory", true, f.fetchInventory},
+		{"csr", f.s.Features.PKI, f.fetchCSR},
+	}
+	for _, s := range steps {
+		if !s.on {
+			continue
+		}
+		if err := s.run(ctx, r); err != nil {
+			return f.failed(s.name, err, r)
+		}
+	}
+
+	if h.Pause.Paused() {
+		return Result{Outcome: Paused, Err: fmt.Errorf("provisioning is paused, cannot run the helper for %s", h.Identity), Version: r.version}
+	}
+	resp, err := f.d.Helper.Run(ctx, &r.req)
+	if err != nil {
+		f.d.Metrics.HelperErrors.WithLabelValues(f.s.Site).Inc()
+		return Result{Outcome: Failed, Step: "helper", Err: fmt.Errorf("could not invoke configure helper: %w", err), Version: r.version}
+	}
+
+	switch {
+	case resp.Defer:
+		return Result{Outcome: Deferred, Step: "helper", Err: fmt.Errorf("configuration deferred: %s", resp.Msg), Version: r.version}
+	case resp.Shutdown:
+		return f.shutdown(ctx, r, resp.Msg)
+	}
+
+	outcome, err := upgrade.Step(ctx, f.s.Upgrade, r.inv, resp.Upgrade, upgrade.NodeSender(r.node), r.log)
+	switch outcome {
+	case upgrade.Sent:
+		return Result{Outcome: UpgradeSent, Step: "release_update", Version: r.version, Target: resp.Upgrade}
+	case upgrade.Stop:
+		if unanswered(err) {
+			return Result{Outcome: Unknown, Step: "release_update", Err: err, Version: r.version, Target: resp.Upgrade}
+		}
+		res := f.failed("upgrade", err, r)
+		res.Target = resp.Upgrade
+		return res
+	}
+
+	cfg, err := f.configuration(r, resp)
+	if err != nil {
+		return Result{Outcome: Failed, Step: "configure", Err: err, Version: r.version}
+	}
+	if _, err := r.node.Configure(ctx, cfg); err != nil {
+		return f.failed("configure", fmt.Errorf("configuration failed: %w", err), r)
+	}
+	if _, err := r.node.Restart(ctx, f.s.RestartSplay); err != nil {
+		if unanswered(err) {
+			return Result{Outcome: Unknown, Step: "restart", Err: fmt.Errorf("restart failed: %w", err), Version: r.version}
+		}
+		return f.failed("restart", fmt.Errorf("restart failed: %w", err), r)
+	}
+	return Result{Outcome: Provisioned, Version: r.version}
+}
+
+func (f *Flow) shutdown(ctx context.Context, r *run, msg string) Result {
+	if msg == "" {
+		r.log.Warn("shutting down host based on helper output, no reason given")
+	} else {
+		r.log.Warn("shutting down host based on helper output", "reason", msg)
+	}
+	if err := r.node.Shutdown(ctx); err != nil {
+		if unanswered(err) {
+			return Result{Outcome: Unknown, Step: "shutdown", Err: err, Version: r.version}
+		}
+		return f.failed("shutdown", err, r)
+	}
+	return Result{Outcome: Shutdown, Version: r.version}
+}
+
+// failed classifies a step's error: the node's lock held by another caller and a pause are
+// outcomes of their own; everything else failed.
+func (f *Flow) failed(step string, err error, r *run) Result {
+	res := Result{Outcome: Failed, Step: step, Err: err, Version: r.version}
+	switch {
+	case errors.Is(err, rpc.ErrLocked):
+		res.Outcome = LockHeld
+	case errors.Is(err, rpc.ErrPaused):
+		res.Outcome = Paused
+	}
+	return res
+}
+
+// unanswered is true when every try ended without a reply: after restart, release_update or
+// shutdown that is what a node that accepted the first try looks like, since the agent holds its
+// mutex until the process is replaced.
+func unanswered(err error) bool {
+	var rc *rpc.ResponseCountError
+	return errors.Is(err, rpc.ErrMaxTries) && errors.As(err, &rc) && rc.Count == 0
+}

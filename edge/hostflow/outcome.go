@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package hostflow
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Outcome is how one run of the host flow ended for its node.
+type Outcome int
+
+const (
+	// Provisioned: configured and restarted (the restart was acknowledged).
+	Provisioned Outcome = iota + 1
+	// Deferred: the helper deferred the node; it is retried on a later cycle.
+	Deferred
+	// Shutdown: the helper rejected the node and the shutdown was acknowledged; the node is done.
+	Shutdown
+	// UpgradeSent: release_update was accepted; the node comes back on the target version and
+	// is provisioned then.
+	UpgradeSent
+	// LockHeld: the node answered that another caller holds its provisioning lock.
+	LockHeld
+	// Failed: a step failed; the node may be tried again.
+	Failed
+	// Skipped: the node waited longer than twice the discovery interval and was not touched.
+	Skipped
+	// Paused: the operator paused or the lease ran out before the flow finished; the node was
+	// left at an attempt boundary.
+	Paused
+	// Unknown: restart, release_update or shutdown got no reply. The node may have accepted and
+	// be restarting (its agent then answers nothing more), so the edge confirms by rediscovery
+	// instead of retrying into the agent's held mutex. Step says which of the three it was.
+	Unknown
+)
+
+// String names the outcome for logs and metric labels.
+func (o Outcome) String() string {
+	switch o {
+	case Provisioned:
+		return "provisioned"
+	case Deferred:
+		return "deferred"
+	case Shutdown:
+		return "shutdown"
+	case UpgradeSent:
+		return "upgrade_sent"
+	case LockHeld:
+		return "lock_held"
+	case Failed:
+		return "failed"
+	case Skipped:
+		return "skipped"
+	case Paused:
+		return "paused"
+	case Unknown:
+		return "unknown"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Outcomes lists every outcome, for metrics that should show zeros.
+func Outcomes() []Outcome {
+	return []Outcome{Provisioned, Deferred, Shutdown, UpgradeSent, LockHeld, Failed, Skipped, Paused, Unknown}
+}
+
+// Result is what one run of the flow did to one node.
+type Result struct {
+	Identity string
+	Outcome  Outcome
+	// Err explains every outcome but Provisioned and UpgradeSent.
+	Err error
+	// Step names the action an Unknown outcome awaits confirmation of (restart,
+	// release_update or shutdown), or the step that failed.
+	Step string
+	// Version is the node's version from its inventory, when it was read.
+	Version string
+	// Target is the helper's upgrade version, when it named one.
+	Target string
+	// Took is how long the flow ran.
+	Took time.Duration
+}
+
+// API is the result as an edge reports it to its lease source. Unknown, Skipped and Paused have
+// no outcome of their own on the wire: the edge resolves Unknown by rediscovery first, and the
+// other two leave the node to be tried again, which the coordinator calls failed.
+func (r Result) API() api.NodeResult {
+	n := api.NodeResult{Identity: r.Identity, Version: r.Version}
+	if r.Err != nil {
+		n.Error = r.Err.Error()
+	}
+	switch r.Outcome {
+	case Provisioned:
+		n.Outcome = api.OutcomeProvisioned
+	case Deferred:
+		n.Outcome = api.OutcomeDeferred
+	case Shutdown:
+		n.Outcome = api.OutcomeShutdown
+	case UpgradeSent:
+		n.Outcome = api.OutcomeUpgradeSent
+	case LockHeld:
+		n.Outcome = api.OutcomeLockHeld
+	default:
+		n.Outcome = api.OutcomeFailed
+	}
+	return n
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/metrics"
+)
+
+// edgeMetrics are choria-provisioner's metrics (o) and the edge's own muster_edge_ ones.
+type edgeMetrics struct {
+	o      *metrics.Registry
+	site   string
+	paused prometheus.Gauge
+	busy   prometheus.Gauge
+
+	results    *prometheus.CounterVec
+	leases     prometheus.Counter
+	leasesLost prometheus.Counter
+	flowTime   prometheus.Observer
+	confirms   *prometheus.CounterVec
+}
+
+func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
+	labels := prometheus.Labels{"site": site}
+	results := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_results_total", Help: "Host flow results by outcome", ConstLabels: labels}, []string{"outcome"})
+	leases := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_leases_acquired_total", Help: "Leases granted to this edge", ConstLabels: labels})
+	lost := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_leases_lost_total", Help: "Leases that ran out on the edge's clock while hosts were in flight", ConstLabels: labels})
+	flow := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "muster_edge_flow_seconds", Help: "How long one host flow took", ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
+	confirms := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_confirmations_total", Help: "Unanswered restarts, upgrades and shutdowns settled by rediscovery, by what was found", ConstLabels: labels}, []string{"found"})
+	for _, c := range []prometheus.Collector{results, leases, lost, flow, confirms} {
+		if err := reg.Registerer().Register(c); err != nil {
+			return nil, fmt.Errorf("register edge metric: %w", err)
+		}
+	}
+	for _, o := range hostflow.Outcomes() {
+		results.WithLabelValues(o.String())
+	}
+	m := &edgeMetrics{
+		o: reg, site: site,
+		paused:     reg.Paused.WithLabelValues(site),
+		busy:       reg.BusyWorkers.WithLabelValues(site),
+		results:    results,
+		leases:     leases,
+		leasesLost: lost,
+		flowTime:   flow,
+		confirms:   confirms,
+	}
+	// Present from the start, as choria-provisioner's are, so dashboards show zeros.
+	m.paused.Set(0)
+	m.busy.Set(0)
+	for _, c := range []*prometheus.CounterVec{reg.Discovered, reg.EventDiscovered, reg.Provisioned, reg.ProvisionErrors, reg.DiscoverCycles, reg.DiscoveryErrors, reg.HelperErrors} {
+		c.WithLabelValues(site)
+	}
+	reg.WorkQueueEntries.WithLabelValues(site).Set(0)
+	reg.WaitingNodes.WithLabelValues(site).Set(0)
+	return m, nil
+}
+
+// stats are the edge's running totals, for progress displays and tests.
+type stats struct {
+	discovered atomic.Int64
+	inFlight   atomic.Int64
+	outcomes   [hostflow.Unknown + 1]atomic.Int64
+}
+
+// Stats is a snapshot of the edge's totals.
+type Stats struct {
+	// Discovered counts nodes newly queued by discovery (a node found again after its result
+	// counts again).
+	Discovered int64
+	// InFlight is how many host flows run now.
+	InFlight int64
+	// Outcomes counts final results by outcome.
+	Outcomes map[hostflow.Outcome]int64
+}
+
+// Stats reads the edge's totals.
+func (e *Edge) Stats() Stats {
+	s := Stats{Discovered: e.stats.discovered.Load(), InFlight: e.stats.inFlight.Load(), Outcomes: map[hostflow.Outcome]int64{}}
+	for _, o := range hostflow.Outcomes() {
+		s.Outcomes[o] = e.stats.outcomes[o].Load()
+	}
+	return s
+}
