@@ -25,10 +25,12 @@
 //   - Answers come in the order of the requests. The edge pipelines: it sends further requests
 //     before earlier ones are answered, and pairs each answer line with the oldest unanswered
 //     request. A helper may work on several requests at once, but must write answers in order.
-//   - Nothing else may be written to stdout. A line that is empty, is not JSON, is longer than
-//     the output limit (1 MiB by default), or arrives when no request is outstanding fails that
-//     request and restarts the helper: the pairing of later lines cannot be trusted any more.
-//     A line that is JSON but does not decode as a Response fails only its request.
+//   - Nothing else may be written to stdout. A line that is empty, is not JSON or is longer than
+//     the output limit (1 MiB by default) fails the request it answers (the oldest outstanding)
+//     and restarts the helper: the pairing of later lines cannot be trusted any more. So does a
+//     line that arrives while no request is outstanding (one that arrives while a request is
+//     outstanding cannot be told from its answer). A line that is JSON but does not decode as a
+//     Response fails only its request.
 //   - A request not answered within the timeout (10 s by default) fails, and the helper's
 //     process group is killed and started again; requests in flight then fail with ErrRestarted.
 //     A helper that exits is started again on the next request, after a backoff that grows
