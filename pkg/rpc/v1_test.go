@@ -80,7 +80,7 @@ func TestV1Encoder_WritesWhatGoChoriaParsesAndVerifies(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tr.Protocol != protocol.TransportV1 || tr.Headers.ReplyTo != "provisioning.reply.x.0123456789abcdef0123456789abcdef" || tr.Headers.MCollectiveSender != "edge.mcollective" {
-			t.Fatalf("transport %+v headers %+v", tr, tr.Headers)
+			t.Fatalf("transport %s %+v", tr.Protocol, tr.Headers)
 		}
 
 		schemaValid(t, protocol.SecureRequestV1, tr.Data)
