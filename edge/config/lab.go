@@ -17,6 +17,7 @@ import (
 // lab.Info (sandbox/lab/info.go); it is declared here because the edge must not import the sandbox.
 type labInfo struct {
 	UpdatesRepository string               `json:"updates_repository"`
+	UpgradeVersion    string               `json:"upgrade_version"`
 	Regions           map[string]labRegion `json:"regions"`
 }
 
@@ -29,6 +30,8 @@ type labRegion struct {
 	ProvisioningPassword   string      `json:"provisioning_password"`
 	JWTSignerPublicKey     string      `json:"jwt_signer_public_key"`
 	JWTSignerPublicKeyFile string      `json:"jwt_signer_public_key_file"`
+	CA                     string      `json:"ca"`
+	CAKey                  string      `json:"ca_key"`
 }
 
 // labClient is the sandbox's lab.ClientInfo: one client identity and its ready configuration.
@@ -104,7 +107,7 @@ func labValues(labJSON, region, sampleHelper string) (map[string]any, error) {
 		"broker_provisioning_password": r.ProvisioningPassword,
 		"upgrades_repository":          info.UpdatesRepository,
 		"features.jwt":                 true,
-		"helper":                       shellquote.Join(sampleHelper, "--broker", r.BrokerURL),
+		"helper":                       shellquote.Join(sampleHelperArgs(sampleHelper, info, r)...),
 		// The lab lives on loopback; nothing outside the machine scrapes it.
 		"monitor_bind": "127.0.0.1",
 	}
@@ -124,4 +127,18 @@ func labValues(labJSON, region, sampleHelper string) (map[string]any, error) {
 		values["jwt_verify_cert"] = r.JWTSignerPublicKey
 	}
 	return values, nil
+}
+
+// sampleHelperArgs points the sample helper at the region's broker, has it answer the lab's
+// upgrade version (used only with features.upgrades) and sign CSRs with the lab's throwaway CA
+// (used only with features.pki, which real nodes need to restart into a working configuration).
+func sampleHelperArgs(sampleHelper string, info labInfo, r labRegion) []string {
+	args := []string{sampleHelper, "--broker", r.BrokerURL}
+	if info.UpgradeVersion != "" {
+		args = append(args, "--upgrade", info.UpgradeVersion)
+	}
+	if r.CA != "" && r.CAKey != "" {
+		args = append(args, "--ca", r.CA, "--ca-key", r.CAKey)
+	}
+	return args
 }

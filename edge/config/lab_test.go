@@ -80,7 +80,7 @@ func TestFromLab_RegionNeedsNoOtherSetUp(t *testing.T) {
 		{"jwt_verify_cert", c.JWTVerifyCert, filepath.Join(dir, "west-signer.pub")},
 		{"upgrades_repository", c.UpgradesRepository, "http://127.0.0.1:8081/repo"},
 		{"features.jwt", c.Features.JWT, true},
-		{"helper", c.Helper, helper + " --broker nats://127.0.0.1:24222"},
+		{"helper", c.Helper, helper + " --broker nats://127.0.0.1:24222 --upgrade 0.30.1"},
 		{"interval", c.Interval, time.Minute},
 		{"workers", c.Workers, config.DefaultWorkers},
 		{"monitor_bind", c.MonitorBind, "127.0.0.1"},

@@ -16,7 +16,12 @@ import (
 func (d *Discoverer) Listen(ctx context.Context, component string, found func(identity string), bad func(error)) error {
 	subject := fmt.Sprintf("choria.lifecycle.event.startup.%s", component)
 	ch := make(chan *nats.Msg, 4096)
-	sub, err := d.conn.Nats().ChanSubscribe(subject, ch)
+	sub, err := d.conn.Nats().Subscribe(subject, func(m *nats.Msg) {
+		select {
+		case ch <- m:
+		case <-ctx.Done():
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("discovery: subscribe to %s: %w", subject, err)
 	}

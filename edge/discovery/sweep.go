@@ -78,9 +78,17 @@ func (d *Discoverer) Sweep(ctx context.Context, identities ...string) ([]string,
 		return nil, fmt.Errorf("discovery: reply target: %w", err)
 	}
 
-	// A channel subscription keeps decoding off the NATS delivery goroutine.
+	// The subscription hands messages to the sweep through ch; with no pending limits NATS
+	// buffers a burst of 10,000 replies rather than dropping them as a slow consumer.
 	ch := make(chan *nats.Msg, 4096)
-	sub, err := d.conn.Nats().ChanSubscribe(reply, ch)
+	done := make(chan struct{})
+	defer close(done)
+	sub, err := d.conn.Nats().Subscribe(reply, func(m *nats.Msg) {
+		select {
+		case ch <- m:
+		case <-done:
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("discovery: subscribe to %s: %w", reply, err)
 	}
