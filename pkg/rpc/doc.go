@@ -7,6 +7,7 @@
 // per-attempt timer and the once-per-call error counter). Node offers the typed actions of the
 // rpcutil and choria_provision agents with their try limits and reply validation. A Transport
 // carries one request to one identity and returns every reply it saw: Conn multiplexes all
-// requests over one long-lived broker connection, PerCall builds go-choria's RPC client for each
-// call as choria-provisioner does.
+// requests over one long-lived broker connection and encodes protocol v1 itself (key parsed once,
+// signing chosen by Signing, reply windows from Timeouts); PerCall builds go-choria's RPC client
+// for each call as choria-provisioner does and stays the reference.
 package rpc
