@@ -16,8 +16,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/choria-io/tokens"
-
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/discovery"
@@ -115,7 +113,7 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		Interval:     cfg.Interval,
 		Upgrade:      upgrade.Settings{Enabled: cfg.Features.Upgrades, Repository: cfg.UpgradesRepository, Optional: cfg.UpgradesOptional},
 		RestartSplay: 1,
-		Sign:         signPolicy(cfg.RequestSigning),
+		Signing:      hostflow.NewSigningPolicy(cfg.RequestSigning),
 	}, deps)
 	if err != nil {
 		return nil, err
@@ -225,18 +223,4 @@ func credentials(cfg *config.Config, d *hostflow.Deps, log *slog.Logger) error {
 		d.CSR = dl
 	}
 	return nil
-}
-
-// signPolicy decides per node whether requests are signed once its provisioning JWT is known.
-// A provisioning-mode server verifies request signatures only when its JWT says so (chs); the
-// others never look at the signature, and the provisioning token still authenticates every
-// choria_provision action, so skipping it for them removes CPU, not a check.
-func signPolicy(mode string) func(*tokens.ProvisioningClaims) bool {
-	switch mode {
-	case config.SigningAlways:
-		return func(*tokens.ProvisioningClaims) bool { return true }
-	case config.SigningNever:
-		return func(*tokens.ProvisioningClaims) bool { return false }
-	}
-	return func(c *tokens.ProvisioningClaims) bool { return c == nil || c.Secure }
 }

@@ -35,9 +35,8 @@ type Settings struct {
 	Upgrade  upgrade.Settings
 	// RestartSplay is the splay in seconds sent with restart; choria-provisioner sends 1.
 	RestartSplay int
-	// Sign decides, once the node's provisioning JWT is known, whether requests to it are signed
-	// (nil: always sign).
-	Sign func(claims *tokens.ProvisioningClaims) bool
+	// Signing decides which requests are signed; nil signs every request.
+	Signing *SigningPolicy
 }
 
 // Helper asks the site helper for a node's configuration.

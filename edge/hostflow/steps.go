@@ -16,6 +16,9 @@ import (
 // The steps before the helper: each fills in what the helper and later steps read.
 
 func (f *Flow) fetchJWT(ctx context.Context, r *run) error {
+	if f.s.Signing != nil && f.s.Signing.Guess() {
+		r.node.TryUnsigned()
+	}
 	jwt, err := r.node.JWT(ctx)
 	if err != nil {
 		return fmt.Errorf("could not fetch and validate JWT: %s: %w", r.req.Identity, err)
@@ -26,8 +29,8 @@ func (f *Flow) fetchJWT(ctx context.Context, r *run) error {
 	}
 	r.jwt = jwt
 	r.req.JWT = claims
-	if f.s.Sign != nil {
-		r.node.SetSigning(f.s.Sign(claims))
+	if f.s.Signing != nil {
+		r.node.SetSigning(f.s.Signing.Learn(claims))
 	}
 	return nil
 }

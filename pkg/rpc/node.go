@@ -44,6 +44,8 @@ type Node struct {
 	pause     PauseSource
 	nonce     NonceFunc
 	unsigned  atomic.Bool
+	// tentative: unsigned only until a try goes unanswered (TryUnsigned).
+	tentative atomic.Bool
 }
 
 // NewNode binds identity, the provisioning token and the pause source of its host flow.
@@ -54,7 +56,19 @@ func NewNode(w *Wrapper, t Transport, identity, token string, pause PauseSource)
 // SetSigning says whether this node's requests need signing: false once its provisioning JWT
 // showed chs false (it does not verify signatures), true again otherwise. It marks requests
 // Unsigned, which Conn honours under SignAuto; a new Node signs.
-func (n *Node) SetSigning(sign bool) { n.unsigned.Store(!sign) }
+func (n *Node) SetSigning(sign bool) {
+	n.tentative.Store(false)
+	n.unsigned.Store(!sign)
+}
+
+// TryUnsigned sends this node's requests unsigned until one try gets no reply, then signs
+// every later try. A node that verifies signatures (chs true) drops an unsigned request without
+// acting on it, so a wrong guess costs one reply window, never a wrongly accepted request; the
+// edge guesses so when the site's recent nodes did not verify.
+func (n *Node) TryUnsigned() {
+	n.unsigned.Store(true)
+	n.tentative.Store(true)
+}
 
 // SetNonceSource replaces RandomNonce as the source of gen25519 nonces.
 func (n *Node) SetNonceSource(f NonceFunc) { n.nonce = f }
@@ -107,6 +121,9 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 		replies, err := n.transport.Request(ctx, req)
 		if err != nil {
 			return err
+		}
+		if len(replies) == 0 && req.Unsigned && n.tentative.CompareAndSwap(true, false) {
+			n.unsigned.Store(false)
 		}
 		if len(replies) != 1 {
 			return &ResponseCountError{What: what, Count: len(replies), Identity: n.identity}

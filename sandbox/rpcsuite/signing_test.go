@@ -125,3 +125,24 @@ func TestNode_SetSigningStopsSigningForThatNodeOnly(t *testing.T) {
 		t.Fatalf("the other node stopped signing: %v", err)
 	}
 }
+
+// TestNode_TryUnsignedSignsAfterAnUnansweredTry: a guess that a node does not verify costs one
+// dropped try, then the node is asked again signed and answers.
+func TestNode_TryUnsignedSignsAfterAnUnansweredTry(t *testing.T) {
+	fleet, secure := startVerifyingFleet(t)
+	c := newCaller(t, "edge-eu-sign3.mcollective", 2*time.Second)
+	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 500 * time.Millisecond, DuplicateGrace: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	n := c.node(conn, secure, nil)
+	n.TryUnsigned()
+	before := fleet.Stats().Invalid
+	if _, err := n.Inventory(context.Background()); err != nil {
+		t.Fatalf("inventory after a dropped unsigned try: %v", err)
+	}
+	if got := fleet.Stats().Invalid - before; got != 1 {
+		t.Fatalf("the verifying node dropped %d requests, want exactly the first unsigned one", got)
+	}
+}
