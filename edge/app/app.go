@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/choria-io/go-choria/backoff"
+
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/discovery"
@@ -42,6 +44,10 @@ type Options struct {
 	OnResult func(hostflow.Result)
 	// Tune, when set, may adjust the edge's options before it is built (tests shorten waits).
 	Tune func(*edge.Options)
+	// RPCTimeout, when set, replaces the reply windows go-choria derives from the DDLs (tests
+	// with nodes that never answer shorten it); RetryPolicy replaces backoff.Default.
+	RPCTimeout  time.Duration
+	RetryPolicy backoff.Policy
 }
 
 // App is one running standalone edge.
@@ -87,7 +93,7 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		name = fw.CallerID()
 	}
 
-	a.conn, err = rpc.Dial(ctx, fw, rpc.ConnOptions{Signing: signingMode(cfg.RequestSigning)})
+	a.conn, err = rpc.Dial(ctx, fw, rpc.ConnOptions{Signing: signingMode(cfg.RequestSigning), Timeout: o.RPCTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +105,7 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 	if err != nil {
 		return nil, err
 	}
-	wrapper, err := rpc.NewWrapper(rpc.WrapperOptions{Site: cfg.Site, Metrics: a.Metrics, Logger: log})
+	wrapper, err := rpc.NewWrapper(rpc.WrapperOptions{Site: cfg.Site, Metrics: a.Metrics, Logger: log, Policy: o.RetryPolicy})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edgesuite
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/choria-io/go-choria/backoff"
+
+	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/app"
+	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/report"
+)
+
+const region = "eu"
+
+// Binaries built once for the package: the real node's muster-sandbox and the sample helper.
+var bins struct {
+	node   string
+	helper string
+}
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "muster-edgesuite-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	if bins.node, err = lab.BuildNodeBinary(ctx, dir); err != nil {
+		fmt.Fprintln(os.Stderr, "build node binary:", err)
+		return 1
+	}
+	bins.helper = filepath.Join(dir, config.SampleHelperName)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bins.helper, "github.com/seed96588659/muster/edge/cmd/muster-helper-sample")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build sample helper: %v: %s\n", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// startLab starts a one-region lab for one test and stops it at the end.
+func startLab(t *testing.T, o lab.Options) *lab.Lab {
+	t.Helper()
+	o.Dir = filepath.Join(t.TempDir(), "lab")
+	o.Regions = []string{region}
+	if o.Real > 0 {
+		o.NodeBinary = bins.node
+	}
+	l, err := lab.Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("start lab: %v", err)
+	}
+	t.Cleanup(func() { l.Stop() })
+	if failed := l.Region(region).Failed(); len(failed) > 0 {
+		t.Fatalf("lab nodes failed to start: %v", failed)
+	}
+	return l
+}
+
+// runningEdge is one in-process standalone edge, built by edge/app exactly as muster-edge is.
+type runningEdge struct {
+	app  *app.App
+	logs *syncBuffer
+
+	mu      sync.Mutex
+	results map[string][]hostflow.Result
+
+	stop context.CancelFunc
+	done chan error
+}
+
+// startEdge builds an edge for the lab's region with lab defaults, adjusted by tune, and runs it
+// until the test ends.
+func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge func(*edge.Options)) *runningEdge {
+	t.Helper()
+	cfg, err := config.FromLab(l.InfoFile(), region, config.WithSampleHelper(bins.helper))
+	if err != nil {
+		t.Fatalf("config from lab: %v", err)
+	}
+	cfg.Interval = 3 * time.Second
+	cfg.LogLevel = "debug"
+	if tune != nil {
+		tune(cfg)
+	}
+	re := &runningEdge{logs: &syncBuffer{}, results: map[string][]hostflow.Result{}, done: make(chan error, 1)}
+	log := slog.New(slog.NewTextHandler(re.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	re.app, err = app.Build(context.Background(), cfg, app.Options{
+		Logger:   log,
+		OnResult: re.record,
+		// Nodes that never answer would hold a flow for 5 tries of go-choria's 22 s windows.
+		RPCTimeout:  4 * time.Second,
+		RetryPolicy: backoff.Policy{Millis: []int{50, 100, 200}},
+		Tune: func(o *edge.Options) {
+			o.ConfirmAfter = 3 * time.Second
+			if tuneEdge != nil {
+				tuneEdge(o)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatalf("build edge: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	re.stop = cancel
+	go func() { re.done <- re.app.Run(ctx) }()
+	t.Cleanup(func() {
+		re.shutdown(t)
+		if t.Failed() {
+			t.Logf("edge log (last 8 KiB):\n%s", re.logs.tail(8<<10))
+		}
+	})
+	return re
+}
+
+func (re *runningEdge) record(r hostflow.Result) {
+	re.mu.Lock()
+	re.results[r.Identity] = append(re.results[r.Identity], r)
+	re.mu.Unlock()
+}
+
+// shutdown stops the edge and waits for Run to return; it is safe to call twice.
+func (re *runningEdge) shutdown(t *testing.T) {
+	re.stop()
+	select {
+	case err, ok := <-re.done:
+		if ok && err != nil {
+			t.Errorf("edge run: %v", err)
+		}
+		close(re.done)
+	case <-time.After(60 * time.Second):
+		t.Errorf("edge did not stop within 60s of its context ending")
+	}
+	re.app.Close()
+}
+
+// resultsOf is a copy of every final result seen for identity.
+func (re *runningEdge) resultsOf(identity string) []hostflow.Result {
+	re.mu.Lock()
+	defer re.mu.Unlock()
+	return append([]hostflow.Result(nil), re.results[identity]...)
+}
+
+// has reports whether identity has a final result with outcome o.
+func (re *runningEdge) has(identity string, o hostflow.Outcome) bool {
+	for _, r := range re.resultsOf(identity) {
+		if r.Outcome == o {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor polls cond until it holds, failing the test after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// labReport builds the sandbox report from the lab's action log.
+func labReport(t *testing.T, l *lab.Lab) report.Report {
+	t.Helper()
+	r, err := report.FromFile(l.ActionsFile())
+	if err != nil {
+		t.Fatalf("read lab report: %v", err)
+	}
+	return r
+}
+
+// acceptedCount is how often identity accepted action (OK replies) in the lab's log.
+func acceptedCount(r report.Report, identity, action string) int {
+	n := r.Nodes[identity]
+	if n == nil || n.Actions[action] == nil {
+		return 0
+	}
+	return n.Actions[action].OK
+}
+
+// assertNoDoubleProvisioning fails the test with the report's evidence when any node accepted
+// changes from two callers within one episode.
+func assertNoDoubleProvisioning(t *testing.T, r report.Report) {
+	t.Helper()
+	if len(r.DoubleProvisioned) > 0 {
+		t.Fatalf("double provisioned: %+v", r.DoubleProvisioned)
+	}
+}
+
+func emu(i int) string { return fmt.Sprintf("%s%05d", lab.EmulatedPrefix(region), i) }
+
+func rule(id string, f faults.Fault) faults.Rule {
+	return faults.Rule{Select: faults.Selector{Identity: id}, Fault: f}
+}
+
+// syncBuffer is a log sink safe for the edge's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) tail(n int) string {
+	out := s.String()
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+func (s *syncBuffer) contains(sub string) bool { return strings.Contains(s.String(), sub) }
