@@ -43,10 +43,13 @@ test: build
 		(cd $$m && go test $(RACE) -count=1 -timeout 20m $$tags $(TESTFLAGS) ./...); \
 	done
 
-bench:
+# sandbox/edgebench runs muster-edge from bin/ against labs of 1,000 and 10,000 emulated nodes
+# (minutes, hence the timeout); with MUSTER_ANCHOR_BIN=/path/to/choria-provisioner it runs the
+# anchor side by side (never built here). MUSTER_BENCH_NODES=1000 limits the lab sizes.
+bench: build
 	@set -e; for m in $(MODULES); do \
 		echo "== bench $$m"; \
-		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...); \
+		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./...); \
 	done
 
 # fuzz installs Debian's librpm-dev if it is missing, compares $(LIBRPM_PAIRS) random pairs with
