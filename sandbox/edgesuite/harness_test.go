@@ -91,7 +91,7 @@ type runningEdge struct {
 
 // startEdge builds an edge for the lab's region with lab defaults, adjusted by tune, and runs it
 // until the test ends.
-func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge func(*edge.Options)) *runningEdge {
+func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge func(*edge.Options), opts ...func(*app.Options)) *runningEdge {
 	t.Helper()
 	cfg, err := config.FromLab(l.InfoFile(), region, config.WithSampleHelper(bins.helper))
 	if err != nil {
@@ -104,7 +104,7 @@ func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge fun
 	}
 	re := &runningEdge{logs: &syncBuffer{}, results: map[string][]hostflow.Result{}, done: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(re.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	re.app, err = app.Build(context.Background(), cfg, app.Options{
+	ao := app.Options{
 		Logger:   log,
 		OnResult: re.record,
 		// Nodes that never answer would hold a flow for 5 tries of go-choria's 22 s windows.
@@ -116,7 +116,11 @@ func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge fun
 				tuneEdge(o)
 			}
 		},
-	})
+	}
+	for _, o := range opts {
+		o(&ao)
+	}
+	re.app, err = app.Build(context.Background(), cfg, ao)
 	if err != nil {
 		t.Fatalf("build edge: %v", err)
 	}
@@ -131,6 +135,9 @@ func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge fun
 	})
 	return re
 }
+
+// withRealTimeouts keeps go-choria's reply windows: a real release_update may take 20 s.
+func withRealTimeouts(o *app.Options) { o.RPCTimeout = 0 }
 
 func (re *runningEdge) record(r hostflow.Result) {
 	re.mu.Lock()
