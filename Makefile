@@ -18,7 +18,7 @@ FUZZFLAGS ?=
 # Random pairs `make fuzz` compares against the real librpm (make test runs the default 200000).
 LIBRPM_PAIRS ?= 2000000
 
-.PHONY: all build test bench fuzz lint tools deps
+.PHONY: all build test bench fuzz lint tools deps run
 
 all: build
 
@@ -69,3 +69,15 @@ fuzz:
 lint:
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# run is the project's main job on one machine: build, then a sandbox lab (real and emulated
+# nodes, some needing an upgrade, a few faulty), one standalone muster-edge and the sample
+# helper, with live progress, a summary and the sandbox report; Ctrl-C stops every process.
+# RUNDIR (default: a fresh temporary directory) keeps the lab, the logs and the report;
+# RUNFLAGS go to `muster-sandbox run` (e.g. RUNFLAGS='--emulated 1000 --exit').
+RUNDIR ?=
+RUNFLAGS ?=
+run: build
+	@dir="$(RUNDIR)"; [ -n "$$dir" ] || dir=$$(mktemp -d "$${TMPDIR:-/tmp}/muster-run.XXXXXX") || exit 1; \
+	echo "== run directory: $$dir"; \
+	exec bin/muster-sandbox run --dir "$$dir" $(RUNFLAGS)

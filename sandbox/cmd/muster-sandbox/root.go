@@ -13,6 +13,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newUpCommand(), newReportCommand(), newNodeCommand())
+	root.AddCommand(newUpCommand(), newReportCommand(), newNodeCommand(), newRunCommand())
 	return root
 }

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/seed96588659/muster/sandbox/demo"
+	"github.com/spf13/cobra"
+)
+
+type runFlags struct {
+	dir          string
+	binDir       string
+	real         int
+	emulated     int
+	workers      int
+	timeout      time.Duration
+	noTTY        bool
+	exitWhenDone bool
+}
+
+func newRunCommand() *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run --dir DIR",
+		Short: "make run: a lab, one standalone muster-edge and the sample helper, with live progress and a summary; Ctrl-C stops everything",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDemo(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "", "directory for the lab, the logs and the report (required; use a fresh one)")
+	fl.StringVar(&f.binDir, "bin", "", "directory of muster-edge and muster-helper-sample (default: this binary's)")
+	fl.IntVar(&f.real, "real", demo.DefaultReal, "real go-choria nodes (every other one needs an upgrade)")
+	fl.IntVar(&f.emulated, "emulated", demo.DefaultEmulated, "emulated nodes, at least 10 (a few need an upgrade, five are faulty)")
+	fl.IntVar(&f.workers, "workers", 0, "edge workers (0: the edge's default)")
+	fl.DurationVar(&f.timeout, "timeout", demo.DefaultTimeout, "give up if the plan is not reached by then")
+	fl.BoolVar(&f.noTTY, "no-tty", false, "print the bars every few seconds instead of redrawing them (automatic when stdout is no terminal)")
+	fl.BoolVar(&f.exitWhenDone, "exit", false, "stop everything after the summary instead of waiting for Ctrl-C")
+	return cmd
+}
+
+func runDemo(ctx context.Context, f *runFlags) error {
+	if f.dir == "" {
+		return fmt.Errorf("flag --dir is required")
+	}
+	if f.real < 0 {
+		return fmt.Errorf("flag --real: %d is negative", f.real)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary for real nodes: %w", err)
+	}
+	binDir := f.binDir
+	if binDir == "" {
+		binDir = filepath.Dir(self)
+	}
+	real := f.real
+	if real == 0 {
+		real = demo.NoReal
+	}
+	tty := !f.noTTY && isatty.IsTerminal(os.Stdout.Fd())
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := demo.Run(ctx, demo.Options{
+		Dir: f.dir, Real: real, Emulated: f.emulated, BinDir: binDir, NodeBinary: self,
+		Out: os.Stdout, TTY: tty, ExitWhenDone: f.exitWhenDone, Timeout: f.timeout, Workers: f.workers,
+		Command: os.Args[0],
+	})
+	if err != nil && res != nil && ctx.Err() != nil && res.Summarised && len(res.Leftover) == 0 {
+		// Ctrl-C after the summary is how an interactive run ends.
+		return nil
+	}
+	return err
+}

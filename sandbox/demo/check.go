@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package demo
+
+import (
+	"fmt"
+
+	"github.com/seed96588659/muster/sandbox/report"
+)
+
+// status is how far the run is from done, judged from the sandbox's action log (what the nodes
+// accepted) and the edge's result counters (which nodes the edge gave up on).
+type status struct {
+	// Met counts, per expectation, the nodes that reached their expected end.
+	Met map[Expect]int
+	// Missing names each node or counter still short of its end, and why.
+	Missing []string
+	// Unexpected names nodes that ended otherwise than planned.
+	Unexpected []string
+}
+
+// done reports whether every node and counter reached its expected end.
+func (s status) done() bool { return len(s.Missing) == 0 }
+
+// evaluate compares the action log and the edge's counters with the plan.
+func (p *plan) evaluate(rep report.Report, snap Snapshot) status {
+	st := status{Met: map[Expect]int{}}
+	for _, id := range p.nodes {
+		e := p.expect[id]
+		n := rep.Nodes[id]
+		ok, why := reached(e, n)
+		if ok {
+			st.Met[e]++
+		} else {
+			st.Missing = append(st.Missing, fmt.Sprintf("%s (%s): %s", id, e, why))
+		}
+		if e != Healthy && e != Upgrade && n != nil && n.Provisioned {
+			st.Unexpected = append(st.Unexpected, fmt.Sprintf("%s (%s) was provisioned", id, e))
+		}
+		if e == Silent && n != nil {
+			st.Unexpected = append(st.Unexpected, fmt.Sprintf("%s (%s) answered requests", id, e))
+		}
+	}
+	// The log shows what the nodes did; only the edge knows it gave up on them.
+	for _, c := range []struct {
+		outcome string
+		want    int
+	}{
+		{"failed", p.count(FailConfigure) + p.count(Duplicate)},
+		{"deferred", p.count(Deferred)},
+		{"shutdown", p.count(ShutDown)},
+	} {
+		if got := snap.Outcomes[c.outcome]; got < int64(c.want) {
+			st.Missing = append(st.Missing, fmt.Sprintf("edge results %q: %d, want at least %d", c.outcome, got, c.want))
+		}
+	}
+	if snap.InFlight > 0 {
+		st.Missing = append(st.Missing, fmt.Sprintf("edge has %d host flows in flight", snap.InFlight))
+	}
+	return st
+}
+
+// reached says whether node n (nil: nothing recorded) reached the end e expects, and if not why.
+func reached(e Expect, n *report.Node) (bool, string) {
+	accepted := func(action string) int {
+		if n == nil || n.Actions[action] == nil {
+			return 0
+		}
+		return n.Actions[action].OK
+	}
+	refused := func(action string) int {
+		if n == nil || n.Actions[action] == nil {
+			return 0
+		}
+		return n.Actions[action].Failed
+	}
+	switch e {
+	case Healthy:
+		if n != nil && n.Provisioned {
+			return true, ""
+		}
+		return false, "not provisioned yet"
+	case Upgrade:
+		switch {
+		case accepted(report.ReleaseUpdate) == 0:
+			return false, "no release_update accepted yet"
+		case n.Provisioned:
+			return true, ""
+		}
+		return false, "upgraded, not provisioned yet"
+	case FailConfigure:
+		if refused(report.Configure) > 0 && !n.Provisioned {
+			return true, ""
+		}
+		return false, "no configure refused yet"
+	case Duplicate, Deferred:
+		if n != nil && !n.Provisioned && accepted(report.Configure) == 0 {
+			return true, ""
+		}
+		if n == nil {
+			return false, "not contacted yet"
+		}
+		return false, "configured"
+	case ShutDown:
+		if accepted(report.Shutdown) > 0 {
+			return true, ""
+		}
+		return false, "no shutdown accepted yet"
+	case Silent:
+		return n == nil, "answered requests"
+	}
+	return false, "unknown expectation"
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package demo
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/seed96588659/muster/sandbox/report"
+)
+
+// maxListed bounds the missing and unexpected nodes a summary names.
+const maxListed = 20
+
+// Summary is what a run ends with.
+type Summary struct {
+	// Done is true when every node reached the end its plan expects.
+	Done bool
+	// Elapsed runs from the edge's start to done (or the timeout).
+	Elapsed time.Duration
+	// Nodes is the lab's node count.
+	Nodes int
+	// Planned and Met count nodes per expectation: how many there are, how many got there.
+	Planned map[Expect]int
+	Met     map[Expect]int
+	// Missing and Unexpected come from the last evaluation (see status).
+	Missing    []string
+	Unexpected []string
+	// Outcomes is the edge's muster_edge_results_total by outcome.
+	Outcomes map[string]int64
+	// Report is the sandbox report of the action log.
+	Report report.Report
+}
+
+// NodesPerMinute is the rate of nodes provisioned (by the action log) over Elapsed.
+func (s Summary) NodesPerMinute() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Report.Totals.Provisioned) / s.Elapsed.Minutes()
+}
+
+// Print writes the summary tables.
+func (s Summary) Print(w io.Writer) {
+	state := "done"
+	if !s.Done {
+		state = "NOT done"
+	}
+	fmt.Fprintf(w, "\n== %s after %s: %d nodes, %d provisioned, %.0f nodes/min\n\n", state,
+		s.Elapsed.Round(100*time.Millisecond), s.Nodes, s.Report.Totals.Provisioned, s.NodesPerMinute())
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLANNED END\tNODES\tREACHED")
+	for _, e := range expectations() {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", e, s.Planned[e], s.Met[e])
+	}
+	fmt.Fprintln(tw, "\t\t")
+	fmt.Fprintln(tw, "EDGE RESULT (muster_edge_results_total)\tCOUNT\t")
+	for _, o := range outcomeNames {
+		fmt.Fprintf(tw, "%s\t%d\t\n", o, s.Outcomes[o])
+	}
+	fmt.Fprintln(tw, "\t\t")
+	t := s.Report.Totals
+	fmt.Fprintln(tw, "SANDBOX REPORT (actions.jsonl)\tCOUNT\t")
+	fmt.Fprintf(tw, "actions (ok / failed)\t%d\t%d / %d\n", t.Actions, t.OK, t.Failed)
+	for _, a := range slices.Sorted(maps.Keys(t.ByAction)) {
+		fmt.Fprintf(tw, "  %s\t%d\t\n", a, t.ByAction[a])
+	}
+	fmt.Fprintf(tw, "nodes that received requests\t%d\t\n", t.Nodes)
+	fmt.Fprintf(tw, "callers\t%d\t\n", t.Callers)
+	fmt.Fprintf(tw, "provisioned\t%d\t\n", t.Provisioned)
+	fmt.Fprintf(tw, "double_provisioned\t%d\t%s\n", t.DoubleProvisioned, verdict(t.DoubleProvisioned == 0))
+	_ = tw.Flush()
+
+	list(w, "still missing", s.Missing)
+	list(w, "unexpected", s.Unexpected)
+	for _, d := range s.Report.DoubleProvisioned {
+		fmt.Fprintf(w, "double provisioned: %s (episode %d) by %v\n", d.Node, d.Episode, d.Callers)
+	}
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAILED"
+}
+
+func list(w io.Writer, what string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s (%d):\n", what, len(items))
+	for i, it := range items {
+		if i == maxListed {
+			fmt.Fprintf(w, "  ... and %d more\n", len(items)-maxListed)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", it)
+	}
+}
