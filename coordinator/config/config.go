@@ -2,7 +2,10 @@
 
 package config
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Config is a coordinator member's checked configuration.
 type Config struct {
@@ -43,10 +46,22 @@ type HTTP struct {
 // Auth holds the API credentials; String never shows them.
 type Auth struct {
 	EdgeTokens  []string
+	Edges       []Edge
 	AdminToken  string
 	ClientCerts bool
 	Insecure    bool
 }
+
+// Edge is one edge credential of auth.edges: a bearer token, or (Token empty) the client
+// certificate whose common name is Name, bound to the edge Name acting in Regions.
+type Edge struct {
+	Name    string
+	Regions []string
+	Token   string
+}
+
+// String names the edge and its regions, never the token.
+func (e Edge) String() string { return fmt.Sprintf("%s@%v", e.Name, e.Regions) }
 
 // TLS names the PEM files of this member.
 type TLS struct {
@@ -62,6 +77,7 @@ func (t TLS) Enabled() bool { return t.Cert != "" }
 type Lease struct {
 	TTL              time.Duration
 	Grace            time.Duration
+	MaxClockDrift    time.Duration
 	LockWindow       time.Duration
 	MaxAttempts      int
 	RetryBackoff     time.Duration

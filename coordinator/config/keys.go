@@ -48,6 +48,7 @@ const (
 	KeyHTTPMaxBody       = "http.max_body_bytes"
 	KeyHTTPRedirect      = "http.redirect"
 	KeyEdgeTokens        = "auth.edge_tokens"
+	KeyEdges             = "auth.edges"
 	KeyAdminToken        = "auth.admin_token"
 	KeyClientCerts       = "auth.client_certs"
 	KeyInsecure          = "auth.insecure"
@@ -56,6 +57,7 @@ const (
 	KeyTLSCA             = "tls.ca"
 	KeyLeaseTTL          = "lease.ttl"
 	KeyLeaseGrace        = "lease.grace"
+	KeyMaxClockDrift     = "lease.max_clock_drift"
 	KeyLockWindow        = "lease.lock_window"
 	KeyMaxAttempts       = "lease.max_attempts"
 	KeyRetryBackoff      = "lease.retry_backoff"
@@ -88,7 +90,8 @@ func allKeys() []key {
 		{KeyHTTPAdvertise, kString, "", "API base URL other members and edges reach this member at (default: from http.bind)"},
 		{KeyHTTPMaxBody, kInt, 1 << 20, "largest request body accepted, in bytes"},
 		{KeyHTTPRedirect, kBool, false, "answer followers' requests with the leader's address instead of forwarding them"},
-		{KeyEdgeTokens, kList, []string{}, "bearer tokens that open the edge API (prefer the file or MUSTER_AUTH_EDGE_TOKENS)"},
+		{KeyEdgeTokens, kList, []string{}, "unbound bearer tokens that open the edge API for any edge name (prefer auth.edges)"},
+		{KeyEdges, kList, []string{}, "edge credentials, each EDGE@REGION[+REGION...]=TOKEN (a bearer token) or EDGE@REGION[+REGION...] (the client certificate whose common name is EDGE); each may act only as EDGE in those regions"},
 		{KeyAdminToken, kString, "", "bearer token that opens the admin API (prefer the file or MUSTER_AUTH_ADMIN_TOKEN)"},
 		{KeyClientCerts, kBool, false, "accept edge requests with a TLS client certificate signed by tls.ca"},
 		{KeyInsecure, kBool, false, "open the edge API without any credential (local experiments only)"},
@@ -96,13 +99,14 @@ func allKeys() []key {
 		{KeyTLSKey, kString, "", "PEM private key of tls.cert"},
 		{KeyTLSCA, kString, "", "PEM CA that client certificates and other members must chain to"},
 		{KeyLeaseTTL, kDuration, 30 * time.Second, "lifetime of a lease between renewals"},
-		{KeyLeaseGrace, kDuration, 5 * time.Second, "time after expiry before a node is offered again (>= the clock drift allowed)"},
+		{KeyLeaseGrace, kDuration, 5 * time.Second, "time after expiry before a node is offered again (>= lease.max_clock_drift)"},
+		{KeyMaxClockDrift, kDuration, time.Second, "most two monotonic clocks may drift apart over one lease (see coordinator/lease/DESIGN.md)"},
 		{KeyLockWindow, kDuration, 2 * time.Minute, "go-choria's provisioning lock: a node is not offered to another edge sooner"},
 		{KeyMaxAttempts, kInt, 5, "attempts before a node is abandoned"},
 		{KeyRetryBackoff, kDuration, 5 * time.Second, "first delay before a failed node is offered again (doubles per attempt)"},
 		{KeyRetryBackoffMax, kDuration, 5 * time.Minute, "longest delay before a failed node is offered again"},
 		{KeyReprovisionAfter, kDuration, 30 * time.Second, "a provisioned node seen again in provisioning mode is re-queued only this long after it finished"},
-		{KeyMaxWait, kDuration, 30 * time.Second, "longest long poll of an acquire"},
+		{KeyMaxWait, kDuration, 10 * time.Second, "longest long poll of an acquire (at most a third of lease.ttl)"},
 		{KeyLeaseMaxNodes, kInt, 1000, "most nodes in one lease"},
 		{KeyHistoryLength, kInt, 20, "transitions kept in each node's history"},
 		{KeyLogLevel, kString, "info", "log level: debug, info, warn or error"},

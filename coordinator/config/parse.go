@@ -137,6 +137,22 @@ func (r *reader) list(key string) []string {
 	return out
 }
 
+// edges parses auth.edges items, EDGE@REGION[+REGION...][=TOKEN]; the token is everything after
+// the first '=' and never reaches an error message.
+func (r *reader) edges(key string) []Edge {
+	var out []Edge
+	for i, item := range r.list(key) {
+		binding, token, _ := strings.Cut(item, "=")
+		name, regions, ok := strings.Cut(binding, "@")
+		if !ok || name == "" || regions == "" {
+			r.fail(key, "item %d: expected EDGE@REGION[+REGION...][=TOKEN], got %q", i, binding)
+			return nil
+		}
+		out = append(out, Edge{Name: name, Regions: strings.Split(regions, "+"), Token: token})
+	}
+	return out
+}
+
 func lookupEnv(name string) string { return strings.TrimSpace(os.Getenv(name)) }
 
 // parse reads every key from v, then checks the whole.
@@ -165,6 +181,7 @@ func parse(v *viper.Viper) (Config, error) {
 		},
 		Auth: Auth{
 			EdgeTokens:  r.list(KeyEdgeTokens),
+			Edges:       r.edges(KeyEdges),
 			AdminToken:  r.str(KeyAdminToken),
 			ClientCerts: r.boolean(KeyClientCerts),
 			Insecure:    r.boolean(KeyInsecure),
@@ -173,6 +190,7 @@ func parse(v *viper.Viper) (Config, error) {
 		Lease: Lease{
 			TTL:              r.duration(KeyLeaseTTL),
 			Grace:            r.duration(KeyLeaseGrace),
+			MaxClockDrift:    r.duration(KeyMaxClockDrift),
 			LockWindow:       r.duration(KeyLockWindow),
 			MaxAttempts:      int(r.integer(KeyMaxAttempts)),
 			RetryBackoff:     r.duration(KeyRetryBackoff),

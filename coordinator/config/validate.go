@@ -20,6 +20,8 @@ const (
 	maxMaxBody     = 64 << 20
 	maxAttempts    = 1000
 	maxHistory     = 10000
+	// goChoriaLockWindow is the provision agent's per-node lock (LockWindow in go-choria).
+	goChoriaLockWindow = 2 * time.Minute
 )
 
 // Validate checks every value and how they fit together; the error names the key and the reason.
@@ -158,6 +160,35 @@ func (c *Config) validateAuth() error {
 		}
 		seen[t] = i
 	}
+	certs := map[string]int{}
+	for i, e := range a.Edges {
+		key := fmt.Sprintf("%s[%d]", KeyEdges, i)
+		if err := api.ValidateName(key+" edge", e.Name); err != nil {
+			return err
+		}
+		for _, r := range e.Regions {
+			if err := api.ValidateName(key+" region", r); err != nil {
+				return err
+			}
+		}
+		if e.Token == "" {
+			if !a.ClientCerts {
+				return fmt.Errorf("%s (%s): no token, and %s is not set to bind its certificate", key, e.Name, KeyClientCerts)
+			}
+			if j, dup := certs[e.Name]; dup {
+				return fmt.Errorf("%s: binds the certificate of %s again (item %d)", key, e.Name, j)
+			}
+			certs[e.Name] = i
+			continue
+		}
+		if len(e.Token) < minTokenLength {
+			return fmt.Errorf("%s (%s): token shorter than %d characters", key, e.Name, minTokenLength)
+		}
+		if j, dup := seen[e.Token]; dup {
+			return fmt.Errorf("%s (%s): token repeats another edge credential (%d)", key, e.Name, j)
+		}
+		seen[e.Token] = i
+	}
 	if a.AdminToken != "" {
 		if len(a.AdminToken) < minTokenLength {
 			return fmt.Errorf("%s: shorter than %d characters", KeyAdminToken, minTokenLength)
@@ -166,8 +197,8 @@ func (c *Config) validateAuth() error {
 			return fmt.Errorf("%s: equals an edge token; the admin token must open the admin API only", KeyAdminToken)
 		}
 	}
-	if len(a.EdgeTokens) == 0 && !a.ClientCerts && !a.Insecure {
-		return fmt.Errorf("%s: empty, and neither %s nor %s is set: no edge could call the API", KeyEdgeTokens, KeyClientCerts, KeyInsecure)
+	if len(a.EdgeTokens) == 0 && len(a.Edges) == 0 && !a.ClientCerts && !a.Insecure {
+		return fmt.Errorf("%s and %s: empty, and neither %s nor %s is set: no edge could call the API", KeyEdges, KeyEdgeTokens, KeyClientCerts, KeyInsecure)
 	}
 	if len(c.Join) > 0 && a.AdminToken == "" {
 		return fmt.Errorf("%s: needed to join through %s", KeyAdminToken, KeyJoin)
@@ -182,8 +213,15 @@ func (c *Config) validateLease() error {
 		return fmt.Errorf("%s: %s is below 1s", KeyLeaseTTL, l.TTL)
 	case l.Grace < 0:
 		return fmt.Errorf("%s: %s is negative", KeyLeaseGrace, l.Grace)
-	case l.LockWindow < 0:
-		return fmt.Errorf("%s: %s is negative", KeyLockWindow, l.LockWindow)
+	case l.MaxClockDrift < 0:
+		return fmt.Errorf("%s: %s is negative", KeyMaxClockDrift, l.MaxClockDrift)
+	case l.Grace < l.MaxClockDrift:
+		// The grace is what covers the drift between the edge's count and the leader's.
+		return fmt.Errorf("%s: %s is below %s (%s): the edge's and the leader's counts of a lease could overlap", KeyLeaseGrace, l.Grace, KeyMaxClockDrift, l.MaxClockDrift)
+	case l.LockWindow < goChoriaLockWindow:
+		return fmt.Errorf("%s: %s is below go-choria's provisioning lock of %s: a node could be offered to another edge while it still refuses that edge", KeyLockWindow, l.LockWindow, goChoriaLockWindow)
+	case l.MaxWait > l.TTL/3:
+		return fmt.Errorf("%s: %s leaves less than 2/3 of %s (%s) to an edge that counts its lease from its send; at most %s", KeyMaxWait, l.MaxWait, KeyLeaseTTL, l.TTL, l.TTL/3)
 	case l.RetryBackoff < 0:
 		return fmt.Errorf("%s: %s is negative", KeyRetryBackoff, l.RetryBackoff)
 	case l.RetryBackoffMax < l.RetryBackoff:
@@ -218,7 +256,7 @@ func (a Auth) String() string {
 	if a.AdminToken != "" {
 		admin = "set"
 	}
-	return fmt.Sprintf("{edge_tokens:%d admin_token:%s client_certs:%t insecure:%t}", len(a.EdgeTokens), admin, a.ClientCerts, a.Insecure)
+	return fmt.Sprintf("{edges:%d edge_tokens:%d admin_token:%s client_certs:%t insecure:%t}", len(a.Edges), len(a.EdgeTokens), admin, a.ClientCerts, a.Insecure)
 }
 
 // GoString keeps %#v from printing the tokens either.

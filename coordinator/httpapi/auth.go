@@ -41,34 +41,40 @@ func hasVerifiedClientCert(r *http.Request) bool {
 	return r.TLS != nil && len(r.TLS.VerifiedChains) > 0
 }
 
-// authorize checks the credential for an edge or admin endpoint and answers 401/403 itself.
-// The token never reaches a log line or an error message.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request, admin bool) bool {
+// authorize checks the credential for an edge or admin endpoint and answers 401/403 itself; for
+// an edge endpoint it returns what the credential is bound to. The token never reaches a log
+// line or an error message.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, admin bool) (binding, bool) {
 	tok := bearer(r)
 	if admin {
 		if len(s.adminTokens) == 0 {
 			writeError(w, http.StatusForbidden, api.CodeForbidden, "the admin API is disabled: no admin token is configured", "")
-			return false
+			return binding{}, false
 		}
 		if tok != "" && matchAny(tok, s.adminTokens) {
-			return true
+			return binding{any: true}, true
 		}
-		if tok != "" && matchAny(tok, s.edgeTokens) {
+		if _, bound := s.boundToken(tok); tok != "" && (bound || matchAny(tok, s.edgeTokens)) {
 			writeError(w, http.StatusForbidden, api.CodeForbidden, "an edge token does not open the admin API", "")
-			return false
+			return binding{}, false
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="muster-admin"`)
 		writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "the admin API needs the admin bearer token", "")
-		return false
+		return binding{}, false
 	}
 	if s.clientCerts && hasVerifiedClientCert(r) {
-		return true
+		return s.certBinding(r), true
 	}
-	if tok != "" && matchAny(tok, s.edgeTokens) {
-		return true
+	if tok != "" {
+		if b, ok := s.boundToken(tok); ok {
+			return b, true
+		}
+		if matchAny(tok, s.edgeTokens) {
+			return binding{any: true}, true
+		}
 	}
 	if s.insecure {
-		return true
+		return binding{any: true}, true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="muster-edge"`)
 	msg := "the edge API needs an edge bearer token"
@@ -79,5 +85,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, admin bool) b
 		msg = "the bearer token is not a valid edge token"
 	}
 	writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, msg, "")
-	return false
+	return binding{}, false
 }
+
+// authorized drops the binding of an authorize answer: reads are not scoped to an edge.
+func authorized(_ binding, ok bool) bool { return ok }

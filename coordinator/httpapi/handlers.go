@@ -29,7 +29,8 @@ func postJSON[Req any, Resp any](s *Server, ep endpoint, call func(context.Conte
 			writeError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, fmt.Sprintf("%s needs POST, not %s", ep.route, r.Method), "")
 			return
 		}
-		if !s.authorize(w, r, ep.admin) {
+		bound, ok := s.authorize(w, r, ep.admin)
+		if !ok {
 			return
 		}
 		if len(r.URL.RawQuery) > 0 {
@@ -51,6 +52,10 @@ func postJSON[Req any, Resp any](s *Server, ep endpoint, call func(context.Conte
 				writeError(w, http.StatusBadRequest, api.CodeBadRequest, err.Error(), "")
 				return
 			}
+		}
+		if err := bound.permits(&req); err != nil {
+			writeError(w, http.StatusForbidden, api.CodeWrongEdge, err.Error(), "")
+			return
 		}
 		if !s.svc.IsLeader() {
 			s.toLeader(w, r, ep.route, body)

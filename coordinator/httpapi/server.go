@@ -19,11 +19,18 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // Config holds what the HTTP layer needs besides the service.
 type Config struct {
-	// EdgeTokens open the edge API; any one of them is accepted.
+	// Edges binds each edge credential to the one edge name and the regions it may act for: a
+	// request naming another edge, a region not listed or a lease another edge holds is refused
+	// with 403 and changes nothing.
+	Edges []EdgeCredential
+	// EdgeTokens open the edge API for any edge name and region (unbound; kept for existing
+	// configurations, prefer Edges).
 	EdgeTokens []string
 	// AdminTokens open the admin API; with none the admin API answers 403.
 	AdminTokens []string
-	// ClientCerts accepts edge requests whose TLS client certificate the server verified against its CA.
+	// ClientCerts accepts edge requests whose TLS client certificate the server verified against
+	// its CA. A certificate whose common name is the Edge of an Edges entry without a Token is
+	// bound to that entry; with no such entries any verified certificate may act as any edge.
 	ClientCerts bool
 	// Insecure opens the edge API without a credential; only for local experiments.
 	Insecure bool
@@ -35,7 +42,7 @@ type Config struct {
 	Self string
 	// ForwardClient sends forwarded requests to the leader (TLS settings of the member); nil uses a plain client.
 	ForwardClient *http.Client
-	// Errors maps the service's sentinel errors to HTTP answers.
+	// Errors maps the service's sentinel errors to HTTP answers; nil takes CoreErrors.
 	Errors []ErrorMapping
 	// Logger receives one line per failed request; tokens never reach it.
 	Logger *slog.Logger
@@ -46,6 +53,8 @@ type Config struct {
 // Server serves the edge and admin APIs of one coordinator member.
 type Server struct {
 	svc         Service
+	edges       []boundSecret
+	certEdges   map[string]binding
 	edgeTokens  []secret
 	adminTokens []secret
 	clientCerts bool
@@ -65,7 +74,7 @@ func New(svc Service, cfg Config) (*Server, error) {
 	if svc == nil {
 		return nil, errors.New("httpapi: nil service")
 	}
-	if len(cfg.EdgeTokens) == 0 && !cfg.ClientCerts && !cfg.Insecure {
+	if len(cfg.EdgeTokens) == 0 && len(cfg.Edges) == 0 && !cfg.ClientCerts && !cfg.Insecure {
 		return nil, errors.New("httpapi: no edge credential configured (edge tokens or client certificates), and insecure is not set")
 	}
 	s := &Server{
@@ -78,6 +87,12 @@ func New(svc Service, cfg Config) (*Server, error) {
 		fwd:         cfg.ForwardClient,
 		errors:      cfg.Errors,
 		log:         cfg.Logger,
+	}
+	if err := s.bindEdges(cfg.Edges); err != nil {
+		return nil, err
+	}
+	if s.errors == nil {
+		s.errors = CoreErrors()
 	}
 	for _, t := range cfg.EdgeTokens {
 		if t == "" {

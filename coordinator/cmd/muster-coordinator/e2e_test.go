@@ -136,7 +136,7 @@ func (c *e2eCluster) launch(p *proc, bootstrap bool, join string) {
 		"--http-bind", strings.TrimPrefix(p.apiURL, c.scheme()+"://"),
 		"--lease-ttl", "20s",
 		"--lease-grace", "1s",
-		"--lease-lock-window", "0s",
+		"--lease-max-wait", "5s",
 		"--log-level", "debug",
 	}
 	args = append(args, c.serveArgs...)

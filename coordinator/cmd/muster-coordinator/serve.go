@@ -80,6 +80,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}()
 
 	apiSrv, err := httpapi.New(core, httpapi.Config{
+		Edges:         edgeCredentials(cfg.Auth.Edges),
 		EdgeTokens:    cfg.Auth.EdgeTokens,
 		AdminTokens:   nonEmpty(cfg.Auth.AdminToken),
 		ClientCerts:   cfg.Auth.ClientCerts,
@@ -88,7 +89,6 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		Redirect:      cfg.HTTP.Redirect,
 		ForwardClient: memberHTTP,
 		Self:          cfg.HTTP.Advertise,
-		Errors:        httpapi.CoreErrors(),
 		Logger:        logger,
 		Registry:      reg,
 	})
@@ -240,4 +240,13 @@ func trimNewline(p []byte) []byte {
 		p = p[:len(p)-1]
 	}
 	return p
+}
+
+// edgeCredentials maps auth.edges to the HTTP layer's bindings.
+func edgeCredentials(edges []config.Edge) []httpapi.EdgeCredential {
+	out := make([]httpapi.EdgeCredential, len(edges))
+	for i, e := range edges {
+		out[i] = httpapi.EdgeCredential{Token: e.Token, Edge: e.Name, Regions: e.Regions}
+	}
+	return out
 }
