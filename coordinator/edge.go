@@ -79,6 +79,13 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}
+	if a.Lease == nil && !a.Paused {
+		// A grant was confirmed by its commit; "nothing, and not paused" comes from this
+		// member's ledger, which a deposed leader must not vouch for.
+		if err := s.confirmLeadership(ctx, "acquire for "+req.Edge); err != nil {
+			return resp, err
+		}
+	}
 	resp.Lease, resp.Paused, resp.Held = toAPILease(a.Lease), a.Paused, api.Duration(a.Held)
 	return resp, nil
 }
@@ -122,10 +129,14 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 }
 
 // Heartbeat records that an edge is alive and tells it whether provisioning is paused. It is
-// answered by the leader only: a follower would have to call itself paused.
+// answered by the leader only, after a quorum confirmed it still leads: a follower would have to
+// call itself paused, and a deposed leader must never say "not paused".
 func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
 	resp := api.HeartbeatResponse{Leader: s.cfg.APIAddress, Time: s.leases.Load().Now()}
 	if err := s.leaderOnly(); err != nil {
+		return resp, err
+	}
+	if err := s.confirmLeadership(ctx, "heartbeat of "+req.Edge); err != nil {
 		return resp, err
 	}
 	p, err := s.ledger.Pause()

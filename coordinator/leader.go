@@ -65,15 +65,12 @@ func (s *Service) monitorLeadership() {
 }
 
 // leaderLoop establishes leadership, retrying until it holds or is lost, then waits for the loss of
-// leadership and disables the lease manager again.
+// leadership and revokes it.
 func (s *Service) leaderLoop(ctx context.Context) {
 	mgr := s.leases.Load()
-	defer func() {
-		s.ready.Store(false)
-		mgr.Disable()
-	}()
+	defer s.revokeLeadership(mgr)
 	for {
-		err := s.establish(ctx, mgr)
+		err := s.establishLeadership(ctx, mgr)
 		if err == nil {
 			break
 		}
@@ -89,10 +86,21 @@ func (s *Service) leaderLoop(ctx context.Context) {
 	<-ctx.Done()
 }
 
-// establish runs the steps of a new leadership in order: Barrier so the ledger holds every
-// committed entry, record this member's API address, extend outstanding leases and enable the
-// lease manager. A failed step starts them all again.
-func (s *Service) establish(ctx context.Context, mgr *lease.Manager) error {
+// revokeLeadership undoes exactly what establishLeadership and the leadership did: this member
+// is no longer ready, its lease manager stops (expiry loop, time anchor, waiting long polls) and
+// the edges' heartbeats it heard are forgotten, since a new leader hears them afresh.
+func (s *Service) revokeLeadership(mgr *lease.Manager) {
+	s.ready.Store(false)
+	mgr.Disable()
+	s.edgesMu.Lock()
+	clear(s.edges)
+	s.edgesMu.Unlock()
+}
+
+// establishLeadership runs the steps of a new leadership in order: Barrier so the ledger holds
+// every committed entry, record this member's API address, extend outstanding leases and enable
+// the lease manager. A failed step starts them all again.
+func (s *Service) establishLeadership(ctx context.Context, mgr *lease.Manager) error {
 	if err := s.node.Barrier(10 * time.Second); err != nil {
 		return fmt.Errorf("barrier on new leadership: %w", err)
 	}

@@ -178,6 +178,23 @@ func (s *Service) leaderOnly() error {
 	return nil
 }
 
+// confirmLeadership checks with a quorum that this member still leads, so what it then reads
+// from its own ledger is current: every pause acknowledged to an operator was applied here
+// before its answer, and no other member can have committed anything since.
+func (s *Service) confirmLeadership(ctx context.Context, what string) error {
+	done := make(chan error, 1)
+	go func() { done <- s.node.VerifyLeader() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("member %s: %s: %w", s.cfg.ID, what, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("member %s: %s: confirm leadership: %w (%v)", s.cfg.ID, what, ErrTimeout, ctx.Err())
+	}
+}
+
 // mapLeaseErr turns the lease manager's "disabled" into the error a client can act on.
 func (s *Service) mapLeaseErr(err error) error {
 	if errors.Is(err, lease.ErrDisabled) {
