@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -79,6 +80,8 @@ func runChild() error {
 	switch os.Getenv("MUSTER_MODE") {
 	case "writer":
 		return childWriter(ctx, svc, os.Getenv("MUSTER_SNAPSHOTS") != "")
+	case "lease-writer":
+		return childLeaseWriter(ctx, svc)
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<24)
@@ -146,6 +149,68 @@ func childWriter(ctx context.Context, svc *coordinator.Service, snapshots bool) 
 			return err
 		}
 		fmt.Printf("ack %d\n", batch)
+	}
+}
+
+// leaseAck is one write the lease writer saw acknowledged.
+type leaseAck struct {
+	Op      string    `json:"op"`
+	Batch   int       `json:"batch"`
+	LeaseID string    `json:"lease_id,omitempty"`
+	Token   uint64    `json:"token,omitempty"`
+	Nodes   []string  `json:"nodes,omitempty"`
+	Expires time.Time `json:"expires,omitempty"`
+	Applied []string  `json:"applied,omitempty"`
+}
+
+// leaseBatch is the writer's batch b: four new nodes, granted in one lease, renewed, and three of
+// them reported (two provisioned, one deferred), so the lease stays with the fourth.
+func leaseBatch(b int) []string {
+	return []string{fmt.Sprintf("L%05d-0", b), fmt.Sprintf("L%05d-1", b), fmt.Sprintf("L%05d-2", b), fmt.Sprintf("L%05d-3", b)}
+}
+
+func leaseReport(b int, ls *api.Lease) api.ReportRequest {
+	ids := leaseBatch(b)
+	return api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Edge: "w", Region: "eu", RequestID: fmt.Sprintf("rep-%d", b), Results: []api.NodeResult{
+		{Identity: ids[0], Outcome: api.OutcomeProvisioned}, {Identity: ids[1], Outcome: api.OutcomeProvisioned}, {Identity: ids[2], Outcome: api.OutcomeDeferred},
+	}}
+}
+
+// childLeaseWriter registers, grants, renews and reports as fast as it can and prints one JSON
+// line per acknowledged write, after it was committed and applied.
+func childLeaseWriter(ctx context.Context, svc *coordinator.Service) error {
+	for !svc.IsLeader() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	out := json.NewEncoder(os.Stdout)
+	for b := 0; ; b++ {
+		ids := leaseBatch(b)
+		reg := api.RegisterRequest{Region: "eu", Edge: "w"}
+		for _, id := range ids {
+			reg.Nodes = append(reg.Nodes, api.RegisterNode{Identity: id})
+		}
+		if _, err := svc.Register(ctx, reg); err != nil {
+			return err
+		}
+		out.Encode(leaseAck{Op: "register", Batch: b, Nodes: ids})
+		g, err := svc.Acquire(ctx, api.AcquireRequest{Edge: "w", Region: "eu", MaxNodes: 4, RequestID: fmt.Sprintf("acq-%d", b)})
+		if err != nil {
+			return err
+		}
+		if g.Lease == nil || !slices.Equal(g.Lease.Nodes, ids) {
+			return fmt.Errorf("batch %d: granted %+v, want %v", b, g.Lease, ids)
+		}
+		out.Encode(leaseAck{Op: "grant", Batch: b, LeaseID: g.Lease.ID, Token: g.Lease.Token, Nodes: g.Lease.Nodes})
+		r, err := svc.Renew(ctx, api.RenewRequest{LeaseID: g.Lease.ID, Token: g.Lease.Token, Edge: "w", Region: "eu"})
+		if err != nil {
+			return err
+		}
+		out.Encode(leaseAck{Op: "renew", Batch: b, LeaseID: r.Lease.ID, Token: r.Lease.Token, Expires: r.Lease.ExpiresAt})
+		rep, err := svc.Report(ctx, leaseReport(b, g.Lease))
+		if err != nil {
+			return err
+		}
+		out.Encode(leaseAck{Op: "report", Batch: b, LeaseID: g.Lease.ID, Token: g.Lease.Token, Applied: rep.Applied})
 	}
 }
 
@@ -450,4 +515,131 @@ func BenchmarkChildCluster_SIGKILLToNextGrant(b *testing.B) {
 	slices.Sort(samples)
 	b.ReportMetric(float64(samples[len(samples)/2].Milliseconds()), "median-ms")
 	b.ReportMetric(float64(samples[len(samples)-1].Milliseconds()), "max-ms")
+}
+
+// TestCrash_KillDuringLeaseWritesLosesNoneAndAppliesNoneTwice: grants, renewals and reports are
+// in flight when the member is killed with SIGKILL. After the restart every acknowledged write
+// is there exactly once: each acknowledged grant's nodes carry exactly one grant under its token,
+// each acknowledged renewal's expiry stands, each acknowledged report's nodes left the lease
+// exactly once, and a retry of the last acknowledged report is answered with its outcomes and
+// changes nothing.
+func TestCrash_KillDuringLeaseWritesLosesNoneAndAppliesNoneTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	for _, acks := range []int{7, 41, 90} {
+		t.Run(strconv.Itoa(acks), func(t *testing.T) {
+			dir := t.TempDir()
+			front := newForwarder(t)
+			c := startChild(t, "c1", dir, front, "MUSTER_MODE=lease-writer", "MUSTER_PEERS=c1="+front.addr(), "MUSTER_SNAPSHOT_THRESHOLD=64")
+			var acked []leaseAck
+			read := func(l string) {
+				var a leaseAck
+				if err := json.Unmarshal([]byte(l), &a); err != nil {
+					t.Fatalf("writer said %q", l)
+				}
+				acked = append(acked, a)
+			}
+			for len(acked) < acks {
+				read(c.line(60 * time.Second))
+			}
+			c.kill() // mid-write: the writer never pauses
+			for l := range c.lines {
+				read(l)
+			}
+
+			cl := &cluster{t: t, clock: newTestClock(), leases: testLeaseConfig()}
+			m := &member{c: cl, id: "c1", dir: dir, front: front}
+			cl.members = []*member{m}
+			t.Cleanup(cl.closeAll)
+			cl.start(m, false)
+			cl.waitLeader()
+			l := m.svc.Ledger()
+			last := acked[len(acked)-1]
+			waitFor(t, "the log to be applied after restart", func() bool {
+				_, err := l.Node(leaseBatch(last.Batch)[0])
+				return err == nil
+			})
+			granted := map[int]leaseAck{}
+			var lastReport *leaseAck
+			for _, a := range acked {
+				ids := leaseBatch(a.Batch)
+				switch a.Op {
+				case "register":
+					for _, id := range ids {
+						if _, err := l.Node(id); err != nil {
+							t.Fatalf("acknowledged registration of %s lost: %v", id, err)
+						}
+					}
+				case "grant":
+					granted[a.Batch] = a
+					for _, id := range ids {
+						n, _ := l.Node(id)
+						if got := countTransitions(n, a.Token, api.StateLeased); got != 1 {
+							t.Fatalf("node %s: %d grants under acknowledged token %d, want exactly 1", id, got, a.Token)
+						}
+					}
+				case "renew":
+					ls, err := l.Lease(a.LeaseID)
+					if err != nil || ls.ExpiresAt.Before(a.Expires) {
+						t.Fatalf("acknowledged renewal of %s (expires %s) lost: %+v %v", a.LeaseID, a.Expires, ls, err)
+					}
+				case "report":
+					a := a
+					lastReport = &a
+					want := []api.NodeState{api.StateProvisioned, api.StateProvisioned, api.StateDeferred}
+					for i, id := range ids[:3] {
+						n, _ := l.Node(id)
+						if n.State != want[i] || countTransitionsFrom(n, a.Token) != 1 {
+							t.Fatalf("node %s after an acknowledged report: %s with %d transitions out of lease %d, want %s once", id, n.State, countTransitionsFrom(n, a.Token), a.Token, want[i])
+						}
+					}
+					if n, _ := l.Node(ids[3]); n.State != api.StateLeased || n.LeaseToken != a.Token {
+						t.Fatalf("unreported node %s: %s under %d", ids[3], n.State, n.LeaseToken)
+					}
+				}
+			}
+			if lastReport == nil {
+				t.Fatal("no report was acknowledged before the kill")
+			}
+			g := granted[lastReport.Batch]
+			var rep api.ReportResponse
+			cl.onLeader("report again", func(m *member) error {
+				var err error
+				rep, err = m.svc.Report(context.Background(), leaseReport(lastReport.Batch, &api.Lease{ID: g.LeaseID, Token: g.Token}))
+				return err
+			})
+			if !slices.Equal(rep.Applied, lastReport.Applied) {
+				t.Fatalf("retried report answered %v, first answer was %v", rep.Applied, lastReport.Applied)
+			}
+			for _, id := range leaseBatch(lastReport.Batch)[:3] {
+				if n, _ := l.Node(id); countTransitionsFrom(n, g.Token) != 1 {
+					t.Fatalf("node %s: the retried report was applied again", id)
+				}
+			}
+			t.Logf("%d acknowledged writes checked, last %s of batch %d", len(acked), last.Op, last.Batch)
+		})
+	}
+}
+
+// countTransitions counts the transitions of n into state under lease token.
+func countTransitions(n *ledger.Node, token uint64, state api.NodeState) int {
+	k := 0
+	for _, tr := range n.History {
+		if tr.LeaseToken == token && tr.To == state {
+			k++
+		}
+	}
+	return k
+}
+
+// countTransitionsFrom counts the transitions of n out of the leased state under lease token.
+func countTransitionsFrom(n *ledger.Node, token uint64) int {
+	k := 0
+	for _, tr := range n.History {
+		if tr.LeaseToken == token && tr.From == api.StateLeased {
+			k++
+		}
+	}
+	return k
 }
