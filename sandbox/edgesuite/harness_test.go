@@ -63,9 +63,9 @@ func startLab(t *testing.T, o lab.Options) *lab.Lab {
 	t.Helper()
 	o.Dir = filepath.Join(t.TempDir(), "lab")
 	o.Regions = []string{region}
-	if o.Real > 0 {
-		o.NodeBinary = bins.node
-	}
+	// The node binary is also what the lab publishes as the upgrade release, which emulated
+	// nodes fetch on release_update.
+	o.NodeBinary = bins.node
 	l, err := lab.Start(context.Background(), o)
 	if err != nil {
 		t.Fatalf("start lab: %v", err)
@@ -85,8 +85,9 @@ type runningEdge struct {
 	mu      sync.Mutex
 	results map[string][]hostflow.Result
 
-	stop context.CancelFunc
-	done chan error
+	stop     context.CancelFunc
+	done     chan error
+	stopOnce sync.Once
 }
 
 // startEdge builds an edge for the lab's region with lab defaults, adjusted by tune, and runs it
@@ -147,17 +148,18 @@ func (re *runningEdge) record(r hostflow.Result) {
 
 // shutdown stops the edge and waits for Run to return; it is safe to call twice.
 func (re *runningEdge) shutdown(t *testing.T) {
-	re.stop()
-	select {
-	case err, ok := <-re.done:
-		if ok && err != nil {
-			t.Errorf("edge run: %v", err)
+	re.stopOnce.Do(func() {
+		re.stop()
+		select {
+		case err := <-re.done:
+			if err != nil {
+				t.Errorf("edge run: %v", err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Errorf("edge did not stop within 60s of its context ending")
 		}
-		close(re.done)
-	case <-time.After(60 * time.Second):
-		t.Errorf("edge did not stop within 60s of its context ending")
-	}
-	re.app.Close()
+		re.app.Close()
+	})
 }
 
 // resultsOf is a copy of every final result seen for identity.
