@@ -4,10 +4,7 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -91,29 +88,9 @@ func clientHTTP(ca, cert, key string) (*http.Client, error) {
 	if ca == "" && cert == "" && key == "" {
 		return &http.Client{}, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			return nil, fmt.Errorf("tls ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca %s: no PEM certificate in it", ca)
-		}
-		cfg.RootCAs = pool
+	kp, pool, err := tlsFiles{ca: ca, cert: cert, key: key, caName: "tls ca", certName: "tls client certificate", name: "tls cert and key"}.load()
+	if err != nil {
+		return nil, err
 	}
-	if (cert == "") != (key == "") {
-		return nil, errors.New("tls cert and key: give both or neither")
-	}
-	if cert != "" {
-		kp, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			return nil, fmt.Errorf("tls client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{kp}
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = cfg
-	return &http.Client{Transport: tr}, nil
+	return tlsHTTPClient(kp, pool), nil
 }

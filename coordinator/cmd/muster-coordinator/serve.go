@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -186,38 +184,28 @@ func tlsSetup(cfg config.Config) (server *tls.Config, members *http.Client, raft
 	if !cfg.TLS.Enabled() {
 		return nil, &http.Client{}, nil, nil
 	}
-	kp, err := tls.LoadX509KeyPair(cfg.TLS.Cert, cfg.TLS.Key)
+	kp, pool, err := tlsFiles{
+		ca: cfg.TLS.CA, cert: cfg.TLS.Cert, key: cfg.TLS.Key,
+		caName: config.KeyTLSCA, certName: config.KeyTLSCert + "/" + config.KeyTLSKey, name: config.KeyTLSCert + " and " + config.KeyTLSKey,
+	}.load()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s/%s: %w", config.KeyTLSCert, config.KeyTLSKey, err)
+		return nil, nil, nil, err
 	}
-	server = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp}}
-	client := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp}}
-	var pool *x509.CertPool
-	if cfg.TLS.CA != "" {
-		pem, err := os.ReadFile(cfg.TLS.CA)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", config.KeyTLSCA, err)
-		}
-		pool = x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, nil, nil, fmt.Errorf("%s: %s holds no PEM certificate", config.KeyTLSCA, cfg.TLS.CA)
-		}
+	server = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*kp}}
+	if pool != nil {
 		server.ClientCAs = pool
 		// Verified when presented; a bearer token still opens the API without one.
 		server.ClientAuth = tls.VerifyClientCertIfGiven
-		client.RootCAs = pool
 	}
 	if cfg.Raft.TLS {
 		// Members authenticate each other both ways: only holders of a certificate from tls.ca
 		// may join the replication stream (config refuses raft.tls without tls.ca).
 		raft = &tls.Config{
-			MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kp},
+			MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*kp},
 			RootCAs: pool, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 		}
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = client
-	return server, &http.Client{Transport: tr}, raft, nil
+	return server, tlsHTTPClient(kp, pool), raft, nil
 }
 
 func nonEmpty(s string) []string {
