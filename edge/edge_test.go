@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/metrics"
+)
+
+// finder returns a fixed fleet on every sweep; present decides what targeted sweeps find.
+type finder struct {
+	ids     []string
+	present func(id string) bool
+	sweeps  atomic.Int64
+}
+
+func (f *finder) Sweep(_ context.Context, ids ...string) ([]string, error) {
+	f.sweeps.Add(1)
+	if len(ids) == 0 {
+		return f.ids, nil
+	}
+	var out []string
+	for _, id := range ids {
+		if f.present != nil && f.present(id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+func (f *finder) Listen(context.Context, string, func(string), func(error)) error { return nil }
+
+// flow counts runs per node and flags any node run twice at the same time.
+type flow struct {
+	run func(ctx context.Context, h hostflow.Host) hostflow.Result
+
+	mu      sync.Mutex
+	running map[string]bool
+	runs    map[string]int
+	overlap []string
+}
+
+func newFlow(run func(ctx context.Context, h hostflow.Host) hostflow.Result) *flow {
+	return &flow{run: run, running: map[string]bool{}, runs: map[string]int{}}
+}
+
+func (f *flow) Run(ctx context.Context, h hostflow.Host) hostflow.Result {
+	f.mu.Lock()
+	if f.running[h.Identity] {
+		f.overlap = append(f.overlap, h.Identity)
+	}
+	f.running[h.Identity] = true
+	f.runs[h.Identity]++
+	f.mu.Unlock()
+	res := f.run(ctx, h)
+	f.mu.Lock()
+	delete(f.running, h.Identity)
+	f.mu.Unlock()
+	res.Identity = h.Identity
+	return res
+}
+
+func provisioned(context.Context, hostflow.Host) hostflow.Result {
+	return hostflow.Result{Outcome: hostflow.Provisioned}
+}
+
+func ids(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("n-%05d", i)
+	}
+	return out
+}
+
+func run(t *testing.T, o edge.Options) (*edge.Edge, context.CancelFunc, <-chan error) {
+	t.Helper()
+	if o.Metrics == nil {
+		o.Metrics = metrics.New()
+	}
+	if o.Source == nil {
+		o.Source = lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})
+	}
+	e, err := edge.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("edge did not stop")
+		}
+	})
+	return e, cancel, done
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// choria-provisioner's changelog items 167 and 190: a full work queue stalled provisioning, and
+// nodes being provisioned were queued again. 50,000 waiting nodes, found again by every sweep
+// while they wait, are each provisioned exactly once and never twice at a time.
+func TestEdge_FiftyThousandWaitingNodesEachProvisionedOnce(t *testing.T) {
+	fleet := ids(50000)
+	f := &finder{ids: fleet}
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		return hostflow.Result{Outcome: hostflow.Provisioned}
+	})
+	e, _, _ := run(t, edge.Options{Site: "s", Workers: 64, Interval: 20 * time.Millisecond, Flow: fl, Finder: f})
+	waitFor(t, 2*time.Minute, "50,000 provisioned", func() bool {
+		return e.Stats().Outcomes[hostflow.Provisioned] == int64(len(fleet))
+	})
+	if f.sweeps.Load() < 3 {
+		t.Fatalf("only %d sweeps ran: the test did not rediscover waiting nodes", f.sweeps.Load())
+	}
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	if len(fl.overlap) > 0 {
+		t.Fatalf("%d nodes ran twice at once, e.g. %s", len(fl.overlap), fl.overlap[0])
+	}
+	for _, id := range fleet {
+		if fl.runs[id] != 1 {
+			t.Fatalf("%s ran %d times", id, fl.runs[id])
+		}
+	}
+}
+
+// expiring is a lease source whose leases run out after ttl and are never renewed.
+type expiring struct {
+	*lease.Local
+	ttl time.Duration
+}
+
+func (s expiring) Acquire(ctx context.Context, max int, wait time.Duration) (lease.Grant, error) {
+	g, err := s.Local.Acquire(ctx, max, wait)
+	if g.Lease != nil {
+		g.Lease.TTL = api.Duration(s.ttl)
+	}
+	return g, err
+}
+
+func (s expiring) Renew(context.Context, api.Lease) (lease.Grant, error) {
+	return lease.Grant{}, errors.New("coordinator unreachable")
+}
+
+// TestEdge_LostLeaseReadsAsPaused: a host whose lease ran out on the edge's own clock reads as
+// paused at its next attempt boundary and is reported as stopped by lease loss.
+func TestEdge_LostLeaseReadsAsPaused(t *testing.T) {
+	src := expiring{Local: lease.NewLocal(lease.LocalOptions{}), ttl: 300 * time.Millisecond}
+	var sawValid, sawPaused atomic.Bool
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		if !h.Pause.Paused() {
+			sawValid.Store(true)
+		}
+		// An RPC attempt boundary every 20ms until the host reads as paused.
+		for !h.Pause.Paused() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		sawPaused.Store(true)
+		return hostflow.Result{Outcome: hostflow.Paused, Err: errors.New("paused")}
+	})
+	var mu sync.Mutex
+	var results []hostflow.Result
+	e, _, _ := run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
+		OnResult: func(r hostflow.Result) { mu.Lock(); results = append(results, r); mu.Unlock() }})
+	waitFor(t, 10*time.Second, "the host stopped", func() bool { return e.Stats().Outcomes[hostflow.Paused] == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if !sawValid.Load() || !sawPaused.Load() {
+		t.Fatalf("valid %v, then paused %v", sawValid.Load(), sawPaused.Load())
+	}
+	if len(results) != 1 || results[0].Err == nil || !contains(results[0].Err.Error(), "stopped by lease loss") {
+		t.Fatalf("results %+v, want one stopped by lease loss", results)
+	}
+}
+
+// TestEdge_OperatorPauseStopsNewWork: while paused nothing is acquired or swept; resume sweeps at once.
+func TestEdge_OperatorPauseStopsNewWork(t *testing.T) {
+	f := &finder{ids: []string{"a", "b"}}
+	fl := newFlow(provisioned)
+	e, err := edge.New(edge.Options{Workers: 2, Interval: time.Hour, Flow: fl, Finder: f, Metrics: metrics.New(),
+		Source: lease.NewLocal(lease.LocalOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Pause()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, 5*time.Second, "the edge running", e.Ready)
+	if f.sweeps.Load() != 0 || e.Stats().Outcomes[hostflow.Provisioned] != 0 {
+		t.Fatalf("paused edge swept %d times and provisioned %d", f.sweeps.Load(), e.Stats().Outcomes[hostflow.Provisioned])
+	}
+	e.Resume()
+	waitFor(t, 10*time.Second, "both provisioned after resume", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 2 })
+}
+
+// TestEdge_UnknownRestartSettledByRediscovery: a restart without a reply is provisioned when
+// the node has left provisioning mode, failed when it still answers there.
+func TestEdge_UnknownRestartSettledByRediscovery(t *testing.T) {
+	f := &finder{ids: []string{"gone", "stuck"}, present: func(id string) bool { return id == "stuck" }}
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		return hostflow.Result{Outcome: hostflow.Unknown, Step: "restart", Err: errors.New("no reply")}
+	})
+	var mu sync.Mutex
+	got := map[string]hostflow.Result{}
+	e, _, _ := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: fl, Finder: f,
+		OnResult: func(r hostflow.Result) { mu.Lock(); got[r.Identity] = r; mu.Unlock() }})
+	waitFor(t, 10*time.Second, "both settled", func() bool {
+		s := e.Stats()
+		return s.Outcomes[hostflow.Provisioned]+s.Outcomes[hostflow.Failed] == 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if got["gone"].Outcome != hostflow.Provisioned || got["stuck"].Outcome != hostflow.Failed || !contains(got["stuck"].Err.Error(), "still in provisioning mode") {
+		t.Fatalf("settled as %+v", got)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
