@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -81,4 +82,13 @@ func readHWM(pid int) (int64, error) {
 		return 0, fmt.Errorf("read status of pid %d: %w", pid, err)
 	}
 	return 0, fmt.Errorf("status of pid %d has no VmHWM line", pid)
+}
+
+// selfCPU is this process's user+system CPU so far.
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }

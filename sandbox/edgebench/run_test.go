@@ -43,6 +43,9 @@ type runResult struct {
 	window time.Duration
 	// usage is the provisioner's /proc accounting when the last node had restarted.
 	usage procUsage
+	// labCPU is this process's CPU over the run: the in-process lab's broker and emulated fleet
+	// (and the watch of actions.jsonl), which share the machine with the provisioner.
+	labCPU time.Duration
 	// report is the lab's report of the run.
 	report report.Report
 	// actions are the lab's recorded actions.
@@ -94,6 +97,10 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 	w := newRestartWatch(l.ActionsFile())
 	b.StartTimer()
 	started := time.Now()
+	labBefore, err := selfCPU()
+	if err != nil {
+		b.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("start %s: %v", cmd.Path, err)
 	}
@@ -111,6 +118,7 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var usage procUsage
+	var labCPU time.Duration
 	for done := false; !done; {
 		select {
 		case err := <-exited:
@@ -130,6 +138,10 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 			if usage, err = readUsage(cmd.Process.Pid); err != nil {
 				b.Fatal(err)
 			}
+			if labCPU, err = selfCPU(); err != nil {
+				b.Fatal(err)
+			}
+			labCPU -= labBefore
 			done = true
 		}
 	}
@@ -150,6 +162,7 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 		wall:    w.last.Sub(started),
 		window:  w.last.Sub(w.first),
 		usage:   usage,
+		labCPU:  labCPU,
 		report:  rep,
 		actions: actions,
 	}
@@ -221,15 +234,19 @@ func tail(path string) string {
 // reportRuns reports the mean of each figure over the benchmark's runs.
 func reportRuns(b *testing.B, runs []runResult) {
 	b.Helper()
-	var nodes, self, children, window, wall float64
+	var nodes, self, children, labCPU, window, wall float64
 	var rss int64
+	provisioned, double := 0, 0
 	for _, r := range runs {
 		nodes += float64(r.nodes)
 		self += r.usage.Self.Seconds()
 		children += r.usage.Children.Seconds()
+		labCPU += r.labCPU.Seconds()
 		window += r.window.Seconds()
 		wall += r.wall.Seconds()
 		rss = max(rss, r.usage.PeakRSS)
+		provisioned += r.report.Totals.Provisioned
+		double += len(r.report.DoubleProvisioned)
 	}
 	k := float64(len(runs))
 	if window > 0 {
@@ -238,6 +255,9 @@ func reportRuns(b *testing.B, runs []runResult) {
 	b.ReportMetric(wall/k, "wall-s")
 	b.ReportMetric(self/nodes*1000, "cpu-ms/node")
 	b.ReportMetric(children/nodes*1000, "helper-cpu-ms/node")
+	b.ReportMetric(labCPU/nodes*1000, "lab-cpu-ms/node")
 	b.ReportMetric(float64(rss)/(1<<20), "rss-MB")
+	b.ReportMetric(float64(provisioned)/k, "provisioned")
+	b.ReportMetric(float64(double)/k, "double-provisioned")
 	b.ReportMetric(0, "ns/op") // one op is a whole lab run: wall-s says it better
 }
