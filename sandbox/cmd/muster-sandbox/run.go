@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/seed96588659/muster/sandbox/demo"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 type runFlags struct {
@@ -68,7 +68,12 @@ func runDemo(ctx context.Context, f *runFlags) error {
 	if real == 0 {
 		real = demo.NoReal
 	}
-	tty := !f.noTTY && isatty.IsTerminal(os.Stdout.Fd())
+	// A terminal of unknown width (a pty nobody sized) gets the plain output: mpb draws nothing
+	// in zero columns.
+	tty := false
+	if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 && !f.noTTY {
+		tty = true
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
