@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -223,7 +224,9 @@ func (t *txn) recordReport(c *Report, ls *Lease, res *ReportResult) error {
 	}
 	cutoff := uint64(max(c.Now.Add(-c.Keep).UnixNano(), 0))
 	cur := t.reportTimes.Cursor()
-	for k, _ := cur.First(); k != nil && len(k) >= 8 && binary.BigEndian.Uint64(k[:8]) < cutoff; k, _ = cur.First() {
+	for k, _ := cur.First(); len(k) >= 8 && binary.BigEndian.Uint64(k[:8]) < cutoff; k, _ = cur.First() {
+		// A copy: the cursor's key lives in pages the deletes below may rewrite.
+		k = bytes.Clone(k)
 		if err := t.reports.Delete(k[8:]); err != nil {
 			return fmt.Errorf("forget report record: %w", err)
 		}
