@@ -130,3 +130,9 @@ func (p *plan) count(e Expect) int {
 
 // succeed is how many nodes should end provisioned.
 func (p *plan) succeed() int { return p.count(Healthy) + p.count(Upgrade) }
+
+// drop removes a node from the plan (it did not start).
+func (p *plan) drop(id string) {
+	delete(p.expect, id)
+	p.nodes = slices.DeleteFunc(p.nodes, func(n string) bool { return n == id })
+}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -263,10 +262,4 @@ func (r *runner) edgeLogTail() string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.Join(lines[max(0, len(lines)-5):], "\n")
-}
-
-// drop removes a node from the plan (it did not start).
-func (p *plan) drop(id string) {
-	delete(p.expect, id)
-	p.nodes = slices.DeleteFunc(p.nodes, func(n string) bool { return n == id })
 }
