@@ -60,6 +60,26 @@ type Config struct {
 	Registry prometheus.Registerer
 }
 
+// raftConfig is the member's Raft node configuration.
+func (c Config) raftConfig(log *slog.Logger) raftnode.Config {
+	return raftnode.Config{
+		ID:                c.ID,
+		Dir:               c.DataDir,
+		Bind:              c.RaftBind,
+		Advertise:         c.RaftAdvertise,
+		Bootstrap:         c.Bootstrap,
+		BootstrapPeers:    c.BootstrapPeers,
+		Timeouts:          c.Timeouts,
+		SnapshotThreshold: c.SnapshotThreshold,
+		SnapshotInterval:  c.SnapshotInterval,
+		TrailingLogs:      c.TrailingLogs,
+		NoSync:            c.RaftNoSync,
+		TLS:               c.RaftTLS,
+		Dial:              c.RaftDial,
+		Logger:            log,
+	}
+}
+
 // Service is one coordinator member: the core the HTTP layer calls. Every write goes through Raft
 // on the leader; reads answer from this member's ledger.
 type Service struct {
@@ -103,11 +123,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, edges: map[string]EdgeSeen{}, closing: make(chan struct{})}
 
-	node, err := raftnode.Open(raftnode.Config{
-		ID: cfg.ID, Dir: cfg.DataDir, Bind: cfg.RaftBind, Advertise: cfg.RaftAdvertise, Bootstrap: cfg.Bootstrap,
-		BootstrapPeers: cfg.BootstrapPeers, Timeouts: cfg.Timeouts, SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
-		TrailingLogs: cfg.TrailingLogs, NoSync: cfg.RaftNoSync, Dial: cfg.RaftDial, TLS: cfg.RaftTLS, Logger: s.log,
-	}, ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
+	node, err := raftnode.Open(cfg.raftConfig(s.log), ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
 	if err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
