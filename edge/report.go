@@ -70,6 +70,9 @@ func (r *reporter) add(res leased) {
 	case res.Outcome == hostflow.Provisioned:
 		e.m.o.Provisioned.WithLabelValues(e.o.Site).Inc()
 		e.log.Info("provisioned", "node", res.Identity, "took", res.Took.Round(time.Millisecond))
+	case res.Outcome == hostflow.Deferred, res.Outcome == hostflow.Paused:
+		// Expected: the helper asked to wait, or the operator paused; the node is tried again.
+		e.log.Warn("host flow ended", "node", res.Identity, "outcome", res.Outcome.String(), "reason", res.Err)
 	case res.Err != nil:
 		e.log.Error("could not provision", "node", res.Identity, "outcome", res.Outcome.String(), "error", res.Err)
 	default:

@@ -181,12 +181,12 @@ func TestEdge_LogsHoldNoSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	for what, secret := range map[string]string{
-		"provisioning token":    info.ProvisioningToken,
-		"broker password":       info.ProvisioningPassword,
-		"signing key seed":      strings.TrimSpace(string(seedText)),
-		"provisioning JWT":      strings.TrimSpace(string(jwt)),
-		"a JWT":                 "eyJ",
-		"a private key":         "PRIVATE KEY",
+		"provisioning token": info.ProvisioningToken,
+		"broker password":    info.ProvisioningPassword,
+		"signing key seed":   strings.TrimSpace(string(seedText)),
+		"provisioning JWT":   strings.TrimSpace(string(jwt)),
+		"a JWT":              "eyJ",
+		"a private key":      "PRIVATE KEY",
 	} {
 		if secret != "" && strings.Contains(logs, secret) {
 			t.Errorf("the edge's log contains %s", what)
