@@ -110,7 +110,7 @@ func (n *Node) send(ctx context.Context, agent, action, what string, tries int, 
 // attempt and each try may carry new input.
 func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries int, input func() (json.RawMessage, error), handle func(Reply) error) error {
 	req := Request{Agent: agent, Action: action, Identity: n.identity}
-	return n.wrapper.Run(ctx, n.pause, req.Label(), tries, func(ctx context.Context) error {
+	return n.wrapper.run(ctx, n.identity, n.pause, req.Label(), tries, func(ctx context.Context) error {
 		req := req
 		req.Unsigned = n.unsigned.Load()
 		data, err := input()
@@ -292,7 +292,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	w := n.wrapper
 	return n.send(ctx, agentProvision, "shutdown", "perform shutdown", TriesShutdown, tokenInput{Token: n.token}, func(r Reply) error {
 		if !r.OK() {
-			w.log.Warn("could not shut down node", "sender", r.Sender, "message", r.Message, "code", r.Code)
+			w.log.Warn("could not shut down node", "node", n.identity, "sender", r.Sender, "message", r.Message, "code", r.Code)
 			return nil
 		}
 		w.shutdowns.WithLabelValues(w.site).Inc()

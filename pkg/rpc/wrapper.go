@@ -73,6 +73,11 @@ func NewWrapper(o WrapperOptions) (*Wrapper, error) {
 // ends the loop by cancelling, go-choria's For reports only "context canceled"; Run returns the
 // reason instead (maximum tries, paused, lock held).
 func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tries int, cb func(context.Context) error) error {
+	return w.run(ctx, "", pause, action, tries, cb)
+}
+
+// run is Run whose log lines name node when a Node calls.
+func (w *Wrapper) run(ctx context.Context, node string, pause PauseSource, action string, tries int, cb func(context.Context) error) error {
 	if pause == nil {
 		// Never read as "not paused": a host without a pause source could outlive its lease.
 		return fmt.Errorf("%s failed: no pause source", action)
@@ -86,7 +91,7 @@ func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tri
 
 	var final, last error
 	giveUp := func() error {
-		w.log.Error("maximum tries reached", "rpc", action, "tries", tries)
+		w.log.Error("maximum tries reached", "node", node, "rpc", action, "tries", tries)
 		final = ErrMaxTries
 		cancel()
 		return final
@@ -116,7 +121,7 @@ func (w *Wrapper) Run(ctx context.Context, pause PauseSource, action string, tri
 			cancel()
 			return err
 		default:
-			w.log.Warn("rpc attempt failed", "rpc", action, "try", try, "error", err)
+			w.log.Warn("rpc attempt failed", "node", node, "rpc", action, "try", try, "error", err)
 			last = err
 			if try >= tries {
 				// choria-provisioner notices the limit only at the next call, after one more
