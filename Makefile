@@ -17,6 +17,9 @@ FUZZTIME ?= 5m
 FUZZFLAGS ?=
 # Random pairs `make fuzz` compares against the real librpm (make test runs the default 200000).
 LIBRPM_PAIRS ?= 2000000
+# staticcheck is pinned and installed by `make lint` itself into bin/.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)
 
 .PHONY: all build test bench fuzz lint tools deps run
 
@@ -66,8 +69,17 @@ fuzz:
 	@echo "== fuzz pkg/rpmversion for $(FUZZTIME)"
 	cd pkg && go test -run '^$$' -fuzz '^FuzzCompare$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./rpmversion/
 
-lint:
-	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
+$(STATICCHECK):
+	@mkdir -p bin/.staticcheck
+	GOBIN=$(CURDIR)/bin/.staticcheck go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/.staticcheck/staticcheck $@
+
+# lint: go vet, staticcheck and a `go mod tidy` check per module, then gofmt over all of them.
+lint: $(STATICCHECK)
+	@set -e; for m in $(MODULES); do \
+		echo "== lint $$m"; \
+		(cd $$m && go vet ./... && $(STATICCHECK) ./... && go mod tidy -diff); \
+	done
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # run is the project's main job on one machine: build, then a sandbox lab (real and emulated

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,11 +45,7 @@ func sampleHelper(tb testing.TB) string {
 			return
 		}
 		sample.path = filepath.Join(sample.dir, "muster-helper-sample")
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
-			gobin = "go"
-		}
-		out, err := exec.Command(gobin, "build", "-o", sample.path, "../cmd/muster-helper-sample").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", sample.path, "../cmd/muster-helper-sample").CombinedOutput()
 		if err != nil {
 			sample.err = fmt.Errorf("build sample helper: %v\n%s", err, out)
 		}
@@ -170,15 +165,6 @@ func waitFile(t *testing.T, path, want string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-func countLines(t *testing.T, path string) int {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(data), "\n")
 }
 
 // waitLog waits until the log holds want.

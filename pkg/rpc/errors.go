@@ -18,6 +18,7 @@ var (
 	ErrPaused = errors.New("provisioning is paused")
 	// ErrLocked is matched when the node's provisioning lock belongs to another caller: another
 	// worker owns the node, so the call ends at once without further tries.
+	//lint:ignore ST1005 the node's own status message, kept verbatim so logs match the agent's
 	ErrLocked = errors.New(LockedMessage)
 	// ErrResponseCount is matched when a call did not receive exactly one reply.
 	ErrResponseCount = errors.New("unexpected number of responses")

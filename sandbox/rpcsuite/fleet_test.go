@@ -21,7 +21,6 @@ import (
 
 // Nodes of the shared lab and how each misbehaves.
 var (
-	nodeHealthy    = emu(0)
 	nodeSilent     = emu(1)
 	nodeDuplicate  = emu(2)
 	nodeJWTFails   = emu(3)
