@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/choria-io/tokens"
 )
@@ -25,8 +26,10 @@ var (
 
 // JWTVerifier validates the provisioning JWTs nodes present, against jwt_verify_cert.
 type JWTVerifier struct {
-	static any // the hex ed25519 key given inline, when jwt_verify_cert is not a file
-	file   *fileCache[any]
+	static   any // the hex ed25519 key given inline, when jwt_verify_cert is not a file
+	file     *fileCache[any]
+	verified verifiedCache
+	now      func() time.Time
 }
 
 // NewJWTVerifier builds a verifier from jwt_verify_cert: the path of a PEM certificate or public
@@ -38,7 +41,7 @@ func NewJWTVerifier(cert string, reload Reload) (*JWTVerifier, error) {
 		return nil, err
 	}
 	if cert == "" {
-		return &JWTVerifier{}, nil
+		return &JWTVerifier{now: time.Now}, nil
 	}
 
 	if _, err := os.Stat(cert); errors.Is(err, fs.ErrNotExist) {
@@ -46,10 +49,10 @@ func NewJWTVerifier(cert string, reload Reload) (*JWTVerifier, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jwt_verify_cert is neither an existing file nor a hex ed25519 public key: %w", err)
 		}
-		return &JWTVerifier{static: pk}, nil
+		return &JWTVerifier{static: pk, now: time.Now}, nil
 	}
 
-	v := &JWTVerifier{file: newFileCache("jwt_verify_cert", cert, reload, parseVerifyKey)}
+	v := &JWTVerifier{file: newFileCache("jwt_verify_cert", cert, reload, parseVerifyKey), now: time.Now}
 	if _, err := v.file.get(); err != nil {
 		return nil, err
 	}
@@ -75,10 +78,14 @@ func (v *JWTVerifier) Validate(raw string) (*tokens.ProvisioningClaims, error) {
 		return nil, ErrNoVerifyCert
 	}
 
+	if claims, ok := v.verified.get(raw, pk, v.now()); ok {
+		return claims, nil
+	}
 	claims, err := tokens.ParseProvisioningToken(raw, pk)
 	if err != nil {
 		return nil, fmt.Errorf("invalid provisioning JWT: %w", err)
 	}
+	v.verified.put(raw, pk, claims)
 	return claims, nil
 }
 
