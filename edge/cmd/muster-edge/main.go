@@ -10,12 +10,21 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
+// memoryLimit is the edge's default soft memory limit (GOMEMLIMIT overrides it). Its work is
+// many small host flows whose garbage the collector would otherwise let grow to twice the live
+// heap; with a limit it collects earlier instead, which keeps 1,000 hosts in flight under 64 MB.
+const memoryLimit = 32 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := root().ExecuteContext(ctx); err != nil {
