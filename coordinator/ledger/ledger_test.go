@@ -491,3 +491,33 @@ func TestLedger_NodesFiltersByRegionAndStateAcrossPages(t *testing.T) {
 		}
 	}
 }
+
+func TestLedger_ReleasedWaitsAgainWithoutAnAttempt(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a", "b")
+	ls := h.grant(t0, "edge-a", "eu", 2)
+	mustResult[*ReportResult](t, h.report(t0, ls, api.OutcomeFailed, "b"))
+	at := t0.Add(time.Second)
+	h.apply(&Report{Now: at, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Results: []Result{
+		{Identity: "a", Outcome: api.OutcomeReleased, Error: "a: stopped by lease loss"},
+	}})
+	n := h.node("a")
+	last := n.History[len(n.History)-1]
+	switch {
+	case n.State != api.StateWaiting || n.Attempts != 0:
+		t.Fatalf("released node = state %s attempts %d, want waiting with no attempt", n.State, n.Attempts)
+	case n.NotBefore.After(at):
+		t.Fatalf("released node waits until %s, want no backoff", n.NotBefore)
+	case last.Reason != "released by the edge" || last.Error != "a: stopped by lease loss" || last.LeaseID != ls.ID:
+		t.Fatalf("history entry %+v", last)
+	case n.LeaseID != "":
+		t.Fatalf("released node keeps lease %s", n.LeaseID)
+	}
+	// The edge may have called the node: only it is offered the node inside the lock window.
+	if g := h.grant(at, "edge-b", "eu", 1); g != nil {
+		t.Fatalf("another edge was offered a released node inside the lock window: %v", g.Nodes)
+	}
+	if g := h.grant(at, "edge-a", "eu", 1); g == nil || len(g.Nodes) != 1 || g.Nodes[0] != "a" {
+		t.Fatalf("the releasing edge was not offered its node again: %+v", g)
+	}
+}

@@ -122,6 +122,13 @@ func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy) {
 		n.LockEdge, n.LockUntil = "", time.Time{}
 		retry(n, tr, "provisioning lock held by another worker", now, p)
 		n.NotBefore = maxTime(n.NotBefore, now.Add(p.LockWindow))
+	case api.OutcomeReleased:
+		// The edge gave the node back without a failure of the node's own (the operator paused,
+		// or the edge stopped before touching it): no attempt, no backoff. The ledger cannot know
+		// whether the edge called the node, so the lock window stays with that edge as above.
+		n.NotBefore = maxTime(n.NotBefore, now)
+		tr.Reason = "released by the edge"
+		n.transition(api.StateWaiting, tr, p.HistoryLimit)
 	}
 }
 

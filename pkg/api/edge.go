@@ -25,11 +25,15 @@ const (
 	OutcomeUpgradeSent Outcome = "upgrade_sent"
 	// OutcomeLockHeld means the node answered "Could not obtain provisioning lock": another worker owns it.
 	OutcomeLockHeld Outcome = "lock_held"
+	// OutcomeReleased means the edge gave the node back without failing it (operator pause, a
+	// lease it stopped counting before touching the node, a node waiting too long): it waits
+	// again at once and no attempt is counted.
+	OutcomeReleased Outcome = "released"
 )
 
 // Outcomes lists every outcome an edge may report.
 func Outcomes() []Outcome {
-	return []Outcome{OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld}
+	return []Outcome{OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld, OutcomeReleased}
 }
 
 // Valid reports whether o is one of the known outcomes.
