@@ -146,7 +146,7 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 	if err != nil {
 		return nil, err
 	}
-	if err := a.finder.Announce(fw.CallerID(), Version); err != nil {
+	if err := a.finder.Announce(fw.Config.Identity, Version); err != nil {
 		log.Warn("could not publish the edge's startup event", "error", err)
 	}
 	if cfg.MonitorPort > 0 {
