@@ -25,7 +25,7 @@ func (s *Server) getGuard(w http.ResponseWriter, r *http.Request, route string, 
 		writeError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, fmt.Sprintf("%s needs GET, not %s", route, r.Method), "")
 		return nil, false
 	}
-	if !authorized(s.authorize(w, r, true)) {
+	if !(s.readCerts && hasVerifiedClientCert(r)) && !authorized(s.authorize(w, r, true)) {
 		return nil, false
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)

@@ -32,6 +32,9 @@ type Config struct {
 	// its CA. A certificate whose common name is the Edge of an Edges entry without a Token is
 	// bound to that entry; with no such entries any verified certificate may act as any edge.
 	ClientCerts bool
+	// ReadCerts lets a verified client certificate use the admin reads (status, nodes, node)
+	// without the admin token, for the status page; the admin writes still need the token.
+	ReadCerts bool
 	// Insecure opens the edge API without a credential; only for local experiments.
 	Insecure bool
 	// MaxBodyBytes bounds every request body (DefaultMaxBodyBytes when 0).
@@ -58,6 +61,7 @@ type Server struct {
 	edgeTokens  []secret
 	adminTokens []secret
 	clientCerts bool
+	readCerts   bool
 	insecure    bool
 	maxBody     int64
 	redirect    bool
@@ -80,6 +84,7 @@ func New(svc Service, cfg Config) (*Server, error) {
 	s := &Server{
 		svc:         svc,
 		clientCerts: cfg.ClientCerts,
+		readCerts:   cfg.ReadCerts,
 		insecure:    cfg.Insecure,
 		maxBody:     cfg.MaxBodyBytes,
 		redirect:    cfg.Redirect,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/seed96588659/muster/coordinator/config"
 	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/coordinator/statuspage"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -82,6 +83,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		EdgeTokens:    cfg.Auth.EdgeTokens,
 		AdminTokens:   nonEmpty(cfg.Auth.AdminToken),
 		ClientCerts:   cfg.Auth.ClientCerts,
+		ReadCerts:     cfg.Auth.ClientCerts, // the status page opens with a client certificate
 		Insecure:      cfg.Auth.Insecure,
 		MaxBodyBytes:  cfg.HTTP.MaxBodyBytes,
 		Redirect:      cfg.HTTP.Redirect,
@@ -95,6 +97,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", apiSrv)
+	mux.Handle(statuspage.Path, statuspage.Handler())
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 

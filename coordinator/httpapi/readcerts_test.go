@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi_test
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// TestReadCerts_AClientCertificateOpensTheAdminReadsOnly is the status page's certificate log-in:
+// with ReadCerts a verified certificate reads status, nodes and a node, but may not pause.
+func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
+	m := cluster(t, 1)[0]
+	ca := testutil.NewCA(t, "muster test CA")
+	h, err := httpapi.New(m.svc, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{
+		Certificates: []tls.Certificate{ca.Issue(t, "coordinator", x509.ExtKeyUsageServerAuth)},
+		ClientCAs:    ca.Pool, ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12,
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	ctx := ctxT(t)
+
+	// Straight to this server: api.Client would follow the leader header to the member's own
+	// plain listener.
+	hc := ca.Client(ca.Issue(t, "operator", x509.ExtKeyUsageClientAuth))
+	if _, err := m.svc.Register(ctx, api.RegisterRequest{Region: "ams", Edge: "edge-1", Nodes: []api.RegisterNode{{Identity: "rc-1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{
+		api.PathStatus:          http.StatusOK,
+		api.PathNodes:           http.StatusOK,
+		api.PathNode + "rc-1":   http.StatusOK,
+		api.PathNode + "nobody": http.StatusNotFound,
+	} {
+		resp, err := hc.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s with a client certificate: %d %s, want %d", path, resp.StatusCode, b, want)
+		}
+		if want == http.StatusOK && path != api.PathStatus && !strings.Contains(string(b), "rc-1") {
+			t.Errorf("GET %s: %s lacks rc-1", path, b)
+		}
+	}
+	resp, err := hc.Post(srv.URL+api.PathPause, "application/json", strings.NewReader(`{"reason":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("pause with a client certificate only: %d, want 401", resp.StatusCode)
+	}
+	without, _ := api.NewClient([]string{srv.URL}, api.WithHTTPClient(ca.Client()), api.WithAttempts(1))
+	if _, err := without.Status(ctx); !api.IsCode(err, api.CodeUnauthorized) {
+		t.Fatalf("status without certificate or token: %v, want unauthorized", err)
+	}
+}

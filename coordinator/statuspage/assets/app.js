@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The status page: polls the admin API of the member that served it, once a second, and renders
+// what it answers. Everything it shows is built with textContent (node identities and errors come
+// from edges and must never become markup). The admin token is kept in sessionStorage, so it
+// lives as long as this tab and is sent only in the Authorization header, never in a URL.
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'muster.adminToken';
+  const POLL_MS = 1000;
+  const REQUEST_TIMEOUT_MS = 5000;
+  const FAILURES_EVERY = 5; // polls between two failure scans: a scan reads every node
+  const HISTORY_EVERY = 2; // polls between two reads of the selected node
+  const MAX_SAMPLES = 600; // ten minutes of per-region counts at one sample a second
+  const PAGE_LIMIT = 10000; // the admin API's largest page
+  const FAILURE_SCAN_PAGES = 5; // at most 50,000 nodes read per failure scan
+  const MAX_FAILURES = 50;
+  const MAX_LEASE_NODES_SHOWN = 6;
+  const STATES = ['waiting', 'leased', 'provisioned', 'deferred', 'shutdown', 'abandoned'];
+
+  const $ = (id) => document.getElementById(id);
+  const page = {
+    token: sessionStorage.getItem(TOKEN_KEY) || '',
+    samples: [], // {at, regions: {region: {state: count}}}, oldest first
+    polls: 0,
+    timer: 0,
+    generation: 0, // bumped on log-in and log-out so a poll of an old session stops
+    selected: '',
+    readSelected: false,
+  };
+
+  class APIError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  const isAuthError = (e) => e instanceof APIError && (e.status === 401 || e.status === 403);
+
+  async function get(path, query) {
+    const url = query ? path + '?' + new URLSearchParams(query).toString() : path;
+    const headers = { Accept: 'application/json' };
+    if (page.token) headers.Authorization = 'Bearer ' + page.token;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT_MS);
+    try {
+      let resp;
+      try {
+        resp = await fetch(url, { headers, signal: abort.signal, cache: 'no-store', credentials: 'same-origin', redirect: 'error' });
+      } catch (e) {
+        throw new APIError(0, 'unreachable', 'this member did not answer (' + (e.name === 'AbortError' ? 'timed out' : e.message) + ')');
+      }
+      let body = null;
+      try {
+        body = await resp.json();
+      } catch (_) {
+        body = null;
+      }
+      if (!resp.ok) {
+        const msg = body && body.error ? body.error : 'HTTP ' + resp.status;
+        throw new APIError(resp.status, body && body.code ? body.code : '', msg);
+      }
+      return body;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // el builds an element; children are nodes or strings (always text, never markup).
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children) {
+      if (c === undefined || c === null) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  const fmtTime = (s) => {
+    if (!s) return '';
+    const d = new Date(s);
+    if (Number.isNaN(d.getTime()) || d.getUTCFullYear() < 2) return '';
+    return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  };
+
+  const nodeButton = (identity) => el('button', { type: 'button', class: 'link', 'data-node': identity }, identity);
+
+  function setNote(id, text) {
+    const e = $(id);
+    e.textContent = text;
+    e.hidden = !text;
+  }
+
+  // ---- status: members, leader, pause, counts --------------------------------------------------
+
+  function renderStatus(st) {
+    $('member').textContent = st.id + ' (' + st.state + ')';
+    $('member-note').textContent = st.id;
+    const leader = $('leader');
+    leader.textContent = st.leader_id || 'none: election under way';
+    leader.className = st.leader_id ? '' : 'error';
+    $('term').textContent = String(st.term);
+    $('applied').textContent = String(st.applied_index);
+    $('commit').textContent = String(st.commit_index);
+
+    const pause = $('pause');
+    pause.textContent = st.paused ? 'paused' + (st.pause_reason ? ': ' + st.pause_reason : '') : 'running';
+    pause.className = st.paused ? 'paused' : 'running';
+    pause.dataset.paused = String(st.paused);
+
+    const rows = (st.members || []).map((m) => {
+      const isLeader = m.id === st.leader_id;
+      return el('tr', { 'data-id': m.id, 'data-leader': String(isLeader), class: isLeader ? 'leader' : '' },
+        el('td', {}, m.id, m.id === st.id ? ' (this member)' : ''),
+        el('td', {}, el('span', { class: 'badge ' + (isLeader ? 'leader' : 'follower') }, isLeader ? 'leader' : 'follower')),
+        el('td', {}, m.voter ? 'yes' : 'no'),
+        el('td', {}, m.api_address || ''),
+        el('td', {}, m.raft_address));
+    });
+    $('members').tBodies[0].replaceChildren(...rows);
+    renderRegions(st.regions || {});
+  }
+
+  function renderRegions(regions) {
+    const head = el('tr', {}, el('th', {}, 'region'), ...STATES.map((s) => el('th', { class: 's-' + s }, s)), el('th', {}, 'total'));
+    $('regions').tHead.replaceChildren(head);
+    const names = Object.keys(regions).sort();
+    const rows = names.map((r) => {
+      const counts = regions[r] || {};
+      let total = 0;
+      const cells = STATES.map((s) => {
+        const n = counts[s] || 0;
+        total += n;
+        return el('td', { class: 'num', 'data-state': s }, n);
+      });
+      return el('tr', { 'data-region': r }, el('td', {}, r), ...cells, el('td', { class: 'num', 'data-state': 'total' }, total));
+    });
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: STATES.length + 2 }, 'no node registered yet')));
+    $('regions').tBodies[0].replaceChildren(...rows);
+  }
+
+  // ---- per-region counts over time: a ring buffer in this tab ----------------------------------
+
+  function addSample(st) {
+    page.samples.push({ at: Date.now(), regions: st.regions || {} });
+    if (page.samples.length > MAX_SAMPLES) page.samples.splice(0, page.samples.length - MAX_SAMPLES);
+    renderCharts();
+  }
+
+  function renderCharts() {
+    const names = new Set();
+    for (const s of page.samples) for (const r of Object.keys(s.regions)) names.add(r);
+    const W = 300;
+    const H = 70;
+    const charts = [...names].sort().map((region) => {
+      const series = page.samples.map((s) => s.regions[region] || {});
+      let max = 1;
+      for (const c of series) for (const st of STATES) max = Math.max(max, c[st] || 0);
+      const span = Math.max(series.length - 1, 60); // a fresh page draws from the left
+      const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+      svg.setAttribute('width', W);
+      svg.setAttribute('height', H);
+      svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+      svg.setAttribute('role', 'img');
+      svg.setAttribute('aria-label', 'node counts of ' + region + ' over time');
+      const legend = [];
+      for (const st of STATES) {
+        if (!series.some((c) => c[st])) continue;
+        const pts = series.map((c, i) => `${((i / span) * (W - 4) + 2).toFixed(1)},${(H - 2 - ((c[st] || 0) / max) * (H - 4)).toFixed(1)}`);
+        if (pts.length === 1) pts.push(pts[0]);
+        const line = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
+        line.setAttribute('points', pts.join(' '));
+        line.setAttribute('class', 's-' + st);
+        svg.append(line);
+        legend.push(el('span', { class: 's-' + st }, `${st} ${series[series.length - 1][st] || 0} `));
+      }
+      return el('div', { class: 'chart', 'data-region': region, 'data-samples': series.length },
+        el('div', {}, el('b', {}, region), ` (max ${max})`), svg, el('div', { class: 'legend' }, ...legend));
+    });
+    $('charts').replaceChildren(...charts);
+  }
+
+  // ---- leases in flight: the leased nodes, grouped by lease ------------------------------------
+
+  async function leasesInFlight() {
+    const byLease = new Map();
+    let after = '';
+    for (;;) {
+      const q = { state: 'leased', limit: String(PAGE_LIMIT) };
+      if (after) q.after = after;
+      const resp = await get('/v1/admin/nodes', q);
+      for (const n of resp.nodes || []) {
+        const id = n.lease_id || '(none)';
+        if (!byLease.has(id)) byLease.set(id, { id, edge: n.edge || '', region: n.region, leasedAt: n.leased_at || '', nodes: [] });
+        const l = byLease.get(id);
+        l.nodes.push(n.identity);
+        if (n.leased_at && n.leased_at < l.leasedAt) l.leasedAt = n.leased_at;
+      }
+      if (!resp.next) break;
+      after = resp.next;
+    }
+    return [...byLease.values()].sort((a, b) => (a.leasedAt < b.leasedAt ? 1 : a.leasedAt > b.leasedAt ? -1 : 0));
+  }
+
+  function renderLeases(leases) {
+    $('lease-count').textContent = `(${leases.length})`;
+    const rows = leases.map((l) => {
+      const shown = l.nodes.slice(0, MAX_LEASE_NODES_SHOWN).flatMap((n) => [nodeButton(n), ' ']);
+      const more = l.nodes.length > MAX_LEASE_NODES_SHOWN ? `+${l.nodes.length - MAX_LEASE_NODES_SHOWN} more` : '';
+      return el('tr', { 'data-lease': l.id, 'data-edge': l.edge },
+        el('td', {}, l.id),
+        el('td', { class: 'edge' }, l.edge),
+        el('td', {}, l.region),
+        el('td', {}, `${l.nodes.length}: `, ...shown, more),
+        el('td', {}, fmtTime(l.leasedAt)));
+    });
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 5 }, 'no lease in flight')));
+    $('leases').tBodies[0].replaceChildren(...rows);
+  }
+
+  // ---- recent failures: nodes whose last attempt left an error ---------------------------------
+
+  async function recentFailures() {
+    const failed = [];
+    let after = '';
+    let truncated = false;
+    for (let i = 0; ; i++) {
+      if (i === FAILURE_SCAN_PAGES) {
+        truncated = true;
+        break;
+      }
+      const q = { limit: String(PAGE_LIMIT) };
+      if (after) q.after = after;
+      const resp = await get('/v1/admin/nodes', q);
+      for (const n of resp.nodes || []) if (n.last_error) failed.push(n);
+      if (!resp.next) break;
+      after = resp.next;
+    }
+    const when = (n) => [n.finished_at || '', n.leased_at || ''].sort().pop();
+    failed.sort((a, b) => (when(a) < when(b) ? 1 : when(a) > when(b) ? -1 : a.identity < b.identity ? -1 : 1));
+    return { failed: failed.slice(0, MAX_FAILURES), total: failed.length, truncated };
+  }
+
+  function renderFailures(f) {
+    $('failure-count').textContent = `(${f.total}${f.truncated ? '+, first ' + FAILURE_SCAN_PAGES * PAGE_LIMIT + ' nodes read' : ''})`;
+    const rows = f.failed.map((n) =>
+      el('tr', { 'data-node': n.identity },
+        el('td', {}, nodeButton(n.identity)),
+        el('td', {}, n.region),
+        el('td', {}, n.state),
+        el('td', { class: 'num' }, n.attempts),
+        el('td', { class: 'error' }, n.last_error),
+        el('td', {}, fmtTime(n.leased_at))));
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 6 }, 'no failure')));
+    $('failures').tBodies[0].replaceChildren(...rows);
+  }
+
+  // ---- one node's history ----------------------------------------------------------------------
+
+  function select(identity) {
+    page.selected = identity;
+    page.readSelected = true;
+    $('history-node').textContent = identity;
+    $('history-summary').textContent = 'reading…';
+    $('history-table').tBodies[0].replaceChildren();
+    $('history').dataset.node = '';
+    $('history').hidden = false;
+    restartPolling();
+  }
+
+  function renderNode(n) {
+    const parts = [`state ${n.state}`, `region ${n.region}`, `attempts ${n.attempts}`];
+    if (n.edge) parts.push(`edge ${n.edge}`);
+    if (n.lease_id) parts.push(`lease ${n.lease_id}`);
+    if (n.inventory_version) parts.push(`version ${n.inventory_version}`);
+    if (n.last_error) parts.push(`last error: ${n.last_error}`);
+    $('history-summary').textContent = parts.join(' · ');
+    const rows = (n.history || []).map((t) =>
+      el('tr', {},
+        el('td', {}, fmtTime(t.at)),
+        el('td', {}, t.from || ''),
+        el('td', {}, t.to),
+        el('td', {}, t.reason || ''),
+        el('td', {}, t.edge || ''),
+        el('td', {}, t.lease_id ? `${t.lease_id} #${t.lease_token || ''}` : ''),
+        el('td', { class: 'error' }, t.error || '')));
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 7 }, 'no history kept')));
+    $('history-table').tBodies[0].replaceChildren(...rows);
+    $('history').dataset.node = n.identity;
+  }
+
+  // ---- polling ---------------------------------------------------------------------------------
+
+  async function poll(generation) {
+    page.polls++;
+    const n = page.polls;
+    const problems = [];
+    const task = async (name, fn, onError) => {
+      try {
+        await fn();
+        if (onError) onError('');
+      } catch (e) {
+        if (isAuthError(e)) throw e;
+        if (onError) onError(`not updated (${e.message}); showing the last answer`);
+        else problems.push(`${name}: ${e.message}`);
+      }
+    };
+    const tasks = [
+      task('status', async () => {
+        const st = await get('/v1/admin/status');
+        if (generation !== page.generation) return;
+        renderStatus(st);
+        addSample(st);
+      }),
+      task('leases', async () => {
+        const l = await leasesInFlight();
+        if (generation === page.generation) renderLeases(l);
+      }, (msg) => setNote('leases-stale', msg)),
+    ];
+    if (n % FAILURES_EVERY === 1) {
+      tasks.push(task('failures', async () => {
+        const f = await recentFailures();
+        if (generation === page.generation) renderFailures(f);
+      }, (msg) => setNote('failures-stale', msg)));
+    }
+    if (page.selected && (page.readSelected || n % HISTORY_EVERY === 0)) {
+      const identity = page.selected;
+      page.readSelected = false;
+      tasks.push(task('history', async () => {
+        const node = await get('/v1/admin/nodes/' + encodeURIComponent(identity));
+        if (generation === page.generation && identity === page.selected) renderNode(node);
+      }, (msg) => setNote('history-stale', msg)));
+    }
+    const results = await Promise.allSettled(tasks);
+    if (generation !== page.generation) return;
+    const denied = results.find((r) => r.status === 'rejected');
+    if (denied) {
+      logout('The admin API refused the credential: ' + denied.reason.message);
+      return;
+    }
+    setNote('problem', problems.join('; '));
+    $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+    $('updated').dataset.polls = String(page.polls);
+    page.timer = setTimeout(() => poll(generation), POLL_MS);
+  }
+
+  function restartPolling() {
+    clearTimeout(page.timer);
+    page.generation++;
+    const g = page.generation;
+    page.timer = setTimeout(() => poll(g), 0);
+  }
+
+  function showBoard() {
+    $('login').hidden = true;
+    $('summary').hidden = false;
+    $('board').hidden = false;
+    $('logout').hidden = !page.token;
+    page.polls = 0;
+    restartPolling();
+  }
+
+  function logout(reason) {
+    clearTimeout(page.timer);
+    page.generation++;
+    page.token = '';
+    sessionStorage.removeItem(TOKEN_KEY);
+    $('board').hidden = true;
+    $('summary').hidden = true;
+    $('login').hidden = false;
+    setNote('login-error', reason || '');
+    $('token').focus();
+  }
+
+  async function login(ev) {
+    ev.preventDefault();
+    const input = $('token');
+    const token = input.value.trim();
+    input.value = '';
+    if (!token) return;
+    const before = page.token;
+    page.token = token;
+    try {
+      await get('/v1/admin/status');
+    } catch (e) {
+      page.token = before;
+      setNote('login-error', isAuthError(e) ? 'That token does not open the admin API.' : 'Could not check the token: ' + e.message);
+      return;
+    }
+    sessionStorage.setItem(TOKEN_KEY, token);
+    setNote('login-error', '');
+    showBoard();
+  }
+
+  async function start() {
+    $('login').addEventListener('submit', login);
+    $('logout').addEventListener('click', () => logout(''));
+    $('history-close').addEventListener('click', () => {
+      page.selected = '';
+      $('history').hidden = true;
+    });
+    $('find').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const id = $('find-identity').value.trim();
+      if (id) select(id);
+    });
+    document.addEventListener('click', (ev) => {
+      const b = ev.target.closest('button[data-node]');
+      if (b) select(b.dataset.node);
+    });
+    // With a stored token, or with a client certificate the member verified, the reads answer
+    // at once; otherwise ask for the token.
+    try {
+      await get('/v1/admin/status');
+    } catch (e) {
+      if (isAuthError(e)) {
+        logout(page.token ? 'The stored token was refused: ' + e.message : '');
+        return;
+      }
+    }
+    showBoard();
+  }
+
+  start();
+})();

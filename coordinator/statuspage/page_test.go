@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package statuspage_test
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/seed96588659/muster/coordinator/statuspage"
+)
+
+func get(t *testing.T, h http.Handler, method, path string) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	resp := rec.Result()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestHandler_ServesThePageAndItsAssets(t *testing.T) {
+	h := statuspage.Handler()
+	for path, want := range map[string]struct{ ctype, text string }{
+		"/status/":        {"text/html", `<script src="app.js"`},
+		"/status/app.js":  {"text/javascript", "/v1/admin/status"},
+		"/status/app.css": {"text/css", "#pause"},
+	} {
+		resp, body := get(t, h, http.MethodGet, path)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, want.ctype) {
+			t.Errorf("GET %s: content type %q, want %s", path, ct, want.ctype)
+		}
+		if !strings.Contains(body, want.text) {
+			t.Errorf("GET %s lacks %q", path, want.text)
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		for _, d := range []string{"script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
+			if !strings.Contains(csp, d) {
+				t.Errorf("GET %s: policy %q lacks %q", path, csp, d)
+			}
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: no nosniff", path)
+		}
+	}
+}
+
+func TestHandler_RefusesWritesAndUnknownPaths(t *testing.T) {
+	h := statuspage.Handler()
+	if resp, _ := get(t, h, http.MethodPost, "/status/"); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST: %d allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	for _, p := range []string{"/status/nope.js", "/status/assets/app.js", "/status/../page.go"} {
+		if resp, body := get(t, h, http.MethodGet, p); resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMovedPermanently {
+			t.Errorf("GET %s: %d %s", p, resp.StatusCode, body)
+		} else if strings.Contains(body, "package statuspage") {
+			t.Errorf("GET %s served Go source", p)
+		}
+	}
+	if resp, _ := get(t, h, http.MethodGet, "/status"); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != statuspage.Path {
+		t.Errorf("GET /status: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// TestAssets_LoadNothingFromElsewhere reads every embedded asset for a reference to another
+// origin: the page must work on a machine without internet access.
+func TestAssets_LoadNothingFromElsewhere(t *testing.T) {
+	external := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?\s*(https?:)?//|@import|url\(\s*["']?(https?:)?//|fetch\(\s*["'](https?:)?//`)
+	n := 0
+	err := fs.WalkDir(statuspage.Assets(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		b, err := fs.ReadFile(statuspage.Assets(), path)
+		if err != nil {
+			return err
+		}
+		if m := external.Find(b); m != nil {
+			t.Errorf("%s refers to another origin: %q", path, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 3 {
+		t.Fatalf("%d assets embedded, want index.html, app.js and app.css", n)
+	}
+}
