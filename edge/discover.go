@@ -15,7 +15,7 @@ func (e *Edge) discover(ctx context.Context, found chan<- lease.Found) {
 	tick := time.NewTicker(e.o.Interval)
 	defer tick.Stop()
 	for {
-		if !e.Paused() {
+		if !e.halted() {
 			e.sweep(ctx, found)
 		} else {
 			e.log.Warn("skipping discovery while paused")

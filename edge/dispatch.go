@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/rpc"
 )
 
@@ -19,6 +20,28 @@ import (
 type leased struct {
 	hostflow.Result
 	lease *lease.Held
+	run   *leaseRun
+	// untouched is true when the edge stopped the host before the flow sent it anything.
+	untouched bool
+	// leaseLost is true when the host stopped because its lease ran out on the edge's clock.
+	leaseLost bool
+}
+
+// API is the result as reported to the source. A host the edge gave back without a failure of
+// the node's own (paused by an operator, its lease run out before the flow touched it, skipped)
+// is released: it waits again without an attempt counted. A host stopped mid-flow by lease loss
+// failed: the edge may have left it half done, as the coordinator's own expiry would count it.
+func (l leased) API() api.NodeResult {
+	r := l.Result.API()
+	switch l.Outcome {
+	case hostflow.Skipped:
+		r.Outcome = api.OutcomeReleased
+	case hostflow.Paused:
+		if l.untouched || !l.leaseLost {
+			r.Outcome = api.OutcomeReleased
+		}
+	}
+	return r
 }
 
 // errLeaseLost explains a host stopped because its lease ran out on the edge's clock.
@@ -32,7 +55,7 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 	defer flows.Wait()
 
 	for ctx.Err() == nil {
-		if e.Paused() {
+		if e.halted() {
 			e.waitResume(ctx)
 			continue
 		}
@@ -69,67 +92,86 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 			}
 			continue
 		}
+		e.setClusterPaused(g.Paused)
 		if granted == 0 {
 			continue
 		}
 
 		held := lease.NewHeld(*g.Lease, sent, g.Held, e.o.LeaseMargin)
 		e.m.leases.Inc()
-		run := e.startLease(ctx, held, g.Paused)
+		if !held.Valid(e.o.Now()) {
+			// Its hosts are released untouched; without a pause this would spin on every grant.
+			e.log.Error("lease granted already past its deadline on the edge's clock: is lease_margin at least the coordinator's lease.ttl?",
+				"lease", g.Lease.ID, "ttl", g.Lease.TTL.Std(), "held", g.Held, "margin", e.o.LeaseMargin)
+		}
+		run := e.startLease(ctx, held)
 		for _, id := range g.Lease.Nodes {
 			flows.Add(1)
 			go func() {
 				defer flows.Done()
-				defer func() { <-slots }()
-				results <- e.host(ctx, id, held, run)
-				run.done()
+				res := e.host(ctx, id, held, run)
+				<-slots // the worker is free; the lease is kept until its result is reported
+				results <- res
 			}()
+		}
+		if !held.Valid(e.o.Now()) {
+			sleep(ctx, time.Second)
 		}
 	}
 }
 
-// leaseRun is what the hosts of one lease share: the source's pause flag from the last answer,
-// and the renewer that keeps the lease while any of them runs.
+// leaseRun is what the hosts of one lease share: the renewer that keeps the lease until the
+// result of its last host is reported.
 type leaseRun struct {
-	paused atomic.Bool
-	left   atomic.Int64
-	stop   context.CancelFunc
-	lost   atomic.Bool
+	left atomic.Int64
+	stop context.CancelFunc
+	lost atomic.Bool
 }
 
+// done is called once per host result after it was reported (or given up).
 func (r *leaseRun) done() {
 	if r.left.Add(-1) == 0 {
 		r.stop()
 	}
 }
 
-// startLease renews an expiring lease at a third of its TTL until its last host ends.
-func (e *Edge) startLease(ctx context.Context, held *lease.Held, paused bool) *leaseRun {
+// startLease renews an expiring lease at a third of its TTL until its last result is reported.
+// A renewal refused for good ends the renewals: the hosts then stop at the deadline the last
+// acknowledged acquire or renew gave them.
+func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 	rctx, stop := context.WithCancel(ctx)
 	r := &leaseRun{stop: stop}
-	r.paused.Store(paused)
 	r.left.Store(int64(len(held.Lease().Nodes)))
 	if !held.Expires() {
 		return r
 	}
 	go func() {
 		defer stop()
+		wait := held.Lease().TTL.Std() / 3
 		for {
-			ttl := held.Lease().TTL.Std()
-			if !sleep(rctx, ttl/3) {
+			if !sleep(rctx, wait) {
 				return
 			}
+			ttl := held.Lease().TTL.Std()
+			wait = ttl / 3
 			sent := e.o.Now()
 			g, err := e.o.Source.Renew(rctx, held.Lease())
 			switch {
+			case err != nil && rctx.Err() != nil:
+				return
+			case err != nil && lease.Stale(err):
+				e.m.renewals.WithLabelValues("refused").Inc()
+				e.log.Warn("lease refused by the coordinator; its hosts stop at the lease's deadline", "lease", held.Lease().ID, "error", err)
+				return
 			case err != nil:
-				if rctx.Err() != nil {
-					return
-				}
+				e.m.renewals.WithLabelValues("error").Inc()
 				e.log.Warn("could not renew lease", "lease", held.Lease().ID, "error", err)
+				// Try again soon: the deadline is counted from the last acknowledged renewal.
+				wait = max(ttl/10, 100*time.Millisecond)
 			case g.Lease != nil:
-				held.Renewed(*g.Lease, sent, g.Held)
-				r.paused.Store(g.Paused)
+				e.m.renewals.WithLabelValues("ok").Inc()
+				held.Renewed(*g.Lease, sent)
+				e.setClusterPaused(g.Paused)
 			}
 		}
 	}()
@@ -145,25 +187,39 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 		e.m.busy.Dec()
 	}()
 
+	out := leased{lease: held, run: run}
 	pause := rpc.PauseFunc(func() bool {
-		return e.Paused() || run.paused.Load() || !held.Valid(e.o.Now())
+		return e.halted() || !held.Valid(e.o.Now())
 	})
-	res := e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: e.lastSeen(id), Pause: pause})
+	var res hostflow.Result
+	if pause.Paused() {
+		// Stopped before the flow sent the node anything.
+		out.untouched = true
+		res = hostflow.Result{Outcome: hostflow.Paused, Err: fmt.Errorf("provisioning %s is paused", id)}
+	} else {
+		seen := e.lastSeen(id)
+		if e.o.Cluster {
+			seen = time.Time{}
+		}
+		res = e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: seen, Pause: pause})
+	}
 	res.Identity = id
 	e.m.flowTime.Observe(res.Took.Seconds())
 	if res.Outcome == hostflow.Paused && !held.Valid(e.o.Now()) {
+		out.leaseLost = true
 		res.Err = fmt.Errorf("%s: %w", id, errLeaseLost)
 		if run.lost.CompareAndSwap(false, true) {
 			e.m.leasesLost.Inc()
 			e.log.Warn("lease ran out while hosts were in flight", "lease", held.Lease().ID)
 		}
 	}
-	return leased{Result: res, lease: held}
+	out.Result = res
+	return out
 }
 
 // waitResume blocks while paused.
 func (e *Edge) waitResume(ctx context.Context) {
-	for e.Paused() {
+	for e.halted() {
 		if !sleep(ctx, 50*time.Millisecond) {
 			return
 		}

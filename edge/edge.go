@@ -50,6 +50,11 @@ type Options struct {
 	ConfirmAfter time.Duration
 	// AcquireWait is how long one acquire may wait for waiting nodes; default 1s.
 	AcquireWait time.Duration
+	// Cluster says the source is the coordinator: its ledger, shared by every edge of the
+	// region, decides what waits, so a host is not skipped because this edge's own discovery
+	// last saw it long ago (another edge's may have seen it since); a node that is gone fails
+	// its first call and the ledger retries and abandons it.
+	Cluster bool
 
 	Flow    Flow
 	Source  lease.Source
@@ -68,8 +73,9 @@ type Edge struct {
 	m   *edgeMetrics
 	log *slog.Logger
 
-	paused  atomic.Bool
-	resumed chan struct{} // a discovery sweep is due because provisioning resumed
+	paused        atomic.Bool // the operator's pause through this edge's own endpoint
+	clusterPaused atomic.Bool // the coordinator's replicated pause, from its latest answer
+	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
 
 	mu   sync.Mutex
 	seen map[string]time.Time // last time discovery saw each node not yet reported
@@ -139,7 +145,7 @@ func (e *Edge) Run(ctx context.Context) error {
 	reported := make(chan struct{})
 
 	if err := e.o.Finder.Listen(ctx, e.o.LifecycleComponent, func(id string) {
-		if e.Paused() {
+		if e.halted() {
 			return
 		}
 		select {
@@ -151,6 +157,10 @@ func (e *Edge) Run(ctx context.Context) error {
 	}
 
 	var wg sync.WaitGroup
+	if w, ok := e.o.Source.(lease.PauseWatcher); ok {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.WatchPause(ctx, e.setClusterPaused) }()
+	}
 	wg.Add(2)
 	go func() { defer wg.Done(); e.register(ctx, found) }()
 	go func() { defer wg.Done(); e.discover(ctx, found) }()
@@ -180,19 +190,50 @@ func (e *Edge) Pause() {
 	e.m.paused.Set(1)
 }
 
-// Resume undoes Pause and runs a discovery sweep at once.
-func (e *Edge) Resume() {
-	if e.paused.Swap(false) {
-		e.log.Warn("provisioning resumed")
+// setClusterPaused records the coordinator's pause flag from its latest answer.
+func (e *Edge) setClusterPaused(p bool) {
+	if e.clusterPaused.Swap(p) == p {
+		return
 	}
-	e.m.paused.Set(0)
+	if p {
+		e.log.Warn("provisioning paused by the coordinator")
+		e.m.paused.Set(1)
+		return
+	}
+	e.log.Warn("provisioning resumed by the coordinator")
+	if !e.Paused() {
+		e.m.paused.Set(0)
+		e.wakeDiscovery()
+	}
+}
+
+// ClusterPaused is the coordinator's pause as the edge last learnt it (always false standalone).
+func (e *Edge) ClusterPaused() bool { return e.clusterPaused.Load() }
+
+// halted is true while either pause holds: no discovery, no new leases, hosts read as paused.
+func (e *Edge) halted() bool { return e.paused.Load() || e.clusterPaused.Load() }
+
+func (e *Edge) wakeDiscovery() {
 	select {
 	case e.resumed <- struct{}{}:
 	default:
 	}
 }
 
-// Paused is the operator's pause.
+// Resume undoes Pause and runs a discovery sweep at once.
+func (e *Edge) Resume() {
+	if e.paused.Swap(false) {
+		e.log.Warn("provisioning resumed")
+	}
+	if e.ClusterPaused() {
+		return
+	}
+	e.m.paused.Set(0)
+	e.wakeDiscovery()
+}
+
+// Paused is the operator's pause through this edge's endpoint (see ClusterPaused for the
+// coordinator's).
 func (e *Edge) Paused() bool { return e.paused.Load() }
 
 func (e *Edge) noteSeen(ids []string) {

@@ -24,6 +24,8 @@ type edgeMetrics struct {
 	leasesLost prometheus.Counter
 	flowTime   prometheus.Observer
 	confirms   *prometheus.CounterVec
+	renewals   *prometheus.CounterVec
+	reported   *prometheus.CounterVec
 }
 
 func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
@@ -33,7 +35,9 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	lost := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_leases_lost_total", Help: "Leases that ran out on the edge's clock while hosts were in flight", ConstLabels: labels})
 	flow := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "muster_edge_flow_seconds", Help: "How long one host flow took", ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
 	confirms := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_confirmations_total", Help: "Unanswered restarts, upgrades and shutdowns settled by rediscovery, by what was found", ConstLabels: labels}, []string{"found"})
-	for _, c := range []prometheus.Collector{results, leases, lost, flow, confirms} {
+	renewals := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_lease_renewals_total", Help: "Lease renewals by result: ok, error (tried again), refused (the lease is gone)", ConstLabels: labels}, []string{"result"})
+	reported := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_reported_results_total", Help: "Results handed to the lease source by what became of them: applied, rejected (stale lease or token), failed (not delivered)", ConstLabels: labels}, []string{"result"})
+	for _, c := range []prometheus.Collector{results, leases, lost, flow, confirms, renewals, reported} {
 		if err := reg.Registerer().Register(c); err != nil {
 			return nil, fmt.Errorf("register edge metric: %w", err)
 		}
@@ -50,6 +54,14 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 		leasesLost: lost,
 		flowTime:   flow,
 		confirms:   confirms,
+		renewals:   renewals,
+		reported:   reported,
+	}
+	for _, r := range []string{"ok", "error", "refused"} {
+		renewals.WithLabelValues(r)
+	}
+	for _, r := range []string{"applied", "rejected", "failed"} {
+		reported.WithLabelValues(r)
 	}
 	// Present from the start, as choria-provisioner's are, so dashboards show zeros.
 	m.paused.Set(0)

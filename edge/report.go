@@ -4,6 +4,7 @@ package edge
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/seed96588659/muster/edge/hostflow"
@@ -13,7 +14,7 @@ import (
 
 // reportTimeout bounds one report call; reports outlive Run's context so that results of flows
 // that ended during shutdown still reach the source.
-const reportTimeout = 10 * time.Second
+const reportTimeout = 30 * time.Second
 
 // reporter batches results per lease and hands them to the source, after sending unanswered
 // restarts, upgrades and shutdowns through the confirmer.
@@ -21,13 +22,13 @@ type reporter struct {
 	e        *Edge
 	in       <-chan leased
 	confirm  *confirmer
-	pending  map[*lease.Held][]api.NodeResult
+	pending  map[*lease.Held]*batch
 	count    int
 	maxBatch int
 }
 
 func newReporter(e *Edge, in <-chan leased) *reporter {
-	return &reporter{e: e, in: in, confirm: newConfirmer(e), pending: map[*lease.Held][]api.NodeResult{}, maxBatch: 256}
+	return &reporter{e: e, in: in, confirm: newConfirmer(e), pending: map[*lease.Held]*batch{}, maxBatch: 256}
 }
 
 func (r *reporter) run() {
@@ -82,27 +83,77 @@ func (r *reporter) add(res leased) {
 		e.o.OnResult(res.Result)
 	}
 	e.forget(res.Identity)
-	r.pending[res.lease] = append(r.pending[res.lease], res.API())
+	b := r.pending[res.lease]
+	if b == nil {
+		b = &batch{run: res.run}
+		r.pending[res.lease] = b
+	}
+	b.results = append(b.results, res.API())
 	r.count++
 	if r.count >= r.maxBatch {
 		r.flush()
 	}
 }
 
+// batch is the results of one lease waiting to be reported.
+type batch struct {
+	run     *leaseRun
+	results []api.NodeResult
+}
+
+// flush reports every lease's pending results, the leases in parallel (each is a round trip to
+// the coordinator's leader, and a failover may hold one for seconds).
 func (r *reporter) flush() {
-	for held, results := range r.pending {
-		ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
-		resp, err := r.e.o.Source.Report(ctx, held.Lease(), results)
-		cancel()
-		switch {
-		case err != nil:
-			r.e.log.Error("could not report results", "lease", held.Lease().ID, "results", len(results), "error", err)
-		case len(resp.Rejected) > 0:
-			for _, rj := range resp.Rejected {
-				r.e.log.Warn("result refused by the lease source", "lease", held.Lease().ID, "node", rj.Identity, "reason", rj.Reason)
-			}
-		}
+	var wg sync.WaitGroup
+	for held, b := range r.pending {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.report(held, b)
+		}()
 		delete(r.pending, held)
 	}
+	wg.Wait()
 	r.count = 0
+}
+
+// report delivers one lease's results. Nothing is dropped silently: results the source refused
+// (stale lease or token) and results it could not take are logged and counted.
+func (r *reporter) report(held *lease.Held, b *batch) {
+	e := r.e
+	defer func() {
+		if b.run != nil {
+			for range b.results {
+				b.run.done()
+			}
+		}
+	}()
+	l := held.Lease()
+	ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+	resp, err := e.o.Source.Report(ctx, l, b.results)
+	cancel()
+	switch {
+	case err != nil && lease.Stale(err):
+		e.m.reported.WithLabelValues("rejected").Add(float64(len(b.results)))
+		e.log.Warn("results refused by the lease source: the lease is no longer this edge's", "lease", l.ID, "token", l.Token, "results", len(b.results), "nodes", identities(b.results), "error", err)
+	case err != nil:
+		e.m.reported.WithLabelValues("failed").Add(float64(len(b.results)))
+		e.log.Error("could not report results", "lease", l.ID, "results", len(b.results), "nodes", identities(b.results), "error", err)
+	default:
+		e.m.reported.WithLabelValues("applied").Add(float64(len(resp.Applied)))
+		if len(resp.Rejected) > 0 {
+			e.m.reported.WithLabelValues("rejected").Add(float64(len(resp.Rejected)))
+		}
+		for _, rj := range resp.Rejected {
+			e.log.Warn("result refused by the lease source", "lease", l.ID, "node", rj.Identity, "reason", rj.Reason)
+		}
+	}
+}
+
+func identities(results []api.NodeResult) []string {
+	out := make([]string, len(results))
+	for i, r := range results {
+		out[i] = r.Identity
+	}
+	return out
 }

@@ -14,6 +14,8 @@ const (
 	DefaultWorkers = 64
 	// DefaultBatchSize is the number of nodes asked for in one lease acquire.
 	DefaultBatchSize = 256
+	// DefaultLeaseMargin is taken off every lease before the edge stops acting on it.
+	DefaultLeaseMargin = 2 * time.Second
 	// DefaultHelperTimeout bounds one helper call.
 	DefaultHelperTimeout = 10 * time.Second
 	// DefaultServerJWTValidity is the anchor's default validity of the server JWTs it signs ("1y").
@@ -134,6 +136,16 @@ type Config struct {
 	MonitorBind string
 	// Coordinators are coordinator member URLs; empty means standalone (coordinators).
 	Coordinators []string
+	// CoordinatorToken is the edge's bearer token towards the coordinators (coordinator_token). Secret.
+	CoordinatorToken string
+	// CoordinatorTLSCert and CoordinatorTLSKey are the edge's client certificate towards the
+	// coordinators (coordinator_tls_cert, coordinator_tls_key).
+	CoordinatorTLSCert string
+	CoordinatorTLSKey  string
+	// CoordinatorTLSCA verifies the coordinators' certificates, "" for the system's roots (coordinator_tls_ca).
+	CoordinatorTLSCA string
+	// LeaseMargin is taken off every lease's TTL before the edge stops acting on it (lease_margin).
+	LeaseMargin time.Duration
 	// File is the configuration file loaded, "" if none.
 	File string
 	// Lab is the sandbox lab.json whose defaults were used, "" if none.
@@ -155,6 +167,7 @@ func Defaults() *Config {
 		LogFormat:          LogText,
 		RequestSigning:     SigningAuto,
 		BatchSize:          DefaultBatchSize,
+		LeaseMargin:        DefaultLeaseMargin,
 	}
 }
 

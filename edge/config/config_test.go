@@ -3,6 +3,7 @@
 package config_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -82,5 +83,43 @@ func TestBindFlags_SecretsHaveNoFlag(t *testing.T) {
 		if fs.Lookup(name) == nil {
 			t.Errorf("--%s missing", name)
 		}
+	}
+}
+
+func TestValidate_ClusterModeNeedsABoundCredential(t *testing.T) {
+	base := func() *config.Config {
+		c := config.Defaults()
+		c.Helper = "/bin/helper"
+		c.Coordinators = []string{"https://c1:8443", "http://c2:8000"}
+		return c
+	}
+	cases := []struct {
+		name string
+		edit func(*config.Config)
+		key  string
+	}{
+		{"no credential", func(*config.Config) {}, "coordinator_token"},
+		{"cert without key", func(c *config.Config) { c.CoordinatorToken = "t"; c.CoordinatorTLSCert = "/c.pem" }, "coordinator_tls_key"},
+		{"cert over http", func(c *config.Config) { c.CoordinatorTLSCert, c.CoordinatorTLSKey = "/c.pem", "/k.pem" }, "coordinator_tls_cert"},
+		{"no margin", func(c *config.Config) { c.CoordinatorToken = "t"; c.LeaseMargin = 0 }, "lease_margin"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			tc.edit(c)
+			err := c.Validate()
+			var fe *config.FieldError
+			if !errors.As(err, &fe) || fe.Key != tc.key {
+				t.Fatalf("error %v, want one naming %s", err, tc.key)
+			}
+		})
+	}
+	c := base()
+	c.CoordinatorToken = "edge-secret"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a token is enough: %v", err)
+	}
+	if got := c.Redacted()["coordinator_token"]; got != config.Redacted {
+		t.Fatalf("coordinator_token redacted as %v", got)
 	}
 }

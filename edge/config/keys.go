@@ -80,6 +80,11 @@ func allKeys() []key {
 		{name: "batch_size", kind: kInt, def: DefaultBatchSize, usage: "nodes per lease acquire"},
 		{name: "monitor_bind", kind: kString, flag: "monitor-bind", usage: "address monitor_port listens on, empty for all interfaces"},
 		{name: "coordinators", kind: kList, flag: "coordinators", usage: "coordinator member URLs; none for standalone"},
+		{name: "coordinator_token", kind: kString, secret: true, usage: "bearer token of this edge towards the coordinators (bound there to edge_name and region)"},
+		{name: "coordinator_tls_cert", kind: kString, usage: "PEM client certificate towards the coordinators (its common name is edge_name)"},
+		{name: "coordinator_tls_key", kind: kString, usage: "PEM private key of coordinator_tls_cert"},
+		{name: "coordinator_tls_ca", kind: kString, usage: "PEM CA the coordinators' certificates chain to (default: the system's)"},
+		{name: "lease_margin", kind: kDuration, def: "2s", usage: "time taken off every lease before the edge stops acting on it (covers calls still in flight)"},
 	}
 }
 

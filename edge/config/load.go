@@ -164,6 +164,11 @@ func checkFiles(c *Config, labHelper, sampleHelper string) error {
 	if c.ChoriaConfig != "" && !isFile(c.ChoriaConfig) {
 		errs = append(errs, &FieldError{Key: "choria_config", Reason: fmt.Sprintf("%s is not a readable file", c.ChoriaConfig)})
 	}
+	for _, f := range []struct{ key, path string }{{"coordinator_tls_cert", c.CoordinatorTLSCert}, {"coordinator_tls_key", c.CoordinatorTLSKey}, {"coordinator_tls_ca", c.CoordinatorTLSCA}} {
+		if f.path != "" && !isFile(f.path) {
+			errs = append(errs, &FieldError{Key: f.key, Reason: fmt.Sprintf("%s is not a readable file", f.path)})
+		}
+	}
 	if labHelper != "" && c.Helper == labHelper && !isFile(sampleHelper) {
 		errs = append(errs, &FieldError{Key: "helper", Reason: fmt.Sprintf("the lab's sample helper %s does not exist (build %s next to the edge, or set --helper)", sampleHelper, SampleHelperName)})
 	}

@@ -140,7 +140,8 @@ func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 		Features: config.Features{JWT: true, ED25519: true, Upgrades: true},
 		Region:   "dc1", HelperTimeout: config.DefaultHelperTimeout, LogFormat: config.LogText,
 		RequestSigning: config.SigningAuto, BatchSize: config.DefaultBatchSize,
-		File: "testdata/every-anchor-key.yaml",
+		LeaseMargin: config.DefaultLeaseMargin,
+		File:        "testdata/every-anchor-key.yaml",
 	}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("loaded\n%+v\nwant\n%+v", *c, want)
@@ -290,6 +291,7 @@ func TestLoad_ListsFromEnvironment(t *testing.T) {
 	isolate(t)
 	t.Setenv(config.EnvName("helper"), "/bin/helper")
 	t.Setenv("MUSTER_EDGE_COORDINATORS", "https://c1:8443, https://c2:8443")
+	t.Setenv("MUSTER_EDGE_COORDINATOR_TOKEN", "edge-secret")
 	t.Setenv("MUSTER_EDGE_CERT_DENY_LIST", `["^a{1,3}$", "\\.choria$"]`)
 	c, _, err := config.Load(flags(t))
 	if err != nil {

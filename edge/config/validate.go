@@ -97,8 +97,35 @@ func (c *Config) validate() fieldErrors {
 	}
 	if err := checkCoordinators(c.Coordinators); err != nil {
 		e.add("coordinators", "%v", err)
+	} else {
+		c.validateCluster(&e)
+	}
+	if c.LeaseMargin <= 0 {
+		e.add("lease_margin", "%s is not a positive duration", c.LeaseMargin)
 	}
 	return e
+}
+
+// validateCluster checks the keys of cluster mode: a credential the coordinators can bind to this
+// edge, and a client certificate only with its key and over https.
+func (c *Config) validateCluster(e *fieldErrors) {
+	if (c.CoordinatorTLSCert == "") != (c.CoordinatorTLSKey == "") {
+		e.add("coordinator_tls_key", "coordinator_tls_cert and coordinator_tls_key must be given together")
+	}
+	if c.Standalone() {
+		return
+	}
+	if c.CoordinatorToken == "" && c.CoordinatorTLSCert == "" {
+		e.add("coordinator_token", "is required with coordinators (or coordinator_tls_cert and coordinator_tls_key): the coordinators accept only edges with a credential bound to their name and region (set it in the file or %s)", EnvName("coordinator_token"))
+	}
+	if c.CoordinatorTLSCert != "" {
+		for i, s := range c.Coordinators {
+			if !strings.HasPrefix(strings.ToLower(s), "https://") {
+				e.add("coordinator_tls_cert", "coordinators item %d %q is not https: a client certificate needs TLS", i, s)
+				break
+			}
+		}
+	}
 }
 
 // validateFeatures holds the anchor's feature rules, plus the settings each feature cannot work

@@ -19,11 +19,13 @@ type Held struct {
 	deadline time.Time // carries a monotonic reading; zero when the lease does not expire
 }
 
-// NewHeld starts counting l from sent (a time.Now() reading taken just before the request was
-// sent) plus held, the server's time holding the request.
+// NewHeld starts counting l from sent (a time.Now() reading taken just before the acquire was
+// sent) plus held, the server's time holding the request: api.AcquireResponse.ValidUntil.
 func NewHeld(l api.Lease, sent time.Time, held, margin time.Duration) *Held {
 	h := &Held{lease: l, margin: margin}
-	h.extend(sent, held, l.TTL.Std())
+	if l.TTL.Std() > 0 {
+		h.extend(api.AcquireResponse{Lease: &l, Held: api.Duration(held)}.ValidUntil(sent, margin))
+	}
 	return h
 }
 
@@ -34,25 +36,30 @@ func (h *Held) Lease() api.Lease {
 	return h.lease
 }
 
-// Renewed moves the deadline to sent + held + ttl - margin; it never moves it backwards.
-func (h *Held) Renewed(l api.Lease, sent time.Time, held time.Duration) {
+// Renewed moves the deadline to sent + ttl - margin (api.RenewResponse.ValidUntil: a renewal is
+// never held); it never moves it backwards.
+func (h *Held) Renewed(l api.Lease, sent time.Time) {
 	h.mu.Lock()
 	h.lease.TTL, h.lease.ExpiresAt = l.TTL, l.ExpiresAt
 	h.mu.Unlock()
-	h.extend(sent, held, l.TTL.Std())
+	if l.TTL.Std() > 0 {
+		h.extend(api.RenewResponse{Lease: l}.ValidUntil(sent, h.margin))
+	}
 }
 
-func (h *Held) extend(sent time.Time, held, ttl time.Duration) {
+func (h *Held) extend(d time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ttl <= 0 {
-		h.deadline = time.Time{}
-		return
-	}
-	d := sent.Add(held + ttl - h.margin)
 	if d.After(h.deadline) {
 		h.deadline = d
 	}
+}
+
+// Deadline is when the edge stops acting on the lease (monotonic); zero when it never expires.
+func (h *Held) Deadline() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.deadline
 }
 
 // Expires says whether the lease can run out at all.

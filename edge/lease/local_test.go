@@ -203,7 +203,7 @@ func TestHeld_ValidityCountsFromTheSend(t *testing.T) {
 		t.Fatal("a 10s lease held 1s with a 2s margin must be valid until send+9s")
 	}
 	// A renew answered out of order never moves the deadline back.
-	h.Renewed(api.Lease{ID: "l", TTL: api.Duration(3 * time.Second)}, sent, 0)
+	h.Renewed(api.Lease{ID: "l", TTL: api.Duration(3 * time.Second)}, sent)
 	if !h.Valid(sent.Add(8 * time.Second)) {
 		t.Fatal("a shorter renew moved the deadline backwards")
 	}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lease
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// CoordinatorOptions configure the coordinator-backed source.
+type CoordinatorOptions struct {
+	// Client reaches the coordinator cluster (any members; it follows the leader).
+	Client *api.Client
+	// Edge and Region are this edge's name and region, as its credential is bound to them.
+	Edge   string
+	Region string
+	// Heartbeat spaces the heartbeats that learn the operator's pause; default 250ms, so an
+	// edge stops new attempts well under a second after the operator paused.
+	Heartbeat time.Duration
+	// ReportFor bounds how long one report is retried (same request id) before it is given up;
+	// default 20s, enough for a leader election and the client's own retries.
+	ReportFor time.Duration
+	// Logger receives heartbeat failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Coordinator is the cluster-mode source: it registers discovered nodes with the coordinator,
+// takes leases on batches of this edge's region and reports results under their id and token.
+type Coordinator struct {
+	o CoordinatorOptions
+}
+
+var (
+	_ Source       = (*Coordinator)(nil)
+	_ PauseWatcher = (*Coordinator)(nil)
+)
+
+// PauseWatcher is a Source that also carries an operator pause of its own: the coordinator's
+// replicated flag.
+type PauseWatcher interface {
+	// WatchPause calls changed with the source's pause flag after every answer until ctx ends.
+	WatchPause(ctx context.Context, changed func(paused bool))
+}
+
+// NewCoordinator checks the options and builds the source.
+func NewCoordinator(o CoordinatorOptions) (*Coordinator, error) {
+	switch {
+	case o.Client == nil:
+		return nil, errors.New("coordinator source: a coordinator client is required")
+	case o.Edge == "":
+		return nil, errors.New("coordinator source: the edge name is required")
+	case o.Region == "":
+		return nil, errors.New("coordinator source: the region is required")
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 250 * time.Millisecond
+	}
+	if o.ReportFor <= 0 {
+		o.ReportFor = 20 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Coordinator{o: o}, nil
+}
+
+// Register records found nodes in this edge's region and says how many now wait anew (added,
+// or back to waiting after they were finished). The edge batches its discoveries, so one call
+// carries up to a sweep's batch; the coordinator splits it into ledger commands.
+func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) {
+	req := api.RegisterRequest{Region: c.o.Region, Edge: c.o.Edge, Nodes: make([]api.RegisterNode, 0, len(found))}
+	seen := make(map[string]bool, len(found))
+	for _, f := range found {
+		if f.Identity == "" || seen[f.Identity] {
+			continue
+		}
+		seen[f.Identity] = true
+		req.Nodes = append(req.Nodes, api.RegisterNode{Identity: f.Identity})
+	}
+	if len(req.Nodes) == 0 {
+		return 0, nil
+	}
+	resp, err := c.o.Client.Register(ctx, req)
+	if err != nil {
+		return 0, fmt.Errorf("register %d nodes of %s: %w", len(req.Nodes), c.o.Region, err)
+	}
+	return resp.Added + resp.Requeued, nil
+}
+
+// Acquire asks the leader for a lease on up to max waiting nodes, long-polling up to wait.
+func (c *Coordinator) Acquire(ctx context.Context, max int, wait time.Duration) (Grant, error) {
+	if max <= 0 {
+		return Grant{}, fmt.Errorf("acquire: max nodes %d is not positive", max)
+	}
+	resp, err := c.o.Client.Acquire(ctx, api.AcquireRequest{Edge: c.o.Edge, Region: c.o.Region, MaxNodes: max, Wait: api.Duration(wait)})
+	if err != nil {
+		return Grant{}, fmt.Errorf("acquire in %s: %w", c.o.Region, err)
+	}
+	g := Grant{Lease: resp.Lease, Paused: resp.Paused, Held: resp.Held.Std()}
+	if g.Lease != nil {
+		if err := c.check(*g.Lease); err != nil {
+			// Never act on it; it expires on the coordinator.
+			return Grant{Paused: resp.Paused}, err
+		}
+	}
+	return g, nil
+}
+
+// check refuses a lease for another edge or region: an edge only ever touches its own region.
+func (c *Coordinator) check(l api.Lease) error {
+	if l.Edge != c.o.Edge || l.Region != c.o.Region {
+		return fmt.Errorf("coordinator granted lease %s to %s in %s, but this edge is %s in %s: not acting on it", l.ID, l.Edge, l.Region, c.o.Edge, c.o.Region)
+	}
+	return nil
+}
+
+// Renew extends a lease; a refusal that no retry can change (the lease expired, is unknown or
+// carries another token) is ErrLeaseGone.
+func (c *Coordinator) Renew(ctx context.Context, l api.Lease) (Grant, error) {
+	resp, err := c.o.Client.Renew(ctx, api.RenewRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region})
+	if err != nil {
+		if Stale(err) {
+			return Grant{}, fmt.Errorf("renew lease %s: %w: %w", l.ID, ErrLeaseGone, err)
+		}
+		return Grant{}, fmt.Errorf("renew lease %s: %w", l.ID, err)
+	}
+	return Grant{Lease: &resp.Lease, Paused: resp.Paused}, nil
+}
+
+// ErrLeaseGone is a renewal the coordinator refused for good.
+var ErrLeaseGone = errors.New("lease is gone")
+
+// Stale reports whether err is the coordinator refusing a lease it no longer holds for this
+// edge under that token: retrying cannot change it.
+func Stale(err error) bool {
+	for _, code := range []api.Code{api.CodeUnknownLease, api.CodeTokenMismatch, api.CodeLeaseExpired, api.CodeWrongEdge, api.CodeWrongRegion} {
+		if api.IsCode(err, code) {
+			return true
+		}
+	}
+	return errors.Is(err, ErrLeaseGone)
+}
+
+// Report delivers results under the lease's id and token. One request id is used for every try,
+// so a report applied before its answer was lost (a leader failover) is answered with its first
+// outcomes instead of being applied twice; tries go on for ReportFor while the cluster is
+// unavailable.
+func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region, Results: results, RequestID: newRequestID()}
+	deadline := time.Now().Add(c.o.ReportFor)
+	delay := 100 * time.Millisecond
+	for {
+		resp, err := c.o.Client.Report(ctx, req)
+		if err == nil || Stale(err) || ctx.Err() != nil || !time.Now().Add(delay).Before(deadline) {
+			if err != nil {
+				return resp, fmt.Errorf("report %d results of lease %s: %w", len(results), l.ID, err)
+			}
+			return resp, nil
+		}
+		var ae *api.Error
+		if errors.As(err, &ae) && !retryableStatus(ae.Status) {
+			return resp, fmt.Errorf("report %d results of lease %s: %w", len(results), l.ID, err)
+		}
+		c.o.Logger.Warn("report not delivered yet, trying again", "lease", l.ID, "results", len(results), "error", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// retryableStatus is an answer another try may change: the cluster between leaders or busy.
+func retryableStatus(status int) bool {
+	return status == 421 || status >= 500
+}
+
+// WatchPause heartbeats the leader every Heartbeat and hands each answer's pause flag to changed.
+// A heartbeat that fails changes nothing: the lease deadlines, not the heartbeat, decide whether
+// the edge may go on.
+func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool)) {
+	t := time.NewTicker(c.o.Heartbeat)
+	defer t.Stop()
+	failing := false
+	for {
+		hctx, cancel := context.WithTimeout(ctx, max(4*c.o.Heartbeat, 2*time.Second))
+		resp, err := c.o.Client.Heartbeat(hctx, api.HeartbeatRequest{Edge: c.o.Edge, Region: c.o.Region})
+		cancel()
+		switch {
+		case err == nil:
+			if failing {
+				c.o.Logger.Info("coordinator heartbeat answered again", "leader", c.o.Client.Leader())
+				failing = false
+			}
+			changed(resp.Paused)
+		case ctx.Err() != nil:
+			return
+		case !failing:
+			c.o.Logger.Warn("coordinator heartbeat failed", "error", err)
+			failing = true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
