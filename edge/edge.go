@@ -73,8 +73,8 @@ type Edge struct {
 	m   *edgeMetrics
 	log *slog.Logger
 
-	paused        atomic.Bool // the operator's pause through this edge's own endpoint
-	clusterPaused atomic.Bool // the coordinator's replicated pause, from its latest answer
+	paused        atomic.Bool   // the operator's pause through this edge's own endpoint
+	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its latest answer
 	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
 
 	mu   sync.Mutex
