@@ -17,7 +17,7 @@ type systemClock struct{ start time.Time }
 func newSystemClock() systemClock { return systemClock{start: time.Now()} }
 
 // Now is the wall clock in UTC without its monotonic reading, since it travels in commands.
-func (systemClock) Now() time.Time { return time.Now().UTC().Round(0) }
+func (systemClock) Now() time.Time { return time.Now().UTC().Round(0).Add(failpointClockStep()) }
 
 // Monotonic is the process's monotonic time since the clock was made.
 func (c systemClock) Monotonic() time.Duration { return time.Since(c.start) }
