@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package app assembles a standalone muster-edge from its configuration: the Choria framework
-// and broker connections, the helper, the credential checks, the host flow, discovery, the local
-// lease source, the edge and its monitor endpoints. cmd/muster-edge and the end-to-end tests
+// Package app assembles a muster-edge from its configuration: the Choria framework and broker
+// connections, the helper, the credential checks, the host flow, discovery, the lease source
+// (local when standalone, the coordinators in cluster mode), the edge and its monitor endpoints. cmd/muster-edge and the end-to-end tests
 // both build the edge here, so what the tests run is what ships.
 package app
 
@@ -27,6 +27,7 @@ import (
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/edge/monitor"
 	"github.com/seed96588659/muster/edge/upgrade"
+	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
 )
@@ -48,14 +49,20 @@ type Options struct {
 	// with nodes that never answer shorten it); RetryPolicy replaces backoff.Default.
 	RPCTimeout  time.Duration
 	RetryPolicy backoff.Policy
+	// CoordinatorHTTP, when set, is the HTTP client towards the coordinators (tests put a proxy
+	// in between); the configuration's TLS settings are then not used.
+	CoordinatorHTTP *http.Client
 }
 
-// App is one running standalone edge.
+// App is one running edge.
 type App struct {
 	Edge    *edge.Edge
 	Metrics *metrics.Registry
-	Source  *lease.Local
-	Config  *config.Config
+	// Source is the standalone lease source, nil in cluster mode.
+	Source *lease.Local
+	// Coordinator is the cluster-mode lease source, nil standalone.
+	Coordinator *lease.Coordinator
+	Config      *config.Config
 
 	log     *slog.Logger
 	conn    *rpc.Conn
@@ -69,9 +76,6 @@ type App struct {
 func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if !cfg.Standalone() {
-		return nil, errors.New("muster-edge: coordinators are configured, but cluster mode is not built yet; remove coordinators to run standalone")
 	}
 	log := o.Logger
 	if log == nil {
@@ -125,18 +129,16 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		return nil, err
 	}
 
-	waiting := a.Metrics.WorkQueueEntries.WithLabelValues(cfg.Site)
-	unprovisioned := a.Metrics.WaitingNodes.WithLabelValues(cfg.Site)
-	a.Source = lease.NewLocal(lease.LocalOptions{Edge: name, Region: cfg.Region, Changed: func(c lease.Counts) {
-		waiting.Set(float64(c.Waiting))
-		unprovisioned.Set(float64(c.Waiting + c.Leased))
-	}})
+	source, err := a.leaseSource(cfg, name, o)
+	if err != nil {
+		return nil, err
+	}
 
 	eo := edge.Options{
 		Site: cfg.Site, Region: cfg.Region, Name: name,
 		Workers: cfg.Workers, BatchSize: cfg.BatchSize, Interval: cfg.Interval,
-		LifecycleComponent: cfg.LifecycleComponent,
-		Flow:               flow, Source: a.Source, Finder: a.finder,
+		LifecycleComponent: cfg.LifecycleComponent, LeaseMargin: cfg.LeaseMargin,
+		Flow: flow, Source: source, Finder: a.finder, Cluster: !cfg.Standalone(),
 		Metrics: a.Metrics, Logger: log, OnResult: o.OnResult,
 	}
 	if o.Tune != nil {
@@ -155,6 +157,41 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		}
 	}
 	return a, nil
+}
+
+// leaseSource is the local source when standalone, else the coordinators' under this edge's
+// credential (bound there to name and the region).
+func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Source, error) {
+	if cfg.Standalone() {
+		waiting := a.Metrics.WorkQueueEntries.WithLabelValues(cfg.Site)
+		unprovisioned := a.Metrics.WaitingNodes.WithLabelValues(cfg.Site)
+		a.Source = lease.NewLocal(lease.LocalOptions{Edge: name, Region: cfg.Region, Changed: func(c lease.Counts) {
+			waiting.Set(float64(c.Waiting))
+			unprovisioned.Set(float64(c.Waiting + c.Leased))
+		}})
+		return a.Source, nil
+	}
+	hc := o.CoordinatorHTTP
+	if hc == nil {
+		var err error
+		if hc, err = coordinatorHTTP(cfg); err != nil {
+			return nil, err
+		}
+	}
+	opts := []api.Option{api.WithHTTPClient(hc)}
+	if cfg.CoordinatorToken != "" {
+		opts = append(opts, api.WithToken(cfg.CoordinatorToken))
+	}
+	client, err := api.NewClient(cfg.Coordinators, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("coordinators: %w", err)
+	}
+	a.Coordinator, err = lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: name, Region: cfg.Region, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("cluster mode", "edge", name, "region", cfg.Region, "coordinators", cfg.Coordinators)
+	return a.Coordinator, nil
 }
 
 // MonitorAddr is where the monitor endpoints listen, nil without monitor_port.
