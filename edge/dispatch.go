@@ -149,7 +149,7 @@ func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 		defer stop()
 		wait := held.Lease().TTL.Std() / 3
 		for {
-			if !sleep(rctx, wait) {
+			if !sleep(rctx, wait) || !held.Valid(e.o.Now()) {
 				return
 			}
 			ttl := held.Lease().TTL.Std()

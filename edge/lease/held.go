@@ -17,6 +17,7 @@ type Held struct {
 
 	mu       sync.Mutex
 	deadline time.Time // carries a monotonic reading; zero when the lease does not expire
+	lost     bool      // the deadline passed once: no later renewal brings the lease back
 }
 
 // NewHeld starts counting l from sent (a time.Now() reading taken just before the acquire was
@@ -37,7 +38,8 @@ func (h *Held) Lease() api.Lease {
 }
 
 // Renewed moves the deadline to sent + ttl - margin (api.RenewResponse.ValidUntil: a renewal is
-// never held); it never moves it backwards.
+// never held); it never moves it backwards, and once the lease was seen lapsed it stays lost:
+// its hosts have stopped and are reported as stopped by lease loss.
 func (h *Held) Renewed(l api.Lease, sent time.Time) {
 	h.mu.Lock()
 	h.lease.TTL, h.lease.ExpiresAt = l.TTL, l.ExpiresAt
@@ -50,7 +52,7 @@ func (h *Held) Renewed(l api.Lease, sent time.Time) {
 func (h *Held) extend(d time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if d.After(h.deadline) {
+	if !h.lost && d.After(h.deadline) {
 		h.deadline = d
 	}
 }
@@ -73,5 +75,12 @@ func (h *Held) Expires() bool {
 func (h *Held) Valid(now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.deadline.IsZero() || now.Before(h.deadline)
+	if h.lost {
+		return false
+	}
+	if h.deadline.IsZero() || now.Before(h.deadline) {
+		return true
+	}
+	h.lost = true
+	return false
 }

@@ -207,6 +207,14 @@ func TestHeld_ValidityCountsFromTheSend(t *testing.T) {
 	if !h.Valid(sent.Add(8 * time.Second)) {
 		t.Fatal("a shorter renew moved the deadline backwards")
 	}
+	// Once seen lapsed, a lease stays lost: a renewal answered late brings nothing back.
+	if h.Valid(sent.Add(9 * time.Second)) {
+		t.Fatal("valid at its deadline")
+	}
+	h.Renewed(api.Lease{ID: "l", TTL: api.Duration(10 * time.Second)}, sent.Add(8*time.Second))
+	if h.Valid(sent.Add(9*time.Second)) || h.Valid(sent.Add(10*time.Second)) {
+		t.Fatal("a lapsed lease came back with a later renewal")
+	}
 	if lease.NewHeld(api.Lease{ID: "local"}, sent, 0, time.Second).Valid(sent.Add(1000*time.Hour)) == false {
 		t.Fatal("a lease without TTL must never expire")
 	}
