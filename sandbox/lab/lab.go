@@ -168,7 +168,8 @@ func (l *Lab) startRegion(ctx context.Context, name string) (*Region, error) {
 	if err != nil {
 		return nil, fmt.Errorf("region %s: %w", name, err)
 	}
-	r := &Region{name: name, dir: rdir, lab: l, broker: b, failed: map[string]string{}, frameworks: map[string]*frameworkEntry{}}
+	r := &Region{name: name, dir: rdir, lab: l, failed: map[string]string{}, frameworks: map[string]*frameworkEntry{}}
+	r.broker.Store(b)
 	if r.jwt, err = b.ProvisioningJWT(true); err != nil {
 		return r, fmt.Errorf("region %s: %w", name, err)
 	}
@@ -265,7 +266,7 @@ func (l *Lab) Stop() error {
 		wg.Wait()
 		for _, r := range l.regions {
 			r.forgetFrameworks()
-			if err := r.broker.Stop(); err != nil {
+			if err := r.broker.Load().Stop(); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/choria-io/go-choria/choria"
@@ -25,11 +26,12 @@ type Region struct {
 	name    string
 	dir     string
 	lab     *Lab
-	broker  *broker.Broker
+	broker  atomic.Pointer[broker.Broker] // replaced by RestartBroker
 	jwt     string
 	jwtFile string
 	clients []ClientInfo
 
+	restartMu  sync.Mutex // one RestartBroker at a time
 	mu         sync.Mutex
 	real       []*realNode
 	failed     map[string]string
@@ -47,7 +49,7 @@ type frameworkEntry struct {
 func (r *Region) Name() string { return r.name }
 
 // Broker is the region's provisioning broker.
-func (r *Region) Broker() *broker.Broker { return r.broker }
+func (r *Region) Broker() *broker.Broker { return r.broker.Load() }
 
 // Fleet is the region's emulated fleet, nil when it has none.
 func (r *Region) Fleet() *emulated.Fleet { return r.fleet }
@@ -70,7 +72,7 @@ func (r *Region) Framework(identity string) (*choria.Framework, error) {
 		r.frameworks[identity] = e
 	}
 	r.mu.Unlock()
-	e.once.Do(func() { e.fw, e.err = r.broker.ClientFramework(identity) })
+	e.once.Do(func() { e.fw, e.err = r.broker.Load().ClientFramework(identity) })
 	return e.fw, e.err
 }
 
@@ -166,7 +168,7 @@ func (r *Region) ProvisionedConfig(identity string) (map[string]string, error) {
 		"identity":                         identity,
 		"plugin.choria.server.provision":   "false",
 		"plugin.choria.use_srv":            "false",
-		"plugin.choria.middleware_hosts":   fmt.Sprintf("127.0.0.1:%d", r.broker.Port()),
+		"plugin.choria.middleware_hosts":   fmt.Sprintf("127.0.0.1:%d", r.broker.Load().Port()),
 		"plugin.security.provider":         "file",
 		"plugin.security.file.certificate": cert.CertFile,
 		"plugin.security.file.key":         cert.KeyFile,
@@ -246,12 +248,12 @@ func (r *Region) startEmulated(ctx context.Context) error {
 		return nil
 	}
 	f, err := emulated.Start(ctx, emulated.Config{
-		BrokerURL:       r.broker.URL(),
+		BrokerURL:       r.broker.Load().URL(),
 		TLS:             r.lab.brokerTLS(),
 		Region:          r.name,
 		Prefix:          EmulatedPrefix(r.name),
 		Count:           r.lab.opts.Emulated,
-		Token:           r.broker.Token(),
+		Token:           r.broker.Load().Token(),
 		JWT:             r.jwt,
 		Version:         r.lab.opts.BaseVersion,
 		Faults:          r.lab.opts.Faults,
@@ -304,13 +306,13 @@ func (r *Region) stopNodes() error {
 
 func (r *Region) info() RegionInfo {
 	i := RegionInfo{
-		BrokerURL:              r.broker.URL(),
+		BrokerURL:              r.broker.Load().URL(),
 		CA:                     r.lab.ca.CAFile(),
 		CAKey:                  r.lab.ca.KeyFile(),
 		Clients:                r.Clients(),
-		ProvisioningToken:      r.broker.Token(),
+		ProvisioningToken:      r.broker.Load().Token(),
 		ProvisioningUser:       broker.ProvisioningUser,
-		ProvisioningPassword:   r.broker.ProvisioningPassword(),
+		ProvisioningPassword:   r.broker.Load().ProvisioningPassword(),
 		JWTSignerPublicKey:     r.lab.signer.PublicKeyHex(),
 		JWTSignerPublicKeyFile: r.lab.signer.PublicKeyFile(),
 		ProvisioningJWT:        r.jwtFile,
