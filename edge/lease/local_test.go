@@ -198,9 +198,10 @@ func resultsFor(ids []string) []api.NodeResult {
 
 func TestHeld_ValidityCountsFromTheSend(t *testing.T) {
 	sent := time.Now()
-	h := lease.NewHeld(api.Lease{ID: "l", TTL: api.Duration(10 * time.Second)}, sent, time.Second, 2*time.Second)
-	if !h.Valid(sent.Add(8*time.Second)) || h.Valid(sent.Add(9*time.Second)) {
-		t.Fatal("a 10s lease held 1s with a 2s margin must be valid until send+9s")
+	l := api.Lease{ID: "l", TTL: api.Duration(10 * time.Second)}
+	h := lease.NewHeld(l, sent, time.Second, 2*time.Second)
+	if !h.Valid(sent.Add(8*time.Second)) || !h.Deadline().Equal(sent.Add(9*time.Second)) {
+		t.Fatalf("a 10s lease held 1s with a 2s margin must be valid until send+9s, deadline %v", h.Deadline().Sub(sent))
 	}
 	// A renew answered out of order never moves the deadline back.
 	h.Renewed(api.Lease{ID: "l", TTL: api.Duration(3 * time.Second)}, sent)
@@ -211,9 +212,15 @@ func TestHeld_ValidityCountsFromTheSend(t *testing.T) {
 	if h.Valid(sent.Add(9 * time.Second)) {
 		t.Fatal("valid at its deadline")
 	}
-	h.Renewed(api.Lease{ID: "l", TTL: api.Duration(10 * time.Second)}, sent.Add(8*time.Second))
-	if h.Valid(sent.Add(9*time.Second)) || h.Valid(sent.Add(10*time.Second)) {
+	h.Renewed(l, sent.Add(8*time.Second))
+	if h.Valid(sent.Add(9 * time.Second)) {
 		t.Fatal("a lapsed lease came back with a later renewal")
+	}
+	// A renewal before the deadline moves it to the renewal's send + TTL - margin.
+	h2 := lease.NewHeld(l, sent, 0, 2*time.Second)
+	h2.Renewed(l, sent.Add(5*time.Second))
+	if !h2.Valid(sent.Add(12*time.Second)) || h2.Valid(sent.Add(13*time.Second)) {
+		t.Fatal("a renewal sent at +5s of a 10s lease with a 2s margin must hold until +13s")
 	}
 	if lease.NewHeld(api.Lease{ID: "local"}, sent, 0, time.Second).Valid(sent.Add(1000*time.Hour)) == false {
 		t.Fatal("a lease without TTL must never expire")
