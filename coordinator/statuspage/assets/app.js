@@ -28,6 +28,7 @@
     generation: 0, // bumped on log-in and log-out so a poll of an old session stops
     selected: '',
     readSelected: false,
+    failuresDue: true, // the next poll scans for failures (set again when a scan fails)
   };
 
   class APIError extends Error {
@@ -216,11 +217,11 @@
       const shown = l.nodes.slice(0, MAX_LEASE_NODES_SHOWN).flatMap((n) => [nodeButton(n), ' ']);
       const more = l.nodes.length > MAX_LEASE_NODES_SHOWN ? `+${l.nodes.length - MAX_LEASE_NODES_SHOWN} more` : '';
       return el('tr', { 'data-lease': l.id, 'data-edge': l.edge },
-        el('td', {}, l.id),
+        el('td', { class: 'id' }, l.id),
         el('td', { class: 'edge' }, l.edge),
         el('td', {}, l.region),
         el('td', {}, `${l.nodes.length}: `, ...shown, more),
-        el('td', {}, fmtTime(l.leasedAt)));
+        el('td', { class: 'time' }, fmtTime(l.leasedAt)));
     });
     if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 5 }, 'no lease in flight')));
     $('leases').tBodies[0].replaceChildren(...rows);
@@ -258,7 +259,7 @@
         el('td', {}, n.state),
         el('td', { class: 'num' }, n.attempts),
         el('td', { class: 'error' }, n.last_error),
-        el('td', {}, fmtTime(n.leased_at))));
+        el('td', { class: 'time' }, fmtTime(n.leased_at))));
     if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 6 }, 'no failure')));
     $('failures').tBodies[0].replaceChildren(...rows);
   }
@@ -285,7 +286,7 @@
     $('history-summary').textContent = parts.join(' · ');
     const rows = (n.history || []).map((t) =>
       el('tr', {},
-        el('td', {}, fmtTime(t.at)),
+        el('td', { class: 'time' }, fmtTime(t.at)),
         el('td', {}, t.from || ''),
         el('td', {}, t.to),
         el('td', {}, t.reason || ''),
@@ -325,18 +326,29 @@
         if (generation === page.generation) renderLeases(l);
       }, (msg) => setNote('leases-stale', msg)),
     ];
-    if (n % FAILURES_EVERY === 1) {
+    if (page.failuresDue || n % FAILURES_EVERY === 0) {
+      page.failuresDue = false;
       tasks.push(task('failures', async () => {
-        const f = await recentFailures();
-        if (generation === page.generation) renderFailures(f);
+        try {
+          const f = await recentFailures();
+          if (generation === page.generation) renderFailures(f);
+        } catch (e) {
+          page.failuresDue = true; // try again at the next poll, not five polls later
+          throw e;
+        }
       }, (msg) => setNote('failures-stale', msg)));
     }
     if (page.selected && (page.readSelected || n % HISTORY_EVERY === 0)) {
       const identity = page.selected;
       page.readSelected = false;
       tasks.push(task('history', async () => {
-        const node = await get('/v1/admin/nodes/' + encodeURIComponent(identity));
-        if (generation === page.generation && identity === page.selected) renderNode(node);
+        try {
+          const node = await get('/v1/admin/nodes/' + encodeURIComponent(identity));
+          if (generation === page.generation && identity === page.selected) renderNode(node);
+        } catch (e) {
+          page.readSelected = identity === page.selected;
+          throw e;
+        }
       }, (msg) => setNote('history-stale', msg)));
     }
     const results = await Promise.allSettled(tasks);
@@ -365,6 +377,7 @@
     $('board').hidden = false;
     $('logout').hidden = !page.token;
     page.polls = 0;
+    page.failuresDue = true;
     restartPolling();
   }
 
