@@ -122,3 +122,13 @@ func list(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+// yamlMap decodes one YAML document held in a string (a ConfigMap's file).
+func yamlMap(t *testing.T, body string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("embedded YAML: %v", err)
+	}
+	return m
+}

@@ -45,9 +45,13 @@ func run(m *testing.M) int {
 	bins.coordcheck = filepath.Join(dir, "coordcheck")
 	ctx := context.Background()
 	builds := []func() error{
-		func() error { return goBuild(ctx, filepath.Join(root, "coordinator"), bins.coordinator, "./cmd/muster-coordinator") },
+		func() error {
+			return goBuild(ctx, filepath.Join(root, "coordinator"), bins.coordinator, "./cmd/muster-coordinator")
+		},
 		func() error { return goBuild(ctx, filepath.Join(root, "edge"), bins.edge, "./cmd/muster-edge") },
-		func() error { return goBuild(ctx, filepath.Join(root, "edge"), bins.helper, "./cmd/muster-helper-sample") },
+		func() error {
+			return goBuild(ctx, filepath.Join(root, "edge"), bins.helper, "./cmd/muster-helper-sample")
+		},
 		func() error { return buildCoordcheck(ctx, filepath.Join(dir, "coordcheck-src"), bins.coordcheck) },
 	}
 	errs := make([]error, len(builds))
