@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package clustersuite
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"testing"
+
+	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/sandbox/lab"
+)
+
+// Regions of the suite. Each test uses its own, so the one ledger holds them apart; every edge
+// credential is bound to one of them.
+var suiteRegions = []string{"eu", "us", "pz", "ll", "bs", "bc"}
+
+// edgesPerRegion is how many edge credentials each region gets (edge-<region>-<n>.mcollective).
+const edgesPerRegion = 2
+
+// Built once for the package: the coordinator binary, the sample helper, and the cluster.
+var suite struct {
+	coordinator string
+	helper      string
+	cluster     *cluster
+}
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "muster-clustersuite-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	suite.coordinator = filepath.Join(dir, "muster-coordinator")
+	suite.helper = filepath.Join(dir, config.SampleHelperName)
+	for _, b := range []struct{ out, pkg, dir string }{
+		{suite.coordinator, "./cmd/muster-coordinator", "../../coordinator"},
+		{suite.helper, "./cmd/muster-helper-sample", "../../edge"},
+	} {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Dir = b.dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v: %s\n", b.pkg, err, out)
+			return 1
+		}
+	}
+	var edges []string
+	for _, r := range suiteRegions {
+		for n := 1; n <= edgesPerRegion; n++ {
+			edges = append(edges, fmt.Sprintf("%s@%s=%s", lab.ClientIdentity(r, n), r, edgeToken(r, n)))
+		}
+	}
+	suite.cluster, err = startCluster(suite.coordinator, filepath.Join(dir, "cluster"), edges)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start coordinators:", err)
+		if suite.cluster != nil {
+			_ = suite.cluster.stop()
+		}
+		return 1
+	}
+	code := m.Run()
+	if err := suite.cluster.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if code != 0 {
+		fmt.Fprintln(os.Stderr, suite.cluster.logs())
+	}
+	return code
+}
