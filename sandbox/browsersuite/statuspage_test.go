@@ -30,7 +30,8 @@ const (
 	leaseRowJS = `((id) => [...document.querySelectorAll('#leases tbody tr')].find((r) => r.dataset.lease === id))`
 )
 
-const failure = "helper exited 3: /var is full"
+// failure carries markup: the page must show it as text, never build elements from it.
+const failure = "helper exited 3: /var is full <img src=x onerror=\"window.__injected=1\">"
 
 // TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange opens the status page of a follower
 // of three real coordinator processes in headless Chromium, logs in with the admin token and
@@ -91,7 +92,8 @@ func TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange(t *testing.T) {
 	}
 	b.waitJS("the failure of "+failed+" with its error", fmt.Sprintf(`(() => {
 		const r = [...document.querySelectorAll('#failures tbody tr')].find((r) => r.dataset.node === %s);
-		return r && r.querySelector('.error').textContent === %s && r.textContent.includes('fra');
+		const e = r && r.querySelector('.error');
+		return e && e.textContent === %s && e.children.length === 0 && r.textContent.includes('fra');
 	})()`, js(failed), js(failure)), 30*time.Second)
 	b.screenshot("overview")
 
@@ -107,6 +109,14 @@ func TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange(t *testing.T) {
 		return leased && failedRow && document.querySelector('#history-summary').textContent.includes('attempts 1');
 	})()`, js(failed), js(failure)), 30*time.Second)
 	b.screenshot("history")
+
+	// A node looked up by hand that the ledger does not know is named as such.
+	b.do("look up an unknown node", 10*time.Second, chromedp.SendKeys(chromedp.CSS("#find-identity"), "nobody.example.net"),
+		chromedp.Click(chromedp.CSS(`#find button[type="submit"]`)))
+	b.waitJS("the unknown node refused", `document.querySelector('#history-node').textContent === 'nobody.example.net' &&
+		document.querySelector('#history-summary').textContent.startsWith('no such node') && document.querySelector('#history-stale').hidden`, 20*time.Second)
+	b.do("back to "+failed, 10*time.Second, chromedp.Click(chromedp.CSS(`#failures button[data-node=`+js(failed)+`]`)))
+	b.waitJS("the history of "+failed+" again", fmt.Sprintf(`document.querySelector('#history').dataset.node === %s`, js(failed)), 20*time.Second)
 
 	// Counts follow the ledger live: two more nodes register while the page is open.
 	register(ctx, t, edge, "ams", 8)
@@ -147,6 +157,9 @@ func TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange(t *testing.T) {
 		leaseRowJS, js(ams.ID), js(failed)), 30*time.Second)
 	b.screenshot("new-leader")
 
+	if v := b.eval(`String(window.__injected) + ' ' + document.querySelectorAll('img').length`); v != "undefined 0" {
+		t.Errorf("the failure's markup became elements of the page (injected, images): %s", v)
+	}
 	if v := b.eval(`String(window.__opened)`); v != "before" {
 		t.Errorf("the page was reloaded: its marker reads %q", v)
 	}

@@ -346,6 +346,11 @@
           const node = await get('/v1/admin/nodes/' + encodeURIComponent(identity));
           if (generation === page.generation && identity === page.selected) renderNode(node);
         } catch (e) {
+          if (e instanceof APIError && e.status === 404 && identity === page.selected) {
+            $('history-summary').textContent = 'no such node: ' + e.message;
+            $('history-table').tBodies[0].replaceChildren();
+            return;
+          }
           page.readSelected = identity === page.selected;
           throw e;
         }
