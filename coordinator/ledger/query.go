@@ -46,9 +46,18 @@ type NodeFilter struct {
 	Limit int
 	// WithHistory keeps each node's history; listings drop it by default.
 	WithHistory bool
+	// scan overrides maxScan (tests).
+	scan int
 }
 
+// maxScan bounds the records one filtered page examines, so a page's cost does not grow with the
+// ledger: a filter that matches few of a million nodes answers a short (even empty) page with a
+// next to resume from, instead of reading the whole ledger in one call.
+const maxScan = 20_000
+
 // Nodes lists nodes in identity order; next is the After of the following page, "" at the end.
+// A page may hold fewer than Limit nodes and still have a next: a filtered page stops after
+// examining maxScan records.
 func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
 	if f.Limit <= 0 {
 		f.Limit = 1000
@@ -56,6 +65,9 @@ func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
 	f.Limit = min(f.Limit, MaxBatch)
 	if f.State != "" && !f.State.Valid() {
 		return nil, "", fmt.Errorf("unknown state %q", f.State)
+	}
+	if f.scan <= 0 {
+		f.scan = maxScan
 	}
 	err = l.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketNodes).Cursor()
@@ -66,8 +78,16 @@ func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
 				k, v = c.Next()
 			}
 		}
-		for ; k != nil; k, v = c.Next() {
+		// last is the key examined before k (it points into the mapped file, valid in this tx).
+		var last []byte
+		for scanned := 0; k != nil; k, v = c.Next() {
 			if f.Region != "" || f.State != "" {
+				if scanned == f.scan {
+					next = string(last)
+					return nil
+				}
+				scanned++
+				last = k
 				region, state, err := decodeNodeHead(v)
 				if err != nil {
 					return fmt.Errorf("decode node %q: %w", k, err)

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/raftnode"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// BenchmarkClusterScale grows one ledger to 10,000, 100,000 and 1,000,000 nodes in 10 regions
+// through the whole write path of a real one-member cluster on loopback (Service.Register: raft
+// log with fsync, ledger apply with fsync; 10,000 nodes per request, the ledger's batch limit),
+// and at each size measures on that member:
+//   - grant+report: per op, one Service.Acquire of 1,000 nodes in each region and the
+//     Service.Report of all of them as released (back to waiting, so the ledger keeps its size);
+//     latency percentiles over the op's samples, and the process's resident memory after a GC
+//     (the benchmark's own driver is a few MB of it);
+//   - snapshot+join: per op, a raft snapshot on the leader (Service.Snapshot: the FSM's Snapshot
+//     and Persist into raft's store), then a new member joining (Service.Join) and catching up:
+//     raft installs that snapshot (the leader keeps too few trailing logs to replicate instead),
+//     the member restores it into its ledger; timed until its applied index reaches the
+//     leader's. It is removed again after.
+//
+// One member leads alone so that the bulk load is not limited by replication to followers that
+// would also share this process's two cores; the joiner is the second raft member the snapshot
+// travels to. The 1,000,000-node step takes minutes and ~2 GB of disk, so it runs only when the
+// -bench pattern names "1M":
+//
+//	go test -run '^$' -bench 'BenchmarkClusterScale/(10k|100k|1M)/' -benchtime 5x -timeout 60m .
+//
+// (With -benchtime Nx, testing runs each sub-benchmark once with N=1, then with N; the figures
+// are those of the N run.)
+func BenchmarkClusterScale(b *testing.B) {
+	sizes := []struct {
+		name  string
+		nodes int
+	}{{"10k", 10_000}, {"100k", 100_000}, {"1M", 1_000_000}}
+	pattern := ""
+	if f := flag.Lookup("test.bench"); f != nil {
+		pattern = f.Value.String()
+	}
+	s := startScaleLeader(b)
+	loaded := 0
+	for _, size := range sizes {
+		if size.nodes >= 1_000_000 && !strings.Contains(pattern, size.name) {
+			b.Logf("%s: skipped; name %s in -bench to run it", size.name, size.name)
+			continue
+		}
+		start := time.Now()
+		s.load(loaded, size.nodes)
+		loaded = size.nodes
+		b.Logf("%s: loaded through raft in %s", size.name, time.Since(start).Round(time.Millisecond))
+		b.Run(size.name+"/grant+report", func(b *testing.B) {
+			s.cycles(b, b.N)
+			reportMemory(b)
+		})
+		b.Run(size.name+"/snapshot+join", func(b *testing.B) {
+			var snaps, catchups []time.Duration
+			for range b.N {
+				sn, cu := s.snapshotAndJoin(b)
+				snaps, catchups = append(snaps, sn), append(catchups, cu)
+			}
+			reportLatency(b, "snapshot", snaps)
+			reportLatency(b, "catchup", catchups)
+		})
+	}
+}
+
+type scaleCluster struct {
+	b      *testing.B
+	root   string
+	leader *coordinator.Service
+	joins  int
+	// seq numbers the acquire and report request ids.
+	seq int
+}
+
+func scaleConfig(id, dir string, bootstrap bool) coordinator.Config {
+	return coordinator.Config{
+		ID: id, DataDir: dir, RaftBind: "127.0.0.1:0", APIAddress: "http://" + id + ".invalid",
+		Bootstrap: bootstrap, Timeouts: raftnode.LoopbackTimeouts(),
+		// Snapshots only when the benchmark takes one, and then a log too short to replicate
+		// from: a joining member must be sent the snapshot.
+		SnapshotThreshold: 1 << 40, SnapshotInterval: 24 * time.Hour, TrailingLogs: 8,
+	}
+}
+
+func startScaleLeader(b *testing.B) *scaleCluster {
+	b.Helper()
+	s := &scaleCluster{b: b, root: b.TempDir()}
+	svc, err := coordinator.New(scaleConfig("c1", filepath.Join(s.root, "c1"), true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	waitForB(b, "c1 to lead", svc.IsLeader)
+	s.leader = svc
+	return s
+}
+
+// scaleNodeID spreads one request's nodes over the identity space (the pessimistic layout: the
+// nodes a grant takes together live on different pages of the ledger).
+func scaleNodeID(i int) string {
+	return fmt.Sprintf("node-%07d.example.net", (i%10_000)*100+(i/10_000)%100+i/1_000_000*1_000_000)
+}
+
+// load registers nodes [from, to) in requests of 10,000, rotating over 10 regions.
+func (s *scaleCluster) load(from, to int) {
+	s.b.Helper()
+	ctx := context.Background()
+	per := min(10_000, (to-from)/10)
+	for start := from; start < to; start += per {
+		region := fmt.Sprintf("region-%d", (start/per)%10)
+		req := api.RegisterRequest{Region: region, Edge: "edge-" + region, Nodes: make([]api.RegisterNode, 0, per)}
+		for i := start; i < min(start+per, to); i++ {
+			req.Nodes = append(req.Nodes, api.RegisterNode{Identity: scaleNodeID(i), Version: "0.29.4"})
+		}
+		r, err := s.leader.Register(ctx, req)
+		if err != nil {
+			s.b.Fatalf("register %d nodes at %d: %v", len(req.Nodes), start, err)
+		}
+		if r.Added != len(req.Nodes) {
+			s.b.Fatalf("register at %d added %d of %d (a node id repeats)", start, r.Added, len(req.Nodes))
+		}
+	}
+}
+
+// cycles runs rounds of one acquire of 1,000 nodes and its report in each region, and reports
+// their latency percentiles.
+func (s *scaleCluster) cycles(b *testing.B, rounds int) {
+	ctx := context.Background()
+	var grants, reports []time.Duration
+	for range rounds {
+		for r := range 10 {
+			s.seq++
+			region, edge := fmt.Sprintf("region-%d", r), fmt.Sprintf("edge-region-%d", r)
+			start := time.Now()
+			a, err := s.leader.Acquire(ctx, api.AcquireRequest{Edge: edge, Region: region, MaxNodes: 1000, RequestID: fmt.Sprintf("acq-%d", s.seq)})
+			grants = append(grants, time.Since(start))
+			if err != nil || a.Lease == nil || len(a.Lease.Nodes) != 1000 {
+				b.Fatalf("acquire in %s: %+v %v", region, a.Lease, err)
+			}
+			rep := api.ReportRequest{LeaseID: a.Lease.ID, Token: a.Lease.Token, Edge: edge, Region: region, RequestID: fmt.Sprintf("rep-%d", s.seq)}
+			for _, id := range a.Lease.Nodes {
+				rep.Results = append(rep.Results, api.NodeResult{Identity: id, Outcome: api.OutcomeReleased})
+			}
+			start = time.Now()
+			rr, err := s.leader.Report(ctx, rep)
+			reports = append(reports, time.Since(start))
+			if err != nil || len(rr.Applied) != 1000 {
+				b.Fatalf("report in %s: applied %d, %v", region, len(rr.Applied), err)
+			}
+		}
+	}
+	reportLatency(b, "grant", grants)
+	reportLatency(b, "report", reports)
+}
+
+// snapshotAndJoin takes a snapshot on the leader, then joins a new member and waits until it has
+// applied what the leader has; it returns both times.
+func (s *scaleCluster) snapshotAndJoin(b *testing.B) (snapshot, catchup time.Duration) {
+	ctx := context.Background()
+	start := time.Now()
+	snap, err := s.leader.Snapshot(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	snapshot = time.Since(start)
+	b.ReportMetric(float64(snap.Size)/(1<<20), "snapshot-MB")
+
+	s.joins++
+	id := fmt.Sprintf("j%d", s.joins)
+	dir := filepath.Join(s.root, id)
+	joiner, err := coordinator.New(scaleConfig(id, dir, false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	start = time.Now()
+	if err := s.leader.Join(ctx, api.JoinRequest{ID: id, RaftAddress: joiner.RaftAddress(), APIAddress: "http://" + id + ".invalid"}); err != nil {
+		b.Fatal(err)
+	}
+	want, _, _ := s.leader.Ledger().AppliedIndex()
+	waitForB(b, id+" to catch up", func() bool {
+		got, _, _ := joiner.Ledger().AppliedIndex()
+		return got >= want
+	})
+	catchup = time.Since(start)
+	if err := s.leader.Remove(ctx, api.RemoveRequest{ID: id}); err != nil {
+		b.Fatal(err)
+	}
+	joiner.Close()
+	_ = os.RemoveAll(dir)
+	return snapshot, catchup
+}
+
+// reportLatency reports the median and 99th percentile of d in ms (with few samples, p99 is the
+// largest).
+func reportLatency(b *testing.B, what string, d []time.Duration) {
+	slices.Sort(d)
+	at := func(p float64) float64 {
+		return float64(d[min(int(p*float64(len(d))), len(d)-1)]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(at(0.50), what+"-p50-ms")
+	b.ReportMetric(at(0.99), what+"-p99-ms")
+}
+
+// reportMemory reports the process's resident memory after a GC: all of it, the anonymous part
+// (Go heap, stacks) and the file-backed part (pages of the ledger's and raft log's mmaps, which
+// the kernel drops under pressure), and the peak so far.
+func reportMemory(b *testing.B) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		unit := map[string]string{"VmRSS": "rss-MB", "RssAnon": "rss-anon-MB", "RssFile": "rss-file-MB", "VmHWM": "hwm-MB"}[k]
+		if f := strings.Fields(v); unit != "" && len(f) == 2 {
+			kb, _ := strconv.ParseFloat(f[0], 64)
+			b.ReportMetric(kb/1024, unit)
+		}
+	}
+}
+
+// waitForB polls cond until it holds, for waits that may last longer than waitFor allows (a
+// snapshot of a million nodes crossing loopback).
+func waitForB(b *testing.B, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
