@@ -165,7 +165,7 @@ func (e *Edge) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); e.register(ctx, found) }()
 	go func() { defer wg.Done(); e.discover(ctx, found) }()
 
-	r := newReporter(e, results)
+	r := newReporter(ctx, e, results)
 	go func() { r.run(); close(reported) }()
 
 	e.ready.Store(true)

@@ -12,9 +12,14 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// reportTimeout bounds one report call; reports outlive Run's context so that results of flows
-// that ended during shutdown still reach the source.
-const reportTimeout = 30 * time.Second
+// reportTimeout bounds one report: while the coordinators are out of reach the report is tried
+// again (the same request id, so never applied twice) for as long as a result can still matter,
+// the node's lock window. Reports outlive Run's context so that results of flows that ended
+// during shutdown still reach the source, but by stopGrace at most once Run's context ended.
+const (
+	reportTimeout = 2 * time.Minute
+	stopGrace     = 10 * time.Second
+)
 
 // reporter batches results per lease and hands them to the source, after sending unanswered
 // restarts, upgrades and shutdowns through the confirmer.
@@ -25,10 +30,15 @@ type reporter struct {
 	pending  map[*lease.Held]*batch
 	count    int
 	maxBatch int
+
+	ctx      context.Context // every report's; ends stopGrace after Run's context
+	inFlight sync.WaitGroup  // reports being delivered
 }
 
-func newReporter(e *Edge, in <-chan leased) *reporter {
-	return &reporter{e: e, in: in, confirm: newConfirmer(e), pending: map[*lease.Held]*batch{}, maxBatch: 256}
+func newReporter(ctx context.Context, e *Edge, in <-chan leased) *reporter {
+	rctx, cancel := context.WithCancel(context.Background())
+	context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, cancel) })
+	return &reporter{e: e, in: in, confirm: newConfirmer(e), pending: map[*lease.Held]*batch{}, maxBatch: 256, ctx: rctx}
 }
 
 func (r *reporter) run() {
@@ -61,6 +71,7 @@ func (r *reporter) run() {
 		}
 	}
 	r.flush()
+	r.inFlight.Wait()
 }
 
 func (r *reporter) add(res leased) {
@@ -101,19 +112,18 @@ type batch struct {
 	results []api.NodeResult
 }
 
-// flush reports every lease's pending results, the leases in parallel (each is a round trip to
-// the coordinator's leader, and a failover may hold one for seconds).
+// flush hands every lease's pending results to a delivery of their own: each is a round trip to
+// the coordinator's leader, and a failover or a partition may hold one for a long time, which
+// must not hold the results of other leases.
 func (r *reporter) flush() {
-	var wg sync.WaitGroup
 	for held, b := range r.pending {
-		wg.Add(1)
+		r.inFlight.Add(1)
 		go func() {
-			defer wg.Done()
+			defer r.inFlight.Done()
 			r.report(held, b)
 		}()
 		delete(r.pending, held)
 	}
-	wg.Wait()
 	r.count = 0
 }
 
@@ -129,7 +139,7 @@ func (r *reporter) report(held *lease.Held, b *batch) {
 		}
 	}()
 	l := held.Lease()
-	ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+	ctx, cancel := context.WithTimeout(r.ctx, reportTimeout)
 	resp, err := e.o.Source.Report(ctx, l, b.results)
 	cancel()
 	switch {

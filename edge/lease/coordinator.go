@@ -25,7 +25,8 @@ type CoordinatorOptions struct {
 	// edge stops new attempts well under a second after the operator paused.
 	Heartbeat time.Duration
 	// ReportFor bounds how long one report is retried (same request id) before it is given up;
-	// default 20s, enough for a leader election and the client's own retries.
+	// default two minutes, go-choria's lock window: a partitioned edge's results still reach
+	// the ledger once the network heals.
 	ReportFor time.Duration
 	// Logger receives heartbeat failures; nil discards them.
 	Logger *slog.Logger
@@ -63,7 +64,7 @@ func NewCoordinator(o CoordinatorOptions) (*Coordinator, error) {
 		o.Heartbeat = 250 * time.Millisecond
 	}
 	if o.ReportFor <= 0 {
-		o.ReportFor = 20 * time.Second
+		o.ReportFor = 2 * time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -67,9 +67,9 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 	const perRegion = 40
 	var (
-		flaky     = emu("eu", 3)  // configure fails one flow (5 tries), then succeeds
-		broken    = emu("us", 5)  // inventory always fails: abandoned after max attempts
-		locked    = emu("eu", 7)  // another provisioner holds its lock
+		flaky     = emu("eu", 3) // configure fails one flow (5 tries), then succeeds
+		broken    = emu("us", 5) // inventory always fails: abandoned after max attempts
+		locked    = emu("eu", 7) // another provisioner holds its lock
 		unhealthy = []string{broken, locked}
 	)
 	l := startLab(t, lab.Options{

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package clustersuite
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/recorder"
+)
+
+// slowRegion makes every node of region answer each request after d, so host flows are in flight
+// long enough to be caught by a pause or a cut.
+func slowRegion(region string, d time.Duration) *faults.Set {
+	return faults.NewSet(faults.Rule{Select: faults.Selector{Region: region, Glob: lab.EmulatedPrefix(region) + "*"}, Fault: faults.Fault{Delay: d}})
+}
+
+// The operator's pause is the coordinator's flag: the edge learns it from its heartbeats, starts
+// no new attempt, gives back what it had not touched without counting an attempt, and resume
+// finishes the region.
+func TestCluster_OperatorPauseAndResume(t *testing.T) {
+	const region, count = "pz", 24
+	l := startLab(t, lab.Options{Regions: []string{region}, Emulated: count, Faults: slowRegion(region, 150*time.Millisecond)})
+	e := startEdge(t, l, edgeSpec{region: region, n: 1, tune: func(c *config.Config) { c.Workers, c.BatchSize = 4, 4 }})
+	c := suite.cluster
+	ctx := ctxT(t, 3*time.Minute)
+
+	waitFor(t, time.Minute, "hosts in flight", func() (bool, string) {
+		s := e.app.Edge.Stats()
+		return s.InFlight > 0 && s.Outcomes[hostflow.Provisioned] > 0, fmt.Sprintf("%+v", s)
+	})
+	if _, err := c.admin.Pause(ctx, api.PauseRequest{Reason: "clustersuite"}); err != nil {
+		t.Fatalf("pause: %v", err)
+	}
+	waitFor(t, 30*time.Second, "the edge to learn the pause and drain", func() (bool, string) {
+		return e.app.Edge.ClusterPaused() && e.app.Edge.Stats().InFlight == 0, fmt.Sprintf("paused %v stats %+v", e.app.Edge.ClusterPaused(), e.app.Edge.Stats())
+	})
+	drained := time.Now()
+	touched := firstTouch(t, l)
+	if len(touched) == count {
+		t.Fatal("every node was touched before the pause took hold; nothing left to show")
+	}
+	if _, err := c.admin.Resume(ctx); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	resumed := time.Now()
+	waitFor(t, 2*time.Minute, "every node provisioned after resume", func() (bool, string) {
+		ns, err := c.nodes(ctx, region)
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for _, n := range ns {
+			if n.State == api.StateProvisioned {
+				done++
+			}
+		}
+		return done == count, fmt.Sprintf("%d of %d provisioned", done, count)
+	})
+	// No node first touched between the drain and the resume: the pause stopped new attempts.
+	for id, at := range firstTouch(t, l) {
+		if _, before := touched[id]; !before && at.Before(resumed) && at.After(drained) {
+			t.Errorf("%s was first touched at %s, while paused", id, at)
+		}
+	}
+	// A node given back during the pause was released: back to waiting without an attempt.
+	released := 0
+	for i := range count {
+		n := mustNode(t, ctx, emu(region, i))
+		if hasReason(n, "released by the edge") {
+			released++
+			if n.Attempts != 0 {
+				t.Errorf("released node counts %d attempts:\n%s", n.Attempts, history(n))
+			}
+		}
+	}
+	t.Logf("%d nodes touched before the pause took hold, %d released by the pause", len(touched), released)
+	if rep := labReport(t, l); len(rep.DoubleProvisioned) > 0 {
+		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
+	}
+}
+
+// firstTouch maps each node to the time it first received a choria_provision or rpcutil request.
+func firstTouch(t *testing.T, l *lab.Lab) map[string]time.Time {
+	t.Helper()
+	actions, err := recorder.ReadFile(l.ActionsFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]time.Time{}
+	for _, a := range actions {
+		if strings.HasPrefix(a.Action, "discovery#") {
+			continue
+		}
+		if at, ok := out[a.Node]; !ok || a.Time.Before(at) {
+			out[a.Node] = a.Time
+		}
+	}
+	return out
+}
+
+// An edge cut from every coordinator cannot renew: its hosts stop at their next attempt
+// boundary once the lease runs out on the edge's own clock, and once the network heals their
+// results reach the ledger as stopped by lease loss; the region is then finished, each node once.
+func TestCluster_LeaseLossStopsHosts(t *testing.T) {
+	const region, count = "ll", 16
+	l := startLab(t, lab.Options{Regions: []string{region}, Emulated: count, Faults: slowRegion(region, 1500*time.Millisecond)})
+	e := startEdge(t, l, edgeSpec{region: region, n: 1, tune: func(c *config.Config) { c.Workers, c.BatchSize = 8, 8 }})
+	c := suite.cluster
+	ctx := ctxT(t, 3*time.Minute)
+
+	waitFor(t, time.Minute, "8 hosts in flight", func() (bool, string) {
+		s := e.app.Edge.Stats()
+		return s.InFlight == 8, fmt.Sprintf("%+v", s)
+	})
+	e.cut.Cut()
+	lost := func() []string {
+		var out []string
+		for i := range count {
+			for _, r := range e.resultsOf(emu(region, i)) {
+				if r.Err != nil && strings.Contains(r.Err.Error(), "stopped by lease loss") {
+					out = append(out, r.Identity)
+					break
+				}
+			}
+		}
+		return out
+	}
+	waitFor(t, 30*time.Second, "hosts stopped by lease loss", func() (bool, string) {
+		return len(lost()) > 0 && e.app.Edge.Stats().InFlight == 0, fmt.Sprintf("lost %v stats %+v", lost(), e.app.Edge.Stats())
+	})
+	e.cut.Heal()
+	stopped := lost()
+	waitFor(t, 30*time.Second, "the ledger to record the lease loss", func() (bool, string) {
+		for _, id := range stopped {
+			n, err := c.admin.Node(ctx, id)
+			if err != nil {
+				return false, err.Error()
+			}
+			found := false
+			for _, tr := range n.History {
+				found = found || strings.Contains(tr.Error, "stopped by lease loss")
+			}
+			if !found {
+				return false, history(n)
+			}
+		}
+		return true, ""
+	})
+	waitFor(t, 2*time.Minute, "every node provisioned after the heal", func() (bool, string) {
+		ns, err := c.nodes(ctx, region)
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for _, n := range ns {
+			if n.State == api.StateProvisioned {
+				done++
+			}
+		}
+		return done == count, fmt.Sprintf("%d of %d provisioned", done, count)
+	})
+	rep := labReport(t, l)
+	if len(rep.DoubleProvisioned) > 0 {
+		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
+	}
+	t.Logf("%d hosts stopped by lease loss: %v", len(stopped), stopped)
+}
