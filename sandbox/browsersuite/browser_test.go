@@ -47,6 +47,11 @@ func newBrowser(t *testing.T) *browser {
 	if err := os.MkdirAll(screensDir, 0o755); err != nil {
 		t.Fatalf("screenshots directory: %v", err)
 	}
+	// The copies are of the latest run only: an earlier run's failure shots would mislead.
+	old, _ := filepath.Glob(filepath.Join(screensDir, "*.png"))
+	for _, f := range old {
+		_ = os.Remove(f)
+	}
 	return b
 }
 
