@@ -21,7 +21,8 @@ import (
 func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
 	m := cluster(t, 1)[0]
 	ca := testutil.NewCA(t, "muster test CA")
-	h, err := httpapi.New(m.svc, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors()})
+	h, err := httpapi.New(m.svc, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
+		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +67,16 @@ func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("pause with a client certificate only: %d, want 401", resp.StatusCode)
+	}
+	// An edge's certificate is no operator's: it does not open the ledger.
+	edge := ca.Client(ca.Issue(t, "edge-1", x509.ExtKeyUsageClientAuth))
+	resp, err = edge.Get(srv.URL + api.PathNodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("nodes with an edge's certificate: %d, want 401", resp.StatusCode)
 	}
 	without, _ := api.NewClient([]string{srv.URL}, api.WithHTTPClient(ca.Client()), api.WithAttempts(1))
 	if _, err := without.Status(ctx); !api.IsCode(err, api.CodeUnauthorized) {

@@ -25,7 +25,7 @@ func (s *Server) getGuard(w http.ResponseWriter, r *http.Request, route string, 
 		writeError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, fmt.Sprintf("%s needs GET, not %s", route, r.Method), "")
 		return nil, false
 	}
-	if !(s.readCerts && hasVerifiedClientCert(r)) && !authorized(s.authorize(w, r, true)) {
+	if !s.readCert(r) && !authorized(s.authorize(w, r, true)) {
 		return nil, false
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
@@ -142,4 +142,15 @@ func (s *Server) node() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, n)
 	})
+}
+
+// readCert is true when a verified client certificate may use the admin reads: with ReadCerts on,
+// any certificate of the cluster's CA except one bound to an edge, which reads only what its
+// own edge API answers.
+func (s *Server) readCert(r *http.Request) bool {
+	if !s.readCerts || !hasVerifiedClientCert(r) {
+		return false
+	}
+	_, edge := s.certEdges[r.TLS.VerifiedChains[0][0].Subject.CommonName]
+	return !edge
 }
