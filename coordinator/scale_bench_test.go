@@ -67,6 +67,7 @@ func BenchmarkClusterScale(b *testing.B) {
 		b.Run(size.name+"/grant+report", func(b *testing.B) {
 			s.cycles(b, b.N)
 			reportMemory(b)
+			reportMappedFiles(b)
 		})
 		b.Run(size.name+"/snapshot+join", func(b *testing.B) {
 			var snaps, catchups []time.Duration
@@ -236,6 +237,31 @@ func reportMemory(b *testing.B) {
 			b.ReportMetric(kb/1024, unit)
 		}
 	}
+}
+
+// reportMappedFiles reports how much of each data file's mapping is resident (/proc/self/smaps),
+// to tell the ledger's share of rss-file-MB from the raft log's.
+func reportMappedFiles(b *testing.B) {
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return
+	}
+	rss := map[string]float64{}
+	file := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 6 && strings.Contains(f[0], "-"):
+			file = filepath.Base(f[len(f)-1])
+		case len(f) == 3 && f[0] == "Rss:" && (file == "ledger.db" || file == "raft.db"):
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			rss[file] += kb / 1024
+		case len(f) >= 1 && strings.Contains(f[0], "-") && len(f) < 6:
+			file = ""
+		}
+	}
+	b.ReportMetric(rss["ledger.db"], "rss-ledger-MB")
+	b.ReportMetric(rss["raft.db"], "rss-raftlog-MB")
 }
 
 // waitForB polls cond until it holds, for waits that may last longer than waitFor allows (a

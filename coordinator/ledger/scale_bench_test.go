@@ -120,6 +120,9 @@ func BenchmarkLedgerScale(b *testing.B) {
 			b.Run("grant+report", func(b *testing.B) { benchCycles(b, s) })
 			b.Run("snapshot", func(b *testing.B) { benchSnapshot(b, s.l) })
 			b.Run("restore", func(b *testing.B) { benchRestore(b, s.l) })
+			b.Run("nodes-filtered", func(b *testing.B) { benchFilteredPage(b, s.l) })
+			// Last: it leaves one region locked to one edge.
+			b.Run("grant-while-locked-to-another-edge", func(b *testing.B) { benchLockedGrant(b, s) })
 		})
 	}
 }
@@ -250,4 +253,34 @@ func procStatus() map[string]float64 {
 		out[k] = kb / 1024
 	}
 	return out
+}
+
+// benchFilteredPage measures one page of a filtered listing that matches nothing (no node is
+// abandoned): the worst case of a filter, every record it may examine is examined.
+func benchFilteredPage(b *testing.B, l *Ledger) {
+	for range b.N {
+		if _, _, err := l.Nodes(NodeFilter{Region: "region-3", State: api.StateAbandoned, Limit: 100}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchLockedGrant measures a grant to another edge while every waiting node of a region is
+// locked to one edge (its lock window after it gave them all back, as after an edge's leases
+// expired): the grant finds nothing, but reads the region's whole waiting index to know.
+func benchLockedGrant(b *testing.B, s *scaleLedger) {
+	b.StopTimer()
+	const region = "region-9"
+	per := s.nodes / scaleRegions
+	for done := 0; done < per; done += MaxBatch {
+		s.cycle(b, region, min(MaxBatch, per-done))
+	}
+	b.StartTimer()
+	for range b.N {
+		s.now = s.now.Add(time.Millisecond)
+		r := s.apply(&Grant{Now: s.now, LeaseID: fmt.Sprintf("lease-%d", s.index+1), Edge: "edge-other", Region: region, Max: 1000, TTL: 30 * time.Second, Policy: DefaultPolicy()})
+		if g := mustResult[*GrantResult](b, r); g.Lease != nil {
+			b.Fatalf("granted %d nodes locked to another edge", len(g.Lease.Nodes))
+		}
+	}
 }
