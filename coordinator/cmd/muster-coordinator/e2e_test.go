@@ -267,6 +267,10 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 	}
 	c, st := startThree(t)
 	t.Logf("leader %s, term %d", st.LeaderID, st.Term)
+	// Every member reports ready on /readyz once it knows the leader and has caught up.
+	for _, p := range c.procs {
+		waitReady(t, p.apiURL)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -436,5 +440,24 @@ func (c *e2eCluster) cliSteps(t *testing.T, addr, leasedNode string) {
 	cmd.Env = append(os.Environ(), "MUSTER_AUTH_ADMIN_TOKEN=wrong-token-0123456789")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "unauthorized") {
 		t.Errorf("status with a wrong token: %v %s", err, out)
+	}
+}
+
+// waitReady waits until the member at base answers /readyz with 200.
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s/readyz never answered 200 (last: %v %v)", base, resp, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -100,6 +100,13 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	mux.Handle(statuspage.Path, statuspage.Handler())
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := core.Ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Bind)
 	if err != nil {
