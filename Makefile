@@ -93,3 +93,16 @@ run: build
 	@dir="$(RUNDIR)"; [ -n "$$dir" ] || dir=$$(mktemp -d "$${TMPDIR:-/tmp}/muster-run.XXXXXX") || exit 1; \
 	echo "== run directory: $$dir"; \
 	exec bin/muster-sandbox run --dir "$$dir" $(RUNFLAGS)
+
+# chaos: the end-to-end chaos suite (sandbox/chaos): 3 coordinator processes built with the
+# test-only failpoints (never a release build), edges in eu (two) and us, a lab with real and
+# emulated nodes; ROUNDS rounds of faults, alone then mixed, checked after every round. The
+# seed is printed first; SEED=0 picks one. CHAOSFLAGS e.g. '--emulated 500 --faults edge-sigstop'.
+ROUNDS ?= 20
+SEED ?= 0
+CHAOSFLAGS ?=
+.PHONY: chaos
+chaos:
+	@mkdir -p bin
+	cd sandbox && go build -o ../bin/muster-sandbox ./cmd/muster-sandbox
+	cd sandbox && ../bin/muster-sandbox chaos --rounds $(ROUNDS) --seed $(SEED) $(CHAOSFLAGS)

@@ -13,6 +13,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newUpCommand(), newReportCommand(), newNodeCommand(), newRunCommand())
+	root.AddCommand(newUpCommand(), newReportCommand(), newNodeCommand(), newRunCommand(), newChaosCommand())
 	return root
 }

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/recorder"
+	"github.com/seed96588659/muster/sandbox/report"
+)
+
+// Check is what the checker found after one round.
+type Check struct {
+	// DoubleProvisioned is the sandbox report's double_provisioned over the whole log.
+	DoubleProvisioned []report.Double
+	// NotOnce are healthy nodes of the round not provisioned exactly once in it.
+	NotOnce []Finding
+	// Ledger are nodes whose ledger record is not final or disagrees with the fleet's own.
+	Ledger []Finding
+	// Lost are results the fleet shows done and the ledger does not hold, with no refusal of
+	// them in the edges' logs: as far as the edge knew, they were acknowledged.
+	Lost []Finding
+	// Unacknowledged are results the fleet shows done that the ledger does not hold because
+	// the coordinator refused them (the edge's lease was gone): the ledger disagrees with the
+	// fleet although nothing acknowledged was lost.
+	Unacknowledged []Finding
+	// Stale are stale workers' late attempts that a node accepted.
+	Stale []Finding
+	// StaleRefused counts stale workers' late attempts that were refused.
+	StaleRefused int
+	// Paused are actions nodes received while the operator's pause stood.
+	Paused []Finding
+	// FaultErrors are faults that could not be injected or undone.
+	FaultErrors []string
+	Err         error
+}
+
+// Finding is one violation with its evidence.
+type Finding struct {
+	Node    string
+	What    string
+	Actions []recorder.Action
+	Ledger  *api.Node
+}
+
+// OK reports whether the round passed.
+func (c Check) OK() bool {
+	return c.Err == nil && len(c.DoubleProvisioned) == 0 && len(c.NotOnce) == 0 && len(c.Ledger) == 0 && len(c.Unacknowledged) == 0 &&
+		len(c.Lost) == 0 && len(c.Stale) == 0 && len(c.Paused) == 0 && len(c.FaultErrors) == 0
+}
+
+// Summary is one line of counts.
+func (c Check) Summary() string {
+	if c.OK() {
+		return fmt.Sprintf("checks passed (stale attempts refused: %d)", c.StaleRefused)
+	}
+	return fmt.Sprintf("CHECKS FAILED: double %d, not once %d, ledger %d, lost %d, refused results the ledger lacks %d, stale acted %d, acted while paused %d, fault errors %d, error %v",
+		len(c.DoubleProvisioned), len(c.NotOnce), len(c.Ledger), len(c.Lost), len(c.Unacknowledged), len(c.Stale), len(c.Paused), len(c.FaultErrors), c.Err)
+}
+
+// Evidence prints every violation: node, callers, lease ids, tokens, times.
+func (c Check) Evidence() string {
+	var b strings.Builder
+	if c.Err != nil {
+		fmt.Fprintf(&b, "checker error: %v\n", c.Err)
+	}
+	for _, d := range c.DoubleProvisioned {
+		fmt.Fprintf(&b, "DOUBLE PROVISIONED %s (region %s, episode %d) by %v\n", d.Node, d.Region, d.Episode, d.Callers)
+		for _, a := range d.Evidence {
+			fmt.Fprintf(&b, "    %s\n", actionLine(a))
+		}
+	}
+	for _, group := range []struct {
+		name string
+		fs   []Finding
+	}{{"NOT PROVISIONED EXACTLY ONCE", c.NotOnce}, {"LEDGER", c.Ledger}, {"LOST", c.Lost}, {"REFUSED RESULT, LEDGER DISAGREES WITH FLEET", c.Unacknowledged}, {"STALE WORKER ACTED", c.Stale}, {"ACTED WHILE PAUSED", c.Paused}} {
+		for i, f := range group.fs {
+			if i == 20 {
+				fmt.Fprintf(&b, "%s: %d more\n", group.name, len(group.fs)-20)
+				break
+			}
+			fmt.Fprintf(&b, "%s %s: %s\n", group.name, f.Node, f.What)
+			for _, a := range f.Actions {
+				fmt.Fprintf(&b, "    %s\n", actionLine(a))
+			}
+			if f.Ledger != nil {
+				n := f.Ledger
+				fmt.Fprintf(&b, "    ledger: state %s, edge %s, lease %s token %d, attempts %d, leased %s, finished %s, error %q\n",
+					n.State, n.Edge, n.LeaseID, n.LeaseToken, n.Attempts, ts(n.LeasedAt), ts(n.FinishedAt), n.LastError)
+				for _, t := range n.History {
+					fmt.Fprintf(&b, "      %s %s -> %s edge %s lease %s token %d %s %s\n", ts(t.At), t.From, t.To, t.Edge, t.LeaseID, t.LeaseToken, t.Reason, t.Error)
+				}
+			}
+		}
+	}
+	for _, e := range c.FaultErrors {
+		fmt.Fprintf(&b, "FAULT: %s\n", e)
+	}
+	return b.String()
+}
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("15:04:05.000000")
+}
+
+func actionLine(a recorder.Action) string {
+	s := fmt.Sprintf("%s %s %s by %s ok=%v", ts(a.Time), a.Node, a.Action, a.Caller, a.OK)
+	if a.Error != "" {
+		s += " error=" + a.Error
+	}
+	return s
+}
+
+// check runs every check of a round.
+func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]string) Check {
+	var c Check
+	for _, ev := range res.Events {
+		if ev.Err != nil {
+			c.FaultErrors = append(c.FaultErrors, ev.String())
+		}
+	}
+	all, err := recorder.ReadFile(r.lab.ActionsFile())
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	c.DoubleProvisioned = report.Build(all).DoubleProvisioned
+
+	var round []recorder.Action
+	byNode := map[string][]recorder.Action{}
+	for _, a := range all {
+		if !a.Time.Before(res.Started) {
+			round = append(round, a)
+			if strings.HasPrefix(a.Action, "choria_provision#") {
+				byNode[a.Node] = append(byNode[a.Node], a)
+			}
+		}
+	}
+	rep := report.Build(round)
+	ledger, err := r.ledgerNodes(ctx)
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	refused := map[string]*Refusal{}
+	for _, e := range r.edges {
+		for _, rf := range readRefusals(e.Name, e.Proc.LogPath) {
+			if rf.Time.Before(res.Started) {
+				continue
+			}
+			for _, n := range rf.Nodes {
+				refused[n] = &rf
+			}
+		}
+	}
+	for _, id := range sortedKeys(nodes) {
+		n, ok := rep.Nodes[id]
+		ln, inLedger := ledger[id]
+		var lp *api.Node
+		if inLedger {
+			lp = &ln
+		}
+		configured, restarted := 0, 0
+		if ok {
+			if a := n.Actions[report.Configure]; a != nil {
+				configured = a.OK
+			}
+			if a := n.Actions[report.Restart]; a != nil {
+				restarted = a.OK
+			}
+		}
+		if !ok || !n.Provisioned || configured != 1 || restarted != 1 {
+			c.NotOnce = append(c.NotOnce, Finding{Node: id, What: fmt.Sprintf("%d accepted configures, %d accepted restarts in the round", configured, restarted), Actions: byNode[id], Ledger: lp})
+		}
+		fleet := r.fleetProvisioned(nodes[id], id)
+		switch {
+		case !inLedger:
+			c.Ledger = append(c.Ledger, Finding{Node: id, What: "not in the ledger", Actions: byNode[id]})
+		case ln.State != api.StateProvisioned && fleet && refused[id] != nil:
+			rf := refused[id]
+			c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s: %s's result was refused at %s (lease %s token %s)", ln.State, rf.Edge, ts(rf.Time), rf.Lease, rf.Token), Actions: byNode[id], Ledger: lp})
+		case ln.State != api.StateProvisioned && fleet:
+			c.Lost = append(c.Lost, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s", ln.State), Actions: byNode[id], Ledger: lp})
+		case !final(ln.State):
+			c.Ledger = append(c.Ledger, Finding{Node: id, What: fmt.Sprintf("ledger state %s is not final", ln.State), Actions: byNode[id], Ledger: lp})
+		case (ln.State == api.StateProvisioned) != fleet:
+			c.Ledger = append(c.Ledger, Finding{Node: id, What: fmt.Sprintf("ledger says %s, the fleet's record provisioned=%v", ln.State, fleet), Actions: byNode[id], Ledger: lp})
+		}
+	}
+	// Nodes of earlier rounds that stay provisioned (real ones) must stay so in the ledger,
+	// through every leader change and cluster restart.
+	for _, reg := range r.lab.Regions() {
+		for _, id := range reg.RealNodes() {
+			if _, inRound := nodes[id]; inRound {
+				continue
+			}
+			if ln, ok := ledger[id]; !ok || ln.State != api.StateProvisioned {
+				lp := ln
+				c.Lost = append(c.Lost, Finding{Node: id, What: fmt.Sprintf("provisioned in round 1, the ledger now says %q", ln.State), Ledger: &lp})
+			}
+		}
+	}
+	r.checkStale(&c, res, byNode, ledger)
+	r.checkPause(&c, res, round)
+	return c
+}
+
+func final(s api.NodeState) bool {
+	switch s {
+	case api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned:
+		return true
+	}
+	return false
+}
+
+// checkStale looks at every edge a fault took out past its lease (SIGSTOP, partition): an
+// attempt it made after its leases ran out counts as stale unless it came under a lease the
+// ledger granted it after the fault began. Accepted stale attempts are violations; refused
+// ones are counted. Ledger times are converted with the offset read when the fault ended.
+func (r *Runner) checkStale(c *Check, res *RoundResult, byNode map[string][]recorder.Action, ledger map[string]api.Node) {
+	for _, ev := range res.Events {
+		if ev.Edge == nil || (ev.Kind != EdgeStop && ev.Kind != EdgePartition) || ev.Err != nil {
+			continue
+		}
+		expired := ev.Start.Add(r.opts.LeaseTTL)
+		for node, acts := range byNode {
+			for _, a := range acts {
+				if a.Caller != ev.Edge.Caller() || a.Time.Before(expired) {
+					continue
+				}
+				ln := ledger[node]
+				granted, ok := latestGrant(ln, ev.Edge.Name, a.Time.Add(ev.LedgerOffset))
+				if ok && !granted.Add(-ev.LedgerOffset).Before(ev.Start) {
+					continue // under a lease granted after the fault began
+				}
+				if !a.OK {
+					c.StaleRefused++
+					continue
+				}
+				lp := ln
+				c.Stale = append(c.Stale, Finding{Node: node, What: fmt.Sprintf("%s by %s at %s, after its leases ran out (%s from %s, undone %s); latest grant to it before then %s",
+					a.Action, a.Caller, ts(a.Time), ev.Kind, ts(ev.Start), ts(ev.End), ts(granted.Add(-ev.LedgerOffset))), Actions: acts, Ledger: &lp})
+				break
+			}
+		}
+	}
+}
+
+// latestGrant is the time (ledger clock) of the last grant of node to edge at or before t.
+func latestGrant(n api.Node, edge string, t time.Time) (time.Time, bool) {
+	var best time.Time
+	found := false
+	for _, tr := range n.History {
+		if tr.To == api.StateLeased && tr.Edge == edge && !tr.At.After(t) && tr.At.After(best) {
+			best, found = tr.At, true
+		}
+	}
+	return best, found
+}
+
+// pauseSlack is how long after the pause was acknowledged an edge may still finish calls it
+// had sent: edges learn the pause by heartbeat (250 ms) or renewal.
+const pauseSlack = 2 * time.Second
+
+// checkPause finds choria_provision actions nodes received while the operator's pause stood.
+func (r *Runner) checkPause(c *Check, res *RoundResult, round []recorder.Action) {
+	for _, ev := range res.Events {
+		if ev.Kind != OperatorPause || ev.Err != nil {
+			continue
+		}
+		from := ev.Start.Add(pauseSlack)
+		seen := map[string]bool{}
+		for _, a := range round {
+			if !strings.HasPrefix(a.Action, "choria_provision#") || a.Time.Before(from) || a.Time.After(ev.End) || seen[a.Node] {
+				continue
+			}
+			seen[a.Node] = true
+			c.Paused = append(c.Paused, Finding{Node: a.Node, What: fmt.Sprintf("%s by %s at %s while paused (%s to %s)", a.Action, a.Caller, ts(a.Time), ts(ev.Start), ts(ev.End)), Actions: []recorder.Action{a}})
+		}
+	}
+}
+
+// stalls measures, for each leader SIGKILL, the longest time after it during which no node
+// accepted a configure or restart while the round still had work: the provisioning rate at zero.
+func stalls(res *RoundResult, all []recorder.Action) []time.Duration {
+	var out []time.Duration
+	var times []time.Time
+	for _, a := range all {
+		if a.OK && (a.Action == report.Configure || a.Action == report.Restart) && !a.Time.Before(res.Started) {
+			times = append(times, a.Time)
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	if len(times) == 0 {
+		return nil
+	}
+	last := times[len(times)-1]
+	for _, ev := range res.Events {
+		if ev.Kind != LeaderKill || ev.Err != nil || ev.Start.After(last) {
+			continue
+		}
+		// The window: from the kill until the new leader's successor work is well under way.
+		end := ev.Start.Add(20 * time.Second)
+		prev, worst := ev.Start, time.Duration(0)
+		for _, t := range times {
+			if !t.After(ev.Start) {
+				continue
+			}
+			if t.After(end) {
+				break
+			}
+			worst = max(worst, t.Sub(prev))
+			prev = t
+		}
+		out = append(out, worst)
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package chaos
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/recorder"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func act(at time.Duration, node, action, caller string, ok bool) recorder.Action {
+	return recorder.Action{Time: t0.Add(at), Region: "eu", Node: node, Action: action, Caller: caller, OK: ok}
+}
+
+// TestCheckStale_AcceptedLateAttemptIsAViolationRefusedOnesAreCounted builds the record of an
+// edge SIGSTOPped at t0 for 9s with a 6s TTL: an accepted attempt at 10s under its old lease is
+// stale, a refused one is counted, and one under a lease granted after the fault is fine.
+func TestCheckStale_AcceptedLateAttemptIsAViolationRefusedOnesAreCounted(t *testing.T) {
+	r := &Runner{opts: Options{LeaseTTL: 6 * time.Second}}
+	e := &Edge{Name: "edge-eu-1.mcollective"}
+	ev := &Event{Kind: EdgeStop, Edge: e, Start: t0, End: t0.Add(9 * time.Second), LedgerOffset: 30 * time.Second}
+	res := &RoundResult{Events: []*Event{ev}}
+	caller := e.Caller()
+	byNode := map[string][]recorder.Action{
+		"old":     {act(10*time.Second, "old", "choria_provision#configure", caller, true)},
+		"refused": {act(10*time.Second, "refused", "choria_provision#configure", caller, false)},
+		"new":     {act(11*time.Second, "new", "choria_provision#configure", caller, true)},
+		"early":   {act(-time.Second, "early", "choria_provision#configure", caller, true)},
+	}
+	// Ledger times run 30s ahead of this machine's (a stepped clock moved ledger time).
+	grant := func(at time.Duration) api.Node {
+		return api.Node{History: []api.Transition{{At: t0.Add(at + 30*time.Second), To: api.StateLeased, Edge: e.Name, LeaseID: "l", LeaseToken: 7}}}
+	}
+	ledger := map[string]api.Node{"old": grant(-2 * time.Second), "refused": grant(-2 * time.Second), "new": grant(10 * time.Second), "early": grant(-3 * time.Second)}
+	var c Check
+	r.checkStale(&c, res, byNode, ledger)
+	if len(c.Stale) != 1 || c.Stale[0].Node != "old" {
+		t.Fatalf("stale findings %+v, want only node old", c.Stale)
+	}
+	if c.StaleRefused != 1 {
+		t.Errorf("refused %d, want 1", c.StaleRefused)
+	}
+	if c.OK() {
+		t.Error("a round with a stale accepted attempt passed")
+	}
+	if ev := c.Evidence(); !strings.Contains(ev, "STALE WORKER ACTED old") || !strings.Contains(ev, "token 7") {
+		t.Errorf("evidence lacks the node or its lease token:\n%s", ev)
+	}
+}
+
+func TestCheckPause_ActionsWhilePausedAreFlagged(t *testing.T) {
+	r := &Runner{}
+	ev := &Event{Kind: OperatorPause, Start: t0, End: t0.Add(3 * time.Second)}
+	res := &RoundResult{Events: []*Event{ev}}
+	round := []recorder.Action{
+		act(time.Second, "inflight", "choria_provision#configure", "choria=e", true), // within the slack
+		act(2500*time.Millisecond, "late", "choria_provision#jwt", "choria=e", true),
+		act(2600*time.Millisecond, "inv", "rpcutil#inventory", "choria=e", true), // not a provisioning action
+		act(4*time.Second, "after", "choria_provision#jwt", "choria=e", true),
+	}
+	var c Check
+	r.checkPause(&c, res, round)
+	if len(c.Paused) != 1 || c.Paused[0].Node != "late" {
+		t.Fatalf("paused findings %+v, want only node late", c.Paused)
+	}
+}
+
+func TestStalls_LongestGapAfterTheKill(t *testing.T) {
+	res := &RoundResult{Started: t0, Events: []*Event{{Kind: LeaderKill, Start: t0.Add(10 * time.Second)}}}
+	var all []recorder.Action
+	for _, at := range []time.Duration{9 * time.Second, 10200 * time.Millisecond, 11900 * time.Millisecond, 12 * time.Second, 12500 * time.Millisecond} {
+		all = append(all, act(at, "n", "choria_provision#configure", "choria=e", true))
+	}
+	all = append(all, act(11*time.Second, "n", "choria_provision#jwt", "choria=e", true)) // not configure/restart
+	got := stalls(res, all)
+	if len(got) != 1 || got[0] != 1700*time.Millisecond {
+		t.Fatalf("stalls %v, want [1.7s]", got)
+	}
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kballard/go-shellquote"
+
+	"github.com/seed96588659/muster/sandbox/lab"
+)
+
+// EdgeSpec is what every edge shares.
+type EdgeSpec struct {
+	BinDir      string // muster-edge and muster-helper-sample
+	Dir         string
+	LabJSON     string
+	EdgeToken   string
+	LeaseMargin time.Duration
+	BatchSize   int
+	Workers     int
+}
+
+// Edge is one muster-edge process in cluster mode. It reaches each coordinator member through
+// a proxy of its own, so it can be partitioned from all of them while the others are not.
+type Edge struct {
+	Name     string // its Choria identity, which is also its edge name and its caller id's tail
+	Region   string
+	Proc     *Proc
+	Proxies  []*Proxy
+	Monitor  string // http://127.0.0.1:PORT
+	Restarts int
+}
+
+// Caller is the caller id nodes record for the edge.
+func (e *Edge) Caller() string { return "choria=" + e.Name }
+
+// NewEdge prepares (does not start) edge n of region with proxies to every member.
+func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge, error) {
+	r := l.Region(region)
+	if r == nil {
+		return nil, fmt.Errorf("edge: no region %s in the lab", region)
+	}
+	clients := r.Clients()
+	if n < 1 || n > len(clients) {
+		return nil, fmt.Errorf("edge %d of region %s: the lab has %d client identities", n, region, len(clients))
+	}
+	client := clients[n-1]
+	e := &Edge{Name: client.Identity, Region: region}
+	var urls []string
+	for _, m := range c.Members {
+		p, err := NewProxy(fmt.Sprintf("%s->%s", e.Name, m.ID), strings.TrimPrefix(m.API, "http://"), nil)
+		if err != nil {
+			return nil, err
+		}
+		e.Proxies = append(e.Proxies, p)
+		urls = append(urls, "http://"+p.Addr())
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	e.Monitor = "http://127.0.0.1:" + strconv.Itoa(port)
+	info := l.Info().Regions[region]
+	helper := shellquote.Join(filepath.Join(spec.BinDir, "muster-helper-sample"), "--persistent",
+		"--broker", info.BrokerURL, "--upgrade", l.UpgradeVersion(), "--ca", info.CA, "--ca-key", info.CAKey)
+	e.Proc = &Proc{
+		Name: "edge " + e.Name, Bin: filepath.Join(spec.BinDir, "muster-edge"),
+		LogPath: filepath.Join(spec.Dir, e.Name+".log"),
+		Args: []string{"run", "--lab", spec.LabJSON, "--region", region,
+			"--choria-config", client.Config, "--choria-identity", client.Identity, "--edge-name", client.Identity,
+			"--coordinators", strings.Join(urls, ","), "--monitor-port", strconv.Itoa(port),
+			"--helper", helper, "--helper-persistent", "--workers", strconv.Itoa(spec.Workers)},
+		Env: []string{
+			"MUSTER_EDGE_COORDINATOR_TOKEN=" + spec.EdgeToken,
+			"MUSTER_EDGE_FEATURES_PKI=true",
+			"MUSTER_EDGE_LEASE_MARGIN=" + spec.LeaseMargin.String(),
+			"MUSTER_EDGE_BATCH_SIZE=" + strconv.Itoa(spec.BatchSize),
+			"MCOLLECTIVE_CERTNAME=" + client.Identity,
+		},
+	}
+	return e, nil
+}
+
+// Start runs the edge and waits for its /readyz.
+func (e *Edge) Start(ctx context.Context) error {
+	if err := e.Proc.Start(); err != nil {
+		return err
+	}
+	hc := &http.Client{Timeout: 2 * time.Second}
+	return waitFor(ctx, "edge "+e.Name+" ready", 90*time.Second, func() (bool, string) {
+		select {
+		case <-e.Proc.Exited():
+			return false, fmt.Sprintf("exited: %v (see %s)", e.Proc.ExitErr(), e.Proc.LogPath)
+		default:
+		}
+		resp, err := hc.Get(e.Monitor + "/readyz")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
+}
+
+// Partition cuts the edge from every coordinator member.
+func (e *Edge) Partition() {
+	for _, p := range e.Proxies {
+		p.Partition()
+	}
+}
+
+// Heal reconnects the edge to the coordinators.
+func (e *Edge) Heal() {
+	for _, p := range e.Proxies {
+		p.Heal()
+	}
+}
+
+// Close stops the edge and its proxies.
+func (e *Edge) Close() {
+	_ = e.Proc.Stop(20 * time.Second)
+	for _, p := range e.Proxies {
+		_ = p.Close()
+	}
+}

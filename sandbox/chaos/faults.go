@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Kind names a fault.
+type Kind string
+
+// The faults of issue 10, each injected alone and mixed.
+const (
+	LeaderKill      Kind = "leader-sigkill"
+	EdgeKill        Kind = "edge-sigkill"
+	EdgePartition   Kind = "edge-partition"
+	EdgeStop        Kind = "edge-sigstop"
+	LeaderPartition Kind = "leader-partition"
+	ClockStep       Kind = "clock-step"
+	BrokerRestart   Kind = "broker-restart"
+	ClusterRestart  Kind = "cluster-restart"
+	OperatorPause   Kind = "operator-pause"
+)
+
+// AllKinds lists every fault in the order single-fault rounds take them.
+var AllKinds = []Kind{LeaderKill, EdgeStop, EdgeKill, EdgePartition, LeaderPartition, ClockStep, BrokerRestart, ClusterRestart, OperatorPause}
+
+// ParseKinds reads a comma-separated list of fault names.
+func ParseKinds(s string) ([]Kind, error) {
+	var out []Kind
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		ok := false
+		for _, k := range AllKinds {
+			if string(k) == f {
+				out = append(out, k)
+				ok = true
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, joinKinds(AllKinds))
+		}
+	}
+	return out, nil
+}
+
+func joinKinds(ks []Kind) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// coordinatorFault reports whether k acts on the coordinator cluster (such faults of one round
+// run one after another, so each finds the cluster whole).
+func coordinatorFault(k Kind) bool {
+	switch k {
+	case LeaderKill, LeaderPartition, ClockStep, ClusterRestart, OperatorPause:
+		return true
+	}
+	return false
+}
+
+// edgeFault reports whether k takes one edge out.
+func edgeFault(k Kind) bool { return k == EdgeKill || k == EdgePartition || k == EdgeStop }
+
+// Event is one injected fault: what, on whom, when, and what the checker needs of it.
+type Event struct {
+	Round  int
+	Kind   Kind
+	Target string
+	// Start is when the fault began (the signal, the partition); End when it was undone.
+	Start, End time.Time
+	// Progress is the fraction of the round's nodes provisioned when the fault began.
+	Progress float64
+	Detail   string
+	// Edge is the edge an edge fault took out.
+	Edge *Edge
+	// LedgerOffset is ledger time minus this machine's wall clock, read right after End.
+	LedgerOffset time.Duration
+	Err          error
+}
+
+func (e *Event) String() string {
+	s := fmt.Sprintf("round %d %s on %s at %s (%.0f%% provisioned) for %s", e.Round, e.Kind, e.Target,
+		e.Start.UTC().Format("15:04:05.000"), 100*e.Progress, e.End.Sub(e.Start).Round(time.Millisecond))
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	if e.Err != nil {
+		s += fmt.Sprintf(" (error: %v)", e.Err)
+	}
+	return s
+}
+
+// injector runs faults against the running system.
+type injector struct {
+	r     *Runner
+	coord sync.Mutex // one coordinator fault at a time
+
+	edgesMu sync.Mutex
+	busy    map[*Edge]bool
+}
+
+// pickEdge takes an edge no other fault of the round holds.
+func (in *injector) pickEdge(rng *rand.Rand) *Edge {
+	in.edgesMu.Lock()
+	defer in.edgesMu.Unlock()
+	var free []*Edge
+	for _, e := range in.r.edges {
+		if !in.busy[e] {
+			free = append(free, e)
+		}
+	}
+	if len(free) == 0 {
+		return nil
+	}
+	e := free[rng.IntN(len(free))]
+	in.busy[e] = true
+	return e
+}
+
+func (in *injector) releaseEdge(e *Edge) {
+	in.edgesMu.Lock()
+	delete(in.busy, e)
+	in.edgesMu.Unlock()
+}
+
+// pastLease is how long an edge is kept out so its lease has run out on both sides.
+func (in *injector) pastLease() time.Duration {
+	o := in.r.opts
+	return o.LeaseTTL + o.LeaseGrace + 2*time.Second
+}
+
+// inject runs one fault to its end (the system restored) and fills ev.
+func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
+	r := in.r
+	c := r.cluster
+	switch ev.Kind {
+	case LeaderKill:
+		leader, err := c.WaitLeader(ctx, len(c.Members), "")
+		if err != nil {
+			ev.Err = err
+			return
+		}
+		ev.Target = leader.ID
+		ev.Start = time.Now()
+		if err := leader.Proc.Kill(); err != nil {
+			ev.Err = err
+			return
+		}
+		next, err := c.WaitLeader(ctx, len(c.Members), leader.ID)
+		if err == nil {
+			ev.Detail = fmt.Sprintf("new leader %s after %s", next.ID, time.Since(ev.Start).Round(time.Millisecond))
+		}
+		sleepCtx(ctx, time.Second)
+		ev.Err = c.Restart(ctx, leader)
+	case EdgeKill:
+		e := in.pickEdge(rng)
+		if e == nil {
+			ev.Err = fmt.Errorf("no edge free")
+			return
+		}
+		defer in.releaseEdge(e)
+		ev.Target, ev.Edge, ev.Start = e.Name, e, time.Now()
+		if err := e.Proc.Kill(); err != nil {
+			ev.Err = err
+			return
+		}
+		sleepCtx(ctx, 500*time.Millisecond)
+		e.Restarts++
+		ev.Err = e.Start(ctx)
+	case EdgePartition:
+		e := in.pickEdge(rng)
+		if e == nil {
+			ev.Err = fmt.Errorf("no edge free")
+			return
+		}
+		defer in.releaseEdge(e)
+		ev.Target, ev.Edge, ev.Start = e.Name, e, time.Now()
+		e.Partition()
+		sleepCtx(ctx, in.pastLease())
+		e.Heal()
+	case EdgeStop:
+		e := in.pickEdge(rng)
+		if e == nil {
+			ev.Err = fmt.Errorf("no edge free")
+			return
+		}
+		defer in.releaseEdge(e)
+		ev.Target, ev.Edge, ev.Start = e.Name, e, time.Now()
+		if err := e.Proc.Pause(); err != nil {
+			ev.Err = err
+			return
+		}
+		sleepCtx(ctx, in.pastLease())
+		ev.Err = e.Proc.Continue()
+	case LeaderPartition:
+		leader, err := c.WaitLeader(ctx, len(c.Members), "")
+		if err != nil {
+			ev.Err = err
+			return
+		}
+		ev.Target, ev.Start = leader.ID, time.Now()
+		c.Isolate(leader)
+		next, err := c.WaitLeader(ctx, len(c.Members), leader.ID)
+		if err == nil {
+			ev.Detail = fmt.Sprintf("new leader %s after %s", next.ID, time.Since(ev.Start).Round(time.Millisecond))
+		} else {
+			ev.Detail = "no new leader: " + err.Error()
+		}
+		sleepCtx(ctx, 2*time.Second)
+		c.HealRaft()
+	case ClockStep:
+		// The leader, or a follower that may lead next: forwards, then backwards, by up to 3m.
+		m := c.Members[rng.IntN(len(c.Members))]
+		if rng.IntN(2) == 0 {
+			if l, err := c.WaitLeader(ctx, len(c.Members), ""); err == nil {
+				m = l
+			}
+		}
+		step := time.Duration(30+rng.IntN(150)) * time.Second
+		if rng.IntN(2) == 0 {
+			step = -step
+		}
+		ev.Target, ev.Start = m.ID, time.Now()
+		ev.Detail = fmt.Sprintf("wall clock %+v, then %+v", step, -step)
+		if err := c.StepClock(m, step); err != nil {
+			ev.Err = err
+			return
+		}
+		sleepCtx(ctx, 2*time.Second)
+		if err := c.StepClock(m, -step); err != nil {
+			ev.Err = err
+			return
+		}
+		sleepCtx(ctx, 2*time.Second)
+		ev.Err = c.StepClock(m, 0)
+	case BrokerRestart:
+		regions := r.lab.Regions()
+		reg := regions[rng.IntN(len(regions))]
+		ev.Target, ev.Start = "broker "+reg.Name(), time.Now()
+		ev.Err = reg.RestartBroker(ctx, time.Second)
+	case ClusterRestart:
+		ev.Target, ev.Start = "all members", time.Now()
+		var wg sync.WaitGroup
+		for _, m := range c.Members {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = m.Proc.Stop(15 * time.Second)
+			}()
+		}
+		wg.Wait()
+		errs := make([]error, len(c.Members))
+		for i, m := range c.Members {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = c.Restart(ctx, m)
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				ev.Err = err
+				return
+			}
+		}
+		_, ev.Err = c.WaitLeader(ctx, len(c.Members), "")
+	case OperatorPause:
+		ev.Target = "cluster"
+		err := waitFor(ctx, "operator pause", 60*time.Second, func() (bool, string) {
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			_, err := c.Admin().Pause(pctx, api.PauseRequest{Reason: "chaos"})
+			if err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
+		ev.Start = time.Now()
+		if err != nil {
+			ev.Err = err
+			return
+		}
+		sleepCtx(ctx, 3*time.Second)
+		ev.End = time.Now() // the pause check ends here: resuming starts the work again
+		ev.Err = waitFor(ctx, "operator resume", 60*time.Second, func() (bool, string) {
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			_, err := c.Admin().Resume(pctx)
+			if err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
+	}
+	if ev.End.IsZero() {
+		ev.End = time.Now()
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

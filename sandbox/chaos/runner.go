@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package chaos
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/recorder"
+)
+
+// Options configure a chaos run.
+type Options struct {
+	// Dir is the work directory (binaries, lab, logs); kept when a check fails.
+	Dir string
+	// Rounds to run; each provisions every node of the lab once.
+	Rounds int
+	// Seed drives every random choice; the run prints it first.
+	Seed uint64
+	// Regions of the lab; the first gets two edges, the others one. Default eu, us.
+	Regions []string
+	// Emulated nodes per region, reprovisioned every round; default 300.
+	Emulated int
+	// Real node processes per region, provisioned in round 1 only (a provisioned real node
+	// leaves provisioning mode for good); default 1.
+	Real int
+	// NodeBinary is the muster-sandbox binary real nodes run; required when Real > 0.
+	NodeBinary string
+	// Kinds the rounds draw faults from; default AllKinds. Round i <= len(Kinds) injects
+	// Kinds[i-1] alone, later rounds mix 2 or 3.
+	Kinds []Kind
+	// Plan overrides the faults of each round when set.
+	Plan [][]Kind
+	// Root is the repository root (for building); found from the working directory when empty.
+	Root string
+	// BinDir holds prebuilt muster-coordinator (with the failpoints tag), muster-edge and
+	// muster-helper-sample; empty builds them into Dir/bin.
+	BinDir string
+	// Lease timing of the coordinators and edges.
+	LeaseTTL, LeaseGrace, MaxWait, LeaseMargin time.Duration
+	// KeepGoing runs the remaining rounds after one failed its checks (the run still fails).
+	KeepGoing bool
+	// RoundTimeout bounds one round; default 4 minutes.
+	RoundTimeout time.Duration
+	// Out receives progress lines and the summary table.
+	Out io.Writer
+	// Logger receives the lab's own messages; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Dir == "" {
+		return o, errors.New("chaos: Dir is required")
+	}
+	if o.Rounds < 1 {
+		return o, fmt.Errorf("chaos: rounds %d, want at least 1", o.Rounds)
+	}
+	if len(o.Regions) == 0 {
+		o.Regions = []string{"eu", "us"}
+	}
+	if o.Emulated <= 0 {
+		o.Emulated = 300
+	}
+	if o.Real < 0 {
+		o.Real = 0
+	}
+	if o.Real > 0 && o.NodeBinary == "" {
+		return o, errors.New("chaos: NodeBinary is required for real nodes")
+	}
+	if len(o.Kinds) == 0 {
+		o.Kinds = AllKinds
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 6 * time.Second
+	}
+	if o.LeaseGrace <= 0 {
+		o.LeaseGrace = time.Second
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = o.LeaseTTL / 3
+	}
+	if o.LeaseMargin <= 0 {
+		o.LeaseMargin = time.Second
+	}
+	if o.RoundTimeout <= 0 {
+		o.RoundTimeout = 4 * time.Minute
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}
+
+// Runner holds one chaos run's processes.
+type Runner struct {
+	opts    Options
+	rng     *mrand.Rand
+	lab     *lab.Lab
+	cluster *Cluster
+	edges   []*Edge
+	edgeAPI *api.Client // a probe with the edge token, for the ledger's time
+	out     io.Writer
+	outMu   sync.Mutex
+}
+
+// RoundResult is what one round did and what the checker found.
+type RoundResult struct {
+	Round    int
+	Kinds    []Kind
+	Nodes    int
+	Started  time.Time
+	Done     time.Duration // from the round's start to every node provisioned
+	Events   []*Event
+	Stalls   []time.Duration // provisioning stall after each leader SIGKILL
+	Check    Check
+	TimedOut bool
+}
+
+// Run starts everything, runs the rounds and prints the summary table. The error is nil only
+// when every round passed every check.
+func Run(ctx context.Context, opts Options) (Summary, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return Summary{}, err
+	}
+	if opts.Seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		for _, x := range b {
+			opts.Seed = opts.Seed<<8 | uint64(x)
+		}
+	}
+	r := &Runner{opts: opts, rng: mrand.New(mrand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)), out: opts.Out}
+	r.printf("chaos: seed %d (rerun with SEED=%d), %d rounds, dir %s\n", opts.Seed, opts.Seed, opts.Rounds, opts.Dir)
+	sum := Summary{Seed: opts.Seed, Dir: opts.Dir}
+	defer r.stop()
+	if err := r.start(ctx); err != nil {
+		return sum, fmt.Errorf("chaos (seed %d): start: %w", opts.Seed, err)
+	}
+	var failed error
+	for i := 1; i <= opts.Rounds; i++ {
+		res, err := r.round(ctx, i)
+		sum.Rounds = append(sum.Rounds, res)
+		if err != nil {
+			failed = fmt.Errorf("chaos (seed %d): round %d: %w", opts.Seed, i, err)
+			r.printf("%v\n", failed)
+			break
+		}
+		if !res.Check.OK() || res.TimedOut {
+			failed = fmt.Errorf("chaos (seed %d): round %d failed its checks; lab directory kept: %s", opts.Seed, i, opts.Dir)
+			r.printf("%s\n%v\n", res.Check.Evidence(), failed)
+			if !opts.KeepGoing {
+				break
+			}
+		}
+	}
+	sum.Print(r.out)
+	if failed != nil {
+		r.printf("seed %d; evidence above; lab directory kept: %s\n", opts.Seed, opts.Dir)
+	}
+	return sum, failed
+}
+
+func (r *Runner) printf(format string, args ...any) {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	fmt.Fprintf(r.out, format, args...)
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (r *Runner) start(ctx context.Context) error {
+	o := r.opts
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return err
+	}
+	binDir := o.BinDir
+	if binDir == "" {
+		root := o.Root
+		if root == "" {
+			wd, _ := os.Getwd()
+			var err error
+			if root, err = RepoRoot(wd); err != nil {
+				return err
+			}
+		}
+		binDir = filepath.Join(o.Dir, "bin")
+		t := time.Now()
+		if err := Build(ctx, root, binDir); err != nil {
+			return err
+		}
+		r.printf("built muster-coordinator (-tags %s), muster-edge, muster-helper-sample in %s\n", FailpointsTag, time.Since(t).Round(time.Millisecond))
+	}
+	t := time.Now()
+	l, err := lab.Start(ctx, lab.Options{
+		Dir: filepath.Join(o.Dir, "lab"), Regions: o.Regions, Real: o.Real, Emulated: o.Emulated,
+		NodeBinary: o.NodeBinary, EmulatedTimeScale: 0.1, Logger: o.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	r.lab = l
+	for _, reg := range l.Regions() {
+		if f := reg.Failed(); len(f) > 0 {
+			return fmt.Errorf("region %s: nodes failed to start: %v", reg.Name(), f)
+		}
+	}
+	edgeToken, adminToken := randomToken(), randomToken()
+	r.cluster, err = StartCluster(ctx, ClusterSpec{
+		Bin: filepath.Join(binDir, "muster-coordinator"), Dir: filepath.Join(o.Dir, "coordinators"), Members: 3,
+		LeaseTTL: o.LeaseTTL, LeaseGrace: o.LeaseGrace, MaxWait: o.MaxWait, EdgeToken: edgeToken, AdminToken: adminToken,
+	})
+	if err != nil {
+		return err
+	}
+	// For an operator's look at a kept directory: `muster-coordinator status --addr ...`.
+	if err := os.WriteFile(filepath.Join(o.Dir, "coordinators", "admin.token"), []byte(adminToken+"\n"), 0o600); err != nil {
+		return err
+	}
+	var urls []string
+	for _, m := range r.cluster.Members {
+		urls = append(urls, m.API)
+	}
+	if r.edgeAPI, err = api.NewClient(urls, api.WithToken(edgeToken), api.WithRetryDelay(100*time.Millisecond)); err != nil {
+		return err
+	}
+	spec := EdgeSpec{BinDir: binDir, Dir: filepath.Join(o.Dir, "edges"), LabJSON: l.InfoFile(), EdgeToken: edgeToken,
+		LeaseMargin: o.LeaseMargin, BatchSize: 50, Workers: 64}
+	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
+		return err
+	}
+	for i, reg := range o.Regions {
+		n := 1
+		if i == 0 {
+			n = 2
+		}
+		for k := 1; k <= n; k++ {
+			e, err := NewEdge(spec, l, r.cluster, reg, k)
+			if err != nil {
+				return err
+			}
+			r.edges = append(r.edges, e)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.edges))
+	for i, e := range r.edges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = e.Start(ctx)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	r.printf("up in %s: lab %v (%d real + %d emulated per region), 3 coordinators, %d edges\n",
+		time.Since(t).Round(time.Millisecond), o.Regions, o.Real, o.Emulated, len(r.edges))
+	return nil
+}
+
+func (r *Runner) stop() {
+	var wg sync.WaitGroup
+	for _, e := range r.edges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.Close()
+		}()
+	}
+	wg.Wait()
+	if r.cluster != nil {
+		r.cluster.Stop()
+	}
+	if r.lab != nil {
+		_ = r.lab.Stop()
+	}
+}
+
+// plan is the faults of round i.
+func (r *Runner) plan(i int) []Kind {
+	if len(r.opts.Plan) > 0 {
+		return r.opts.Plan[(i-1)%len(r.opts.Plan)]
+	}
+	ks := r.opts.Kinds
+	if i <= len(ks) {
+		return []Kind{ks[i-1]}
+	}
+	n := 2 + r.rng.IntN(2)
+	perm := r.rng.Perm(len(ks))
+	var out []Kind
+	for _, p := range perm[:min(n, len(ks))] {
+		out = append(out, ks[p])
+	}
+	return out
+}
+
+// roundNodes are the nodes a round provisions: every emulated node, and the real ones in round 1.
+func (r *Runner) roundNodes(i int) map[string]string {
+	out := map[string]string{}
+	for _, reg := range r.lab.Regions() {
+		for _, id := range reg.EmulatedNodes() {
+			out[id] = reg.Name()
+		}
+		if i == 1 {
+			for _, id := range reg.RealNodes() {
+				out[id] = reg.Name()
+			}
+		}
+	}
+	return out
+}
+
+// progress is the fraction of the round's emulated nodes the fleets have provisioned.
+func (r *Runner) progress(base map[string]int64, total int) float64 {
+	var n int64
+	for _, reg := range r.lab.Regions() {
+		n += reg.Fleet().Stats().Provisioned - base[reg.Name()]
+	}
+	if total == 0 {
+		return 1
+	}
+	return float64(n) / float64(total)
+}
+
+func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
+	kinds := r.plan(i)
+	nodes := r.roundNodes(i)
+	res := &RoundResult{Round: i, Kinds: kinds, Nodes: len(nodes)}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.RoundTimeout)
+	defer cancel()
+
+	base := map[string]int64{}
+	emulated := 0
+	for _, reg := range r.lab.Regions() {
+		base[reg.Name()] = reg.Fleet().Stats().Provisioned
+		emulated += len(reg.EmulatedNodes())
+	}
+	res.Started = time.Now()
+	if i > 1 {
+		for _, reg := range r.lab.Regions() {
+			for _, id := range reg.EmulatedNodes() {
+				if err := reg.Fleet().Reprovision(id); err != nil {
+					return res, err
+				}
+			}
+		}
+	}
+
+	// Each fault waits for its moment in the batch, then runs to its end.
+	in := &injector{r: r, busy: map[*Edge]bool{}}
+	var wg sync.WaitGroup
+	for _, k := range kinds {
+		ev := &Event{Round: i, Kind: k}
+		res.Events = append(res.Events, ev)
+		at := 0.1 + 0.4*r.rng.Float64()
+		seed := r.rng.Uint64()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := mrand.New(mrand.NewPCG(seed, uint64(i)))
+			_ = waitFor(ctx, "mid-batch", r.opts.RoundTimeout, func() (bool, string) {
+				return r.progress(base, emulated) >= at, ""
+			})
+			if coordinatorFault(k) {
+				in.coord.Lock()
+				defer in.coord.Unlock()
+			}
+			ev.Progress = r.progress(base, emulated)
+			in.inject(ctx, ev, rng)
+			ev.LedgerOffset = r.ledgerOffset(ctx)
+			r.printf("  %s\n", ev)
+		}()
+	}
+	r.printf("round %d: %d nodes, faults %s\n", i, len(nodes), joinKinds(kinds))
+	doneErr := r.waitProvisioned(ctx, res.Started, nodes)
+	res.Done = time.Since(res.Started)
+	wg.Wait()
+	if doneErr != nil {
+		res.TimedOut = true
+		// Nothing converged: still check what is there, for the evidence.
+		r.printf("round %d: not every node provisioned: %v\n", i, doneErr)
+	}
+	// The round is done when the last fault is undone too: wait for the fleet again (a fault
+	// that began late may have held work back).
+	if doneErr == nil {
+		if err := r.waitProvisioned(ctx, res.Started, nodes); err != nil {
+			res.TimedOut = true
+			r.printf("round %d: not every node provisioned after the faults: %v\n", i, err)
+		}
+		res.Done = max(res.Done, time.Since(res.Started))
+	}
+	res.Check = r.check(ctx, res, nodes)
+	if all, err := recorder.ReadFile(r.lab.ActionsFile()); err == nil {
+		res.Stalls = stalls(res, all)
+	}
+	r.printf("round %d: %s in %s%s\n", i, res.Check.Summary(), res.Done.Round(time.Millisecond), stallText(res.Stalls))
+	return res, nil
+}
+
+func stallText(s []time.Duration) string {
+	if len(s) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, d := range s {
+		parts = append(parts, d.Round(time.Millisecond).String())
+	}
+	return fmt.Sprintf("; stall after leader SIGKILL %v", parts)
+}
+
+// waitProvisioned waits until the fleet reports every round node provisioned and the ledger
+// holds each as provisioned, finished after the round began.
+func (r *Runner) waitProvisioned(ctx context.Context, since time.Time, nodes map[string]string) error {
+	return waitFor(ctx, "every node provisioned", r.opts.RoundTimeout, func() (bool, string) {
+		missing := 0
+		for id, reg := range nodes {
+			if !r.fleetProvisioned(reg, id) {
+				missing++
+			}
+		}
+		if missing > 0 {
+			return false, fmt.Sprintf("%d nodes not provisioned by the fleet's record", missing)
+		}
+		ledger, err := r.ledgerNodes(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		for id := range nodes {
+			n, ok := ledger[id]
+			if !ok || n.State != api.StateProvisioned || n.FinishedAt.Before(since.Add(-time.Second)) {
+				missing++
+			}
+		}
+		return missing == 0, fmt.Sprintf("%d nodes not provisioned in the ledger", missing)
+	})
+}
+
+// fleetProvisioned is the node's own record: an emulated node's mode, a real node's status.
+func (r *Runner) fleetProvisioned(region, id string) bool {
+	reg := r.lab.Region(region)
+	if st, ok := reg.Fleet().State(id); ok {
+		return st.Mode == "provisioned"
+	}
+	st, err := reg.NodeStatus(id)
+	return err == nil && !st.Provisioning && st.Connected
+}
+
+// ledgerNodes lists every node of every region from the leader's ledger.
+func (r *Runner) ledgerNodes(ctx context.Context) (map[string]api.Node, error) {
+	out := map[string]api.Node{}
+	for _, reg := range r.opts.Regions {
+		after := ""
+		for {
+			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			page, err := r.cluster.Admin().Nodes(qctx, api.NodeFilter{Region: reg, After: after, Limit: 1000})
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("ledger nodes of %s: %w", reg, err)
+			}
+			for _, n := range page.Nodes {
+				out[n.Identity] = n
+			}
+			if page.Next == "" {
+				break
+			}
+			after = page.Next
+		}
+	}
+	return out, nil
+}
+
+// ledgerOffset is the leader's ledger time minus this machine's clock, from a heartbeat.
+func (r *Runner) ledgerOffset(ctx context.Context) time.Duration {
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	before := time.Now()
+	hb, err := r.edgeAPI.Heartbeat(hctx, api.HeartbeatRequest{Edge: "chaos-probe", Region: r.opts.Regions[0]})
+	if err != nil {
+		return 0
+	}
+	mid := before.Add(time.Since(before) / 2)
+	return hb.Time.Sub(mid)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

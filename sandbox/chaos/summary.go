@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Summary is a whole run, printed as a table.
+type Summary struct {
+	Seed   uint64
+	Dir    string
+	Rounds []*RoundResult
+}
+
+// Passed reports whether every round passed its checks.
+func (s Summary) Passed() bool {
+	for _, r := range s.Rounds {
+		if !r.Check.OK() || r.TimedOut {
+			return false
+		}
+	}
+	return len(s.Rounds) > 0
+}
+
+// Stalls are every leader-SIGKILL stall of the run.
+func (s Summary) Stalls() []time.Duration {
+	var out []time.Duration
+	for _, r := range s.Rounds {
+		out = append(out, r.Stalls...)
+	}
+	return out
+}
+
+// Print writes the summary table.
+func (s Summary) Print(w io.Writer) {
+	faults := map[Kind]int{}
+	nodes, double, lost, unack, staleActed, staleRefused, paused := 0, 0, 0, 0, 0, 0, 0
+	var durs []time.Duration
+	var total time.Duration
+	for _, r := range s.Rounds {
+		for _, e := range r.Events {
+			faults[e.Kind]++
+		}
+		nodes += r.Nodes
+		double = max(double, len(r.Check.DoubleProvisioned)) // the report covers the whole log
+		lost += len(r.Check.Lost)
+		unack += len(r.Check.Unacknowledged)
+		staleActed += len(r.Check.Stale)
+		staleRefused += r.Check.StaleRefused
+		paused += len(r.Check.Paused)
+		durs = append(durs, r.Done)
+		total += r.Done
+	}
+	var fs []string
+	for _, k := range AllKinds {
+		if faults[k] > 0 {
+			fs = append(fs, fmt.Sprintf("%s %d", k, faults[k]))
+		}
+	}
+	stalls := s.Stalls()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "== chaos summary (seed %d)\n", s.Seed)
+	fmt.Fprintf(tw, "rounds\t%d\t(passed: %v)\n", len(s.Rounds), s.Passed())
+	fmt.Fprintf(tw, "faults injected\t%s\n", strings.Join(fs, ", "))
+	fmt.Fprintf(tw, "nodes provisioned\t%d\t(over all rounds)\n", nodes)
+	fmt.Fprintf(tw, "double provisioned\t%d\t(must be 0)\n", double)
+	fmt.Fprintf(tw, "lost results\t%d\t(must be 0)\n", lost)
+	fmt.Fprintf(tw, "refused results the ledger lacks\t%d\t(provisioned nodes whose result came under a lost lease; must be 0)\n", unack)
+	fmt.Fprintf(tw, "stale worker attempts\t%d refused, %d accepted\t(accepted must be 0)\n", staleRefused, staleActed)
+	fmt.Fprintf(tw, "acted while paused\t%d\t(must be 0)\n", paused)
+	if len(stalls) > 0 {
+		fmt.Fprintf(tw, "stall after leader SIGKILL\tmedian %s, max %s\t(n=%d)\n", median(stalls).Round(time.Millisecond), slices.Max(stalls).Round(time.Millisecond), len(stalls))
+	} else {
+		fmt.Fprintf(tw, "stall after leader SIGKILL\t-\t(no leader SIGKILL)\n")
+	}
+	if len(durs) > 0 {
+		fmt.Fprintf(tw, "time to provision everything\tmedian %s, max %s per round, %s in all\n", median(durs).Round(time.Millisecond), slices.Max(durs).Round(time.Millisecond), total.Round(time.Millisecond))
+	}
+	fmt.Fprintf(tw, "\nround\tfaults\tnodes\ttime\tstall\tresult\n")
+	for _, r := range s.Rounds {
+		st := "-"
+		if len(r.Stalls) > 0 {
+			var p []string
+			for _, d := range r.Stalls {
+				p = append(p, d.Round(time.Millisecond).String())
+			}
+			st = strings.Join(p, ",")
+		}
+		result := "ok"
+		if !r.Check.OK() || r.TimedOut {
+			result = "FAILED"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", r.Round, joinKinds(r.Kinds), r.Nodes, r.Done.Round(time.Millisecond), st, result)
+	}
+	tw.Flush()
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

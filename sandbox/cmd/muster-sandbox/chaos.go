@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed96588659/muster/sandbox/chaos"
+)
+
+type chaosFlags struct {
+	dir      string
+	rounds   int
+	seed     uint64
+	emulated int
+	real     int
+	faults   string
+	keep     bool
+	goOn     bool
+	binDir   string
+	ttl      time.Duration
+}
+
+func newChaosCommand() *cobra.Command {
+	f := &chaosFlags{}
+	cmd := &cobra.Command{
+		Use:   "chaos [--rounds N] [--seed S] [--dir DIR]",
+		Short: "Run the chaos suite: 3 coordinators, edges in two regions, a lab, faults each alone and mixed, checks after every round, a summary table",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runChaos(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "", "work directory (default: a new temporary one); kept when a check fails")
+	fl.IntVar(&f.rounds, "rounds", 20, "rounds to run")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of every random choice (0: a random one, printed first)")
+	fl.IntVar(&f.emulated, "emulated", 300, "emulated nodes per region, provisioned again every round")
+	fl.IntVar(&f.real, "real", 1, "real node processes per region, provisioned in round 1")
+	fl.StringVar(&f.faults, "faults", "", "comma-separated faults to draw from (default all)")
+	fl.BoolVar(&f.keep, "keep", false, "keep the work directory after a passing run")
+	fl.BoolVar(&f.goOn, "keep-going", false, "run the remaining rounds after one fails its checks (the run still fails)")
+	fl.StringVar(&f.binDir, "bin-dir", "", "prebuilt muster-coordinator (-tags muster_failpoints), muster-edge, muster-helper-sample")
+	fl.DurationVar(&f.ttl, "lease-ttl", 6*time.Second, "lease TTL of coordinators and edges")
+	return cmd
+}
+
+func runChaos(ctx context.Context, f *chaosFlags) error {
+	kinds, err := chaos.ParseKinds(f.faults)
+	if err != nil {
+		return fmt.Errorf("flag --faults: %w", err)
+	}
+	dir := f.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "muster-chaos-"); err != nil {
+			return err
+		}
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary for real nodes: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf, err := os.OpenFile(filepath.Join(dir, "chaos.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	_, err = chaos.Run(ctx, chaos.Options{
+		Dir: dir, Rounds: f.rounds, Seed: f.seed, Emulated: f.emulated, Real: f.real, NodeBinary: self,
+		Kinds: kinds, BinDir: f.binDir, KeepGoing: f.goOn, LeaseTTL: f.ttl, Out: os.Stdout,
+		Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+	if err != nil {
+		return err
+	}
+	if !f.keep {
+		return os.RemoveAll(dir)
+	}
+	return nil
+}
