@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // A filter that matches few nodes must not read the whole ledger in one page: each page examines
@@ -56,5 +58,33 @@ func TestLedger_FilteredPagesExamineABoundedNumberOfNodes(t *testing.T) {
 	page, next, err := h.l.Nodes(NodeFilter{Limit: 20, scan: 7})
 	if err != nil || len(page) != 20 || next != page[19].Identity {
 		t.Fatalf("unfiltered page: %d nodes, next %q, %v", len(page), next, err)
+	}
+}
+
+func TestLedger_LeaseCountCountsOutstandingLeases(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a", "b", "c")
+	count := func() int {
+		t.Helper()
+		n, err := h.l.LeaseCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ls, _ := h.l.Leases(); len(ls) != n {
+			t.Fatalf("LeaseCount %d, Leases lists %d", n, len(ls))
+		}
+		return n
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d leases before any grant", n)
+	}
+	first := h.grant(t0, "edge", "eu", 2)
+	h.grant(t0, "edge", "eu", 1)
+	if n := count(); n != 2 {
+		t.Fatalf("%d leases after two grants", n)
+	}
+	h.report(t0, first, api.OutcomeProvisioned, first.Nodes...)
+	if n := count(); n != 1 {
+		t.Fatalf("%d leases after one was reported", n)
 	}
 }

@@ -66,7 +66,9 @@ func buildScaleLedger(b *testing.B, n int) *scaleLedger {
 	per := scaleBatch(n)
 	for start := 0; start < n; start += per {
 		region := fmt.Sprintf("region-%d", (start/per)%scaleRegions)
-		c := &Register{Now: t0, Edge: "edge-" + region, Policy: DefaultPolicy()}
+		// Each registration a moment after the one before, as edges find nodes over time.
+		s.now = s.now.Add(time.Millisecond)
+		c := &Register{Now: s.now, Edge: "edge-" + region, Policy: DefaultPolicy()}
 		for i := start; i < min(start+per, n); i++ {
 			c.Nodes = append(c.Nodes, RegisterNode{Identity: scaleID(i, n), Region: region, InventoryVersion: "0.29.4"})
 		}
