@@ -16,7 +16,7 @@ import (
 
 // Regions of the suite. Each test uses its own, so the one ledger holds them apart; every edge
 // credential is bound to one of them.
-var suiteRegions = []string{"eu", "us", "pz", "ll", "bs", "bc"}
+var suiteRegions = []string{"eu", "us", "pz", "ll", "bs", "bc1", "bc2", "bc3", "bc4", "bc5"}
 
 // edgesPerRegion is how many edge credentials each region gets (edge-<region>-<n>.mcollective).
 const edgesPerRegion = 2
@@ -26,6 +26,9 @@ var suite struct {
 	coordinator string
 	helper      string
 	cluster     *cluster
+	// benchRuns counts the cluster benchmark's labs: each needs a fresh region, since the
+	// ledger keeps the identities of the last one as provisioned.
+	benchRuns int
 }
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
