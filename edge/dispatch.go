@@ -47,10 +47,14 @@ func (l leased) API() api.NodeResult {
 // errLeaseLost explains a host stopped because its lease ran out on the edge's clock.
 var errLeaseLost = errors.New("stopped by lease loss")
 
-// dispatch acquires leases while workers are free and runs one host flow per leased node. It
-// returns when ctx ends and every flow it started has ended.
+// dispatch acquires leases and runs one host flow per leased node on at most Workers at a time.
+// It keeps up to twice Workers nodes leased, so the next hosts are already in hand when a worker
+// frees up: a coordinator's grant is a Raft commit, and waiting for it at every free worker cost
+// the cluster edge a fifth of its throughput. It returns when ctx ends and every flow it started
+// has ended.
 func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
-	slots := make(chan struct{}, e.o.Workers)
+	slots := make(chan struct{}, 2*e.o.Workers) // leased hosts not yet done
+	workers := make(chan struct{}, e.o.Workers) // hosts whose flow runs
 	var flows sync.WaitGroup
 	defer flows.Wait()
 
@@ -59,7 +63,7 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 			e.waitResume(ctx)
 			continue
 		}
-		// Wait for one free worker, then take every other free one up to a batch.
+		// Wait for one free place, then take every other free one up to a batch.
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -109,8 +113,17 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 			flows.Add(1)
 			go func() {
 				defer flows.Done()
-				res := e.host(ctx, id, held, run)
-				<-slots // the worker is free; the lease is kept until its result is reported
+				working := false
+				select {
+				case workers <- struct{}{}:
+					working = true
+				case <-ctx.Done():
+				}
+				res := e.host(ctx, id, held, run, !working)
+				if working {
+					<-workers
+				}
+				<-slots // the place is free; the lease is kept until its result is reported
 				results <- res
 			}()
 		}
@@ -178,8 +191,9 @@ func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 	return r
 }
 
-// host runs the flow for one node under its lease's pause source.
-func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *leaseRun) leased {
+// host runs the flow for one node under its lease's pause source; with stopping (the edge shuts
+// down before a worker was free) the node is given back untouched.
+func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *leaseRun, stopping bool) leased {
 	e.stats.inFlight.Add(1)
 	e.m.busy.Inc()
 	defer func() {
@@ -192,7 +206,7 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 		return e.halted() || !held.Valid(e.o.Now())
 	})
 	var res hostflow.Result
-	if pause.Paused() {
+	if stopping || pause.Paused() {
 		// Stopped before the flow sent the node anything.
 		out.untouched = true
 		res = hostflow.Result{Outcome: hostflow.Paused, Err: fmt.Errorf("provisioning %s is paused", id)}
