@@ -70,11 +70,9 @@ func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 		return resp, err
 	}
 	resp.Paused, resp.PauseReason = p.Paused, p.Reason
-	leases, err := s.ledger.Leases()
-	if err != nil {
+	if resp.LeasesActive, err = s.ledger.LeaseCount(); err != nil {
 		return resp, err
 	}
-	resp.LeasesActive = len(leases)
 	counts, err := s.ledger.Counts()
 	if err != nil {
 		return resp, err

@@ -133,7 +133,7 @@ func New(cfg Config) (*Service, error) {
 		Leader:              node.IsLeader,
 		Term:                node.Term,
 		AppliedIndex:        func() uint64 { i, _, _ := s.ledger.AppliedIndex(); return i },
-		LeasesActive:        func() int { ls, _ := s.ledger.Leases(); return len(ls) },
+		LeasesActive:        func() int { n, _ := s.ledger.LeaseCount(); return n },
 		DroppedObservations: node.DroppedObservations,
 		Nodes:               s.ledger.Counts,
 	})
