@@ -22,12 +22,13 @@ type Check struct {
 	NotOnce []Finding
 	// Ledger are nodes whose ledger record is not final or disagrees with the fleet's own.
 	Ledger []Finding
-	// Lost are results the fleet shows done and the ledger does not hold, with no refusal of
-	// them in the edges' logs: as far as the edge knew, they were acknowledged.
+	// Lost are acknowledged results gone: the ledger recorded the node provisioned in this
+	// round (its history says so) and no longer holds it, or a node provisioned in an earlier
+	// round (a real one) is no longer provisioned.
 	Lost []Finding
-	// Unacknowledged are results the fleet shows done that the ledger does not hold because
-	// the coordinator refused them (the edge's lease was gone): the ledger disagrees with the
-	// fleet although nothing acknowledged was lost.
+	// Unacknowledged are nodes the fleet shows provisioned whose result the ledger never
+	// recorded: refused (the edge's lease was gone) or never delivered (the edge died first).
+	// Nothing acknowledged was lost, but the ledger disagrees with the fleet.
 	Unacknowledged []Finding
 	// Stale are stale workers' late attempts that a node accepted.
 	Stale []Finding
@@ -59,7 +60,7 @@ func (c Check) Summary() string {
 	if c.OK() {
 		return fmt.Sprintf("checks passed (stale attempts refused: %d)", c.StaleRefused)
 	}
-	return fmt.Sprintf("CHECKS FAILED: double %d, not once %d, ledger %d, lost %d, refused results the ledger lacks %d, stale acted %d, acted while paused %d, fault errors %d, error %v",
+	return fmt.Sprintf("CHECKS FAILED: double %d, not once %d, ledger %d, lost %d, results never recorded %d, stale acted %d, acted while paused %d, fault errors %d, error %v",
 		len(c.DoubleProvisioned), len(c.NotOnce), len(c.Ledger), len(c.Lost), len(c.Unacknowledged), len(c.Stale), len(c.Paused), len(c.FaultErrors), c.Err)
 }
 
@@ -78,7 +79,7 @@ func (c Check) Evidence() string {
 	for _, group := range []struct {
 		name string
 		fs   []Finding
-	}{{"NOT PROVISIONED EXACTLY ONCE", c.NotOnce}, {"LEDGER", c.Ledger}, {"LOST", c.Lost}, {"REFUSED RESULT, LEDGER DISAGREES WITH FLEET", c.Unacknowledged}, {"STALE WORKER ACTED", c.Stale}, {"ACTED WHILE PAUSED", c.Paused}} {
+	}{{"NOT PROVISIONED EXACTLY ONCE", c.NotOnce}, {"LEDGER", c.Ledger}, {"LOST", c.Lost}, {"RESULT NEVER RECORDED, LEDGER DISAGREES WITH FLEET", c.Unacknowledged}, {"STALE WORKER ACTED", c.Stale}, {"ACTED WHILE PAUSED", c.Paused}} {
 		for i, f := range group.fs {
 			if i == 20 {
 				fmt.Fprintf(&b, "%s: %d more\n", group.name, len(group.fs)-20)
@@ -177,18 +178,26 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 				restarted = a.OK
 			}
 		}
-		if !ok || !n.Provisioned || configured != 1 || restarted != 1 {
+		// Once: one accepted restart after an accepted configure. A configure whose restart never
+		// came (its lease was lost in between) and was redone by the same caller under a new lease
+		// is not a second provisioning; one by another caller is (the report's double check).
+		if !ok || !n.Provisioned || configured < 1 || restarted != 1 {
 			c.NotOnce = append(c.NotOnce, Finding{Node: id, What: fmt.Sprintf("%d accepted configures, %d accepted restarts in the round", configured, restarted), Actions: byNode[id], Ledger: lp})
 		}
 		fleet := r.fleetProvisioned(nodes[id], id)
 		switch {
 		case !inLedger:
 			c.Ledger = append(c.Ledger, Finding{Node: id, What: "not in the ledger", Actions: byNode[id]})
-		case ln.State != api.StateProvisioned && fleet && refused[id] != nil:
-			rf := refused[id]
-			c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s: %s's result was refused at %s (lease %s token %s)", ln.State, rf.Edge, ts(rf.Time), rf.Lease, rf.Token), Actions: byNode[id], Ledger: lp})
 		case ln.State != api.StateProvisioned && fleet:
-			c.Lost = append(c.Lost, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s", ln.State), Actions: byNode[id], Ledger: lp})
+			full := r.withHistoryOne(ctx, id, ln)
+			fp := &full
+			if at, ok := recordedProvisioned(full, res.Started.Add(res.StartOffset)); ok {
+				c.Lost = append(c.Lost, Finding{Node: id, What: fmt.Sprintf("the ledger recorded it provisioned at %s (ledger time) and now says %s", ts(at), ln.State), Actions: byNode[id], Ledger: fp})
+			} else if rf := refused[id]; rf != nil {
+				c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s: %s's result was refused at %s (lease %s token %s)", ln.State, rf.Edge, ts(rf.Time), rf.Lease, rf.Token), Actions: byNode[id], Ledger: fp})
+			} else {
+				c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s and never recorded the result (not delivered: the edge died or gave up first)", ln.State), Actions: byNode[id], Ledger: fp})
+			}
 		case !final(ln.State):
 			c.Ledger = append(c.Ledger, Finding{Node: id, What: fmt.Sprintf("ledger state %s is not final", ln.State), Actions: byNode[id], Ledger: lp})
 		case (ln.State == api.StateProvisioned) != fleet:
@@ -208,9 +217,58 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 			}
 		}
 	}
-	r.checkStale(&c, res, byNode, ledger)
+	full := r.withHistory(ctx, ledger)
+	r.checkStale(&c, res, byNode, full)
 	r.checkPause(&c, res, round)
+	// The evidence carries each node's transitions: leases, tokens, times.
+	for _, fs := range [][]Finding{c.NotOnce, c.Ledger, c.Lost, c.Unacknowledged, c.Stale} {
+		for i := range fs[:min(len(fs), 20)] {
+			if fs[i].Ledger != nil {
+				n := full(fs[i].Node)
+				fs[i].Ledger = &n
+			}
+		}
+	}
 	return c
+}
+
+// withHistory returns a lookup that fills a node's transitions from the ledger (the node list
+// carries none), one query per node asked for.
+func (r *Runner) withHistory(ctx context.Context, ledger map[string]api.Node) func(string) api.Node {
+	cache := map[string]api.Node{}
+	return func(id string) api.Node {
+		if n, ok := cache[id]; ok {
+			return n
+		}
+		n := ledger[id]
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if full, err := r.cluster.Admin().Node(qctx, id); err == nil {
+			n = full
+		}
+		cancel()
+		cache[id] = n
+		return n
+	}
+}
+
+// withHistoryOne is one node with its transitions, n itself when the query fails.
+func (r *Runner) withHistoryOne(ctx context.Context, id string, n api.Node) api.Node {
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if full, err := r.cluster.Admin().Node(qctx, id); err == nil {
+		return full
+	}
+	return n
+}
+
+// recordedProvisioned is the ledger time of a transition to provisioned at or after since.
+func recordedProvisioned(n api.Node, since time.Time) (time.Time, bool) {
+	for _, t := range n.History {
+		if t.To == api.StateProvisioned && !t.At.Before(since) {
+			return t.At, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func final(s api.NodeState) bool {
@@ -225,7 +283,7 @@ func final(s api.NodeState) bool {
 // attempt it made after its leases ran out counts as stale unless it came under a lease the
 // ledger granted it after the fault began. Accepted stale attempts are violations; refused
 // ones are counted. Ledger times are converted with the offset read when the fault ended.
-func (r *Runner) checkStale(c *Check, res *RoundResult, byNode map[string][]recorder.Action, ledger map[string]api.Node) {
+func (r *Runner) checkStale(c *Check, res *RoundResult, byNode map[string][]recorder.Action, ledger func(string) api.Node) {
 	for _, ev := range res.Events {
 		if ev.Edge == nil || (ev.Kind != EdgeStop && ev.Kind != EdgePartition) || ev.Err != nil {
 			continue
@@ -236,7 +294,7 @@ func (r *Runner) checkStale(c *Check, res *RoundResult, byNode map[string][]reco
 				if a.Caller != ev.Edge.Caller() || a.Time.Before(expired) {
 					continue
 				}
-				ln := ledger[node]
+				ln := ledger(node)
 				granted, ok := latestGrant(ln, ev.Edge.Name, a.Time.Add(ev.LedgerOffset))
 				if ok && !granted.Add(-ev.LedgerOffset).Before(ev.Start) {
 					continue // under a lease granted after the fault began
@@ -291,7 +349,14 @@ func (r *Runner) checkPause(c *Check, res *RoundResult, round []recorder.Action)
 // stalls measures, for each leader SIGKILL, the longest time after it during which no node
 // accepted a configure or restart while the round still had work: the provisioning rate at zero.
 func stalls(res *RoundResult, all []recorder.Action) []time.Duration {
+	out, _ := stallGaps(res, all)
+	return out
+}
+
+// stallGaps is stalls with the time each longest gap ended.
+func stallGaps(res *RoundResult, all []recorder.Action) ([]time.Duration, []time.Time) {
 	var out []time.Duration
+	var ends []time.Time
 	var times []time.Time
 	for _, a := range all {
 		if a.OK && (a.Action == report.Configure || a.Action == report.Restart) && !a.Time.Before(res.Started) {
@@ -300,16 +365,16 @@ func stalls(res *RoundResult, all []recorder.Action) []time.Duration {
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
 	if len(times) == 0 {
-		return nil
+		return nil, nil
 	}
 	last := times[len(times)-1]
 	for _, ev := range res.Events {
 		if ev.Kind != LeaderKill || ev.Err != nil || ev.Start.After(last) {
 			continue
 		}
-		// The window: from the kill until the new leader's successor work is well under way.
+		// The window: 20s from the kill, and never past the round's last provisioning.
 		end := ev.Start.Add(20 * time.Second)
-		prev, worst := ev.Start, time.Duration(0)
+		prev, worst, worstEnd := ev.Start, time.Duration(0), ev.Start
 		for _, t := range times {
 			if !t.After(ev.Start) {
 				continue
@@ -317,10 +382,47 @@ func stalls(res *RoundResult, all []recorder.Action) []time.Duration {
 			if t.After(end) {
 				break
 			}
-			worst = max(worst, t.Sub(prev))
+			if t.Sub(prev) > worst {
+				worst, worstEnd = t.Sub(prev), t
+			}
 			prev = t
 		}
 		out = append(out, worst)
+		ends = append(ends, worstEnd)
 	}
-	return out
+	return out, ends
+}
+
+// stallEvidence names the nodes whose provisioning ended a long stall, with their ledger
+// history (lease ids, tokens, grant times), so a slow failover can be traced to its leases.
+func (r *Runner) stallEvidence(ctx context.Context, res *RoundResult, all []recorder.Action, limit time.Duration) string {
+	gaps, ends := stallGaps(res, all)
+	var b strings.Builder
+	for i, g := range gaps {
+		if g <= limit {
+			continue
+		}
+		var nodes []string
+		for _, a := range all {
+			if a.OK && a.Action == report.Configure && !a.Time.Before(ends[i]) && a.Time.Before(ends[i].Add(time.Second)) && len(nodes) < 4 {
+				nodes = append(nodes, a.Node)
+			}
+		}
+		ledger, err := r.ledgerNodes(ctx)
+		if err != nil {
+			return err.Error()
+		}
+		fmt.Fprintf(&b, "  stall of %s after the leader SIGKILL ended at %s by:\n", g.Round(time.Millisecond), ts(ends[i]))
+		for _, id := range nodes {
+			n := r.withHistoryOne(ctx, id, ledger[id])
+			fmt.Fprintf(&b, "    %s: state %s attempts %d\n", id, n.State, n.Attempts)
+			for _, t := range n.History {
+				if t.At.Add(time.Minute).Before(res.Started) {
+					continue
+				}
+				fmt.Fprintf(&b, "      %s (ledger time) %s -> %s edge %s lease %s token %d %s %s\n", ts(t.At), t.From, t.To, t.Edge, t.LeaseID, t.LeaseToken, t.Reason, t.Error)
+			}
+		}
+	}
+	return b.String()
 }

@@ -38,7 +38,7 @@ func TestCheckStale_AcceptedLateAttemptIsAViolationRefusedOnesAreCounted(t *test
 	}
 	ledger := map[string]api.Node{"old": grant(-2 * time.Second), "refused": grant(-2 * time.Second), "new": grant(10 * time.Second), "early": grant(-3 * time.Second)}
 	var c Check
-	r.checkStale(&c, res, byNode, ledger)
+	r.checkStale(&c, res, byNode, func(id string) api.Node { return ledger[id] })
 	if len(c.Stale) != 1 || c.Stale[0].Node != "old" {
 		t.Fatalf("stale findings %+v, want only node old", c.Stale)
 	}

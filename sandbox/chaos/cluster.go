@@ -24,8 +24,10 @@ type ClusterSpec struct {
 	LeaseTTL   time.Duration
 	LeaseGrace time.Duration
 	MaxWait    time.Duration
-	EdgeToken  string
-	AdminToken string
+	// ReprovisionAfter is lease.reprovision_after.
+	ReprovisionAfter time.Duration
+	EdgeToken        string
+	AdminToken       string
 }
 
 // Member is one coordinator process: its API on a fixed port, its Raft port behind a proxy
@@ -111,7 +113,7 @@ func (c *Cluster) args(m *Member, bootstrap bool) []string {
 		"--http-bind", strings.TrimPrefix(m.API, "http://"), "--http-advertise", m.API,
 		"--lease-ttl", s.LeaseTTL.String(), "--lease-grace", s.LeaseGrace.String(),
 		"--lease-max-clock-drift", (s.LeaseGrace / 2).String(),
-		"--lease-max-wait", s.MaxWait.String(), "--lease-reprovision-after", "0s",
+		"--lease-max-wait", s.MaxWait.String(), "--lease-reprovision-after", s.ReprovisionAfter.String(),
 		"--lease-retry-backoff", "1s", "--lease-retry-backoff-max", "5s",
 		"--log-level", "info"}
 	if bootstrap {

@@ -49,11 +49,16 @@ type Options struct {
 	// BinDir holds prebuilt muster-coordinator (with the failpoints tag), muster-edge and
 	// muster-helper-sample; empty builds them into Dir/bin.
 	BinDir string
+	// ReprovisionAfter is the coordinators' lease.reprovision_after: a node finished this
+	// recently and seen again in provisioning mode (a discovery racing its restart) is not
+	// queued again. Rounds start this long after the previous one finished. Default 4s, above
+	// the emulated nodes' restart delay at time scale 0.1.
+	ReprovisionAfter time.Duration
 	// Lease timing of the coordinators and edges.
 	LeaseTTL, LeaseGrace, MaxWait, LeaseMargin time.Duration
 	// KeepGoing runs the remaining rounds after one failed its checks (the run still fails).
 	KeepGoing bool
-	// RoundTimeout bounds one round; default 4 minutes.
+	// RoundTimeout bounds one round; default 2 minutes (a round takes seconds when nothing is stuck).
 	RoundTimeout time.Duration
 	// Out receives progress lines and the summary table.
 	Out io.Writer
@@ -95,8 +100,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.LeaseMargin <= 0 {
 		o.LeaseMargin = time.Second
 	}
+	if o.ReprovisionAfter <= 0 {
+		o.ReprovisionAfter = 4 * time.Second
+	}
 	if o.RoundTimeout <= 0 {
-		o.RoundTimeout = 4 * time.Minute
+		o.RoundTimeout = 2 * time.Minute
 	}
 	if o.Out == nil {
 		o.Out = io.Discard
@@ -117,19 +125,23 @@ type Runner struct {
 	edgeAPI *api.Client // a probe with the edge token, for the ledger's time
 	out     io.Writer
 	outMu   sync.Mutex
+	// lastDone is when the previous round's nodes were all provisioned.
+	lastDone time.Time
 }
 
 // RoundResult is what one round did and what the checker found.
 type RoundResult struct {
-	Round    int
-	Kinds    []Kind
-	Nodes    int
-	Started  time.Time
-	Done     time.Duration // from the round's start to every node provisioned
-	Events   []*Event
-	Stalls   []time.Duration // provisioning stall after each leader SIGKILL
-	Check    Check
-	TimedOut bool
+	Round   int
+	Kinds   []Kind
+	Nodes   int
+	Started time.Time
+	// StartOffset is ledger time minus this machine's clock when the round began.
+	StartOffset time.Duration
+	Done        time.Duration // from the round's start to every node provisioned
+	Events      []*Event
+	Stalls      []time.Duration // provisioning stall after each leader SIGKILL
+	Check       Check
+	TimedOut    bool
 }
 
 // Run starts everything, runs the rounds and prints the summary table. The error is nil only
@@ -228,7 +240,8 @@ func (r *Runner) start(ctx context.Context) error {
 	edgeToken, adminToken := randomToken(), randomToken()
 	r.cluster, err = StartCluster(ctx, ClusterSpec{
 		Bin: filepath.Join(binDir, "muster-coordinator"), Dir: filepath.Join(o.Dir, "coordinators"), Members: 3,
-		LeaseTTL: o.LeaseTTL, LeaseGrace: o.LeaseGrace, MaxWait: o.MaxWait, EdgeToken: edgeToken, AdminToken: adminToken,
+		LeaseTTL: o.LeaseTTL, LeaseGrace: o.LeaseGrace, MaxWait: o.MaxWait, ReprovisionAfter: o.ReprovisionAfter,
+		EdgeToken: edgeToken, AdminToken: adminToken,
 	})
 	if err != nil {
 		return err
@@ -348,6 +361,7 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 	kinds := r.plan(i)
 	nodes := r.roundNodes(i)
 	res := &RoundResult{Round: i, Kinds: kinds, Nodes: len(nodes)}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, r.opts.RoundTimeout)
 	defer cancel()
 
@@ -357,6 +371,9 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 		base[reg.Name()] = reg.Fleet().Stats().Provisioned
 		emulated += len(reg.EmulatedNodes())
 	}
+	// Nodes finished under the reprovision guard would not be queued again: wait it out.
+	sleepCtx(ctx, time.Until(r.lastDone.Add(r.opts.ReprovisionAfter+500*time.Millisecond)))
+	res.StartOffset = r.ledgerOffset(ctx)
 	res.Started = time.Now()
 	if i > 1 {
 		for _, reg := range r.lab.Regions() {
@@ -411,9 +428,16 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 		}
 		res.Done = max(res.Done, time.Since(res.Started))
 	}
-	res.Check = r.check(ctx, res, nodes)
+	// The checks get their own time: a round that ran out of its own must still be judged.
+	cctx, ccancel := context.WithTimeout(parent, 2*time.Minute)
+	defer ccancel()
+	r.lastDone = time.Now()
+	res.Check = r.check(cctx, res, nodes)
 	if all, err := recorder.ReadFile(r.lab.ActionsFile()); err == nil {
 		res.Stalls = stalls(res, all)
+		if ev := r.stallEvidence(cctx, res, all, 1500*time.Millisecond); ev != "" {
+			r.printf("%s", ev)
+		}
 	}
 	r.printf("round %d: %s in %s%s\n", i, res.Check.Summary(), res.Done.Round(time.Millisecond), stallText(res.Stalls))
 	return res, nil

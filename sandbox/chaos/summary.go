@@ -71,7 +71,7 @@ func (s Summary) Print(w io.Writer) {
 	fmt.Fprintf(tw, "nodes provisioned\t%d\t(over all rounds)\n", nodes)
 	fmt.Fprintf(tw, "double provisioned\t%d\t(must be 0)\n", double)
 	fmt.Fprintf(tw, "lost results\t%d\t(must be 0)\n", lost)
-	fmt.Fprintf(tw, "refused results the ledger lacks\t%d\t(provisioned nodes whose result came under a lost lease; must be 0)\n", unack)
+	fmt.Fprintf(tw, "results never recorded\t%d\t(provisioned nodes whose result the ledger refused or never got; ledger disagrees with the fleet; must be 0)\n", unack)
 	fmt.Fprintf(tw, "stale worker attempts\t%d refused, %d accepted\t(accepted must be 0)\n", staleRefused, staleActed)
 	fmt.Fprintf(tw, "acted while paused\t%d\t(must be 0)\n", paused)
 	if len(stalls) > 0 {
