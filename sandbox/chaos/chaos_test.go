@@ -14,8 +14,8 @@ import (
 )
 
 // shortPlan is the chaos suite's short version for `make test`: a leader SIGKILL mid-batch,
-// then an operator pause with a broker restart, then a leader partition with a clock step.
-var shortPlan = [][]Kind{{LeaderKill}, {OperatorPause, BrokerRestart}, {LeaderPartition, ClockStep}}
+// then an operator pause with a clock step, then a leader partition with a cluster restart.
+var shortPlan = [][]Kind{{LeaderKill}, {OperatorPause, ClockStep}, {LeaderPartition, ClusterRestart}}
 
 // TestChaos_ShortRun runs three rounds of the chaos suite against real coordinator and edge
 // processes: every check must pass and every planned fault must have been injected.
