@@ -70,6 +70,7 @@ func BenchmarkClusterScale(b *testing.B) {
 			s.cycles(b, b.N)
 			reportMemory(b)
 			reportMappedFiles(b)
+			s.reportFiles(b)
 		})
 		b.Run(size.name+"/snapshot+join", func(b *testing.B) {
 			var snaps, catchups []time.Duration
@@ -306,6 +307,16 @@ func reportMappedFiles(b *testing.B) {
 	}
 	b.ReportMetric(rss["ledger.db"], "rss-ledger-MB")
 	b.ReportMetric(rss["raft.db"], "rss-raftlog-MB")
+}
+
+// reportFiles reports the size of the leader's ledger file: its mapped pages are most of
+// rss-file-MB once a grant has touched them all.
+func (s *scaleCluster) reportFiles(b *testing.B) {
+	fi, err := os.Stat(filepath.Join(s.root, "c1", "ledger.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "ledger-file-MB")
 }
 
 // waitForB polls cond until it holds, for waits that may last longer than waitFor allows (a

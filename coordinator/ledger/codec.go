@@ -13,50 +13,372 @@ import (
 
 // Node records are the bulk of the ledger and every transition decodes and encodes one on every
 // member, so they use a small binary format instead of JSON (JSON cost most of the apply time).
-// The first byte is the format version.
-const nodeFormatV1 = 1
+// The first byte is the format version. Version 1 spelled every field out; version 2 (written
+// since) is about a third of its size, because the ledger file is mapped and at a million nodes
+// its pages were most of a member's resident memory. Both decode; only version 2 is written.
+const (
+	nodeFormatV1 = 1
+	nodeFormatV2 = 2
+)
 
 var errShort = errors.New("truncated record")
 
-func encodeNode(n *Node) []byte {
-	b := make([]byte, 0, 160+len(n.Facts)+len(n.History)*64)
-	b = append(b, nodeFormatV1)
-	b = appendStr(b, n.Identity)
-	b = appendStr(b, n.Region)
-	b = appendStr(b, string(n.State))
-	b = binary.AppendVarint(b, int64(n.Attempts))
-	b = appendStr(b, n.LeaseID)
-	b = binary.AppendUvarint(b, n.LeaseToken)
-	b = appendStr(b, n.Edge)
-	b = appendStr(b, n.InventoryVersion)
-	b = appendStr(b, n.TargetVersion)
-	b = appendStr(b, n.LastError)
-	b = appendStr(b, string(n.Facts))
-	b = appendTime(b, n.DiscoveredAt)
-	b = appendTime(b, n.LeasedAt)
-	b = appendTime(b, n.FinishedAt)
-	b = appendTime(b, n.NotBefore)
-	b = appendStr(b, n.LockEdge)
-	b = appendTime(b, n.LockUntil)
-	b = binary.AppendUvarint(b, uint64(len(n.History)))
-	for _, t := range n.History {
-		b = appendTime(b, t.At)
-		b = appendStr(b, string(t.From))
-		b = appendStr(b, string(t.To))
-		b = appendStr(b, t.Reason)
-		b = appendStr(b, t.Edge)
-		b = appendStr(b, t.LeaseID)
-		b = binary.AppendUvarint(b, t.LeaseToken)
-		b = appendStr(b, t.Error)
-	}
-	return b
+// Version 2, after the version byte:
+//
+//	head        uvarint: state code (3 bits) | presence bits << 3 (v2Region...)
+//	[state]     string, when the state code is codeLiteral
+//	fields      the present ones, in the order of their bits
+//	history     uvarint count, then each entry:
+//	  head      uvarint: to code | from code << 3 | trLease << 6 | trError << 7 | trNoTime << 8
+//	  [from][to] strings, for codeLiteral
+//	  reason    uvarint: 2*code in nodeReasons, or 2*len+1 and the text
+//	  [at]      time, unless trNoTime
+//	  edge      interned string
+//	  [lease]   interned lease id, uvarint token, with trLease
+//	  [error]   string, with trError
+//
+// The identity is the record's key and is not repeated. A time is relative to the one written
+// before it in the record (uvarint zig-zag nanoseconds + 1; 0 = absolute follows), the first one
+// absolute (varint seconds, uvarint nanoseconds): most of a node's times are one leader stamp or
+// seconds apart. An interned string (edge names, lease ids: each recurs through a history) is a
+// uvarint: 0 empty, 2*len+1 and the text (then numbered from 1 in the record), or 2*number.
+// The codes below are on-disk format: append, never renumber.
+
+// nodeStates are the state codes; codeLiteral spells a state not listed.
+var nodeStates = [...]api.NodeState{"", api.StateWaiting, api.StateLeased, api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned}
+
+const codeLiteral = 7
+
+// nodeReasons are the history reasons the ledger writes (register.go, grant.go, report.go,
+// expire.go); others, such as "failed; abandoned after 5 attempts", are spelled out.
+var nodeReasons = [...]string{
+	"", "discovered", "granted", "released by the edge", "provisioned", "failed", "upgrade sent",
+	"lease expired", "helper deferred", "helper asked for shutdown",
+	"provisioning lock held by another worker", "seen again in provisioning mode", "seen again after defer",
 }
 
-func decodeNode(b []byte) (*Node, error) {
-	if len(b) == 0 || b[0] != nodeFormatV1 {
-		return nil, fmt.Errorf("unknown node record format")
+// Presence bits of a version 2 node record, after its 3-bit state code; the common ones first so
+// that the head of a node waiting for its first lease is one byte.
+const (
+	v2Region = 1 << iota
+	v2InventoryVersion
+	v2DiscoveredAt
+	v2NotBefore
+	v2LockEdge
+	v2LockUntil
+	v2LeaseID
+	v2LeaseToken
+	v2Edge
+	v2LeasedAt
+	v2FinishedAt
+	v2TargetVersion
+	v2LastError
+	v2Attempts
+	v2Facts
+)
+
+// Flags of a version 2 history entry, after its two 3-bit state codes.
+const (
+	trLease  = 1 << 6
+	trError  = 1 << 7
+	trNoTime = 1 << 8
+)
+
+func stateCode(s api.NodeState) uint64 {
+	for i, v := range nodeStates {
+		if v == s {
+			return uint64(i)
+		}
 	}
-	d := decoder{b: b[1:]}
+	return codeLiteral
+}
+
+// nodeEncoder carries what a version 2 record refers back to: the last time written and the
+// interned strings.
+type nodeEncoder struct {
+	b        []byte
+	last     time.Time
+	interned []string
+}
+
+func encodeNode(n *Node) []byte {
+	e := nodeEncoder{b: make([]byte, 0, 64+len(n.Facts)+len(n.History)*24)}
+	e.b = append(e.b, nodeFormatV2)
+	var mask uint64
+	set := func(bit uint64, present bool) {
+		if present {
+			mask |= bit
+		}
+	}
+	set(v2Region, n.Region != "")
+	set(v2InventoryVersion, n.InventoryVersion != "")
+	set(v2DiscoveredAt, !n.DiscoveredAt.IsZero())
+	set(v2NotBefore, !n.NotBefore.IsZero())
+	set(v2LockEdge, n.LockEdge != "")
+	set(v2LockUntil, !n.LockUntil.IsZero())
+	set(v2LeaseID, n.LeaseID != "")
+	set(v2LeaseToken, n.LeaseToken != 0)
+	set(v2Edge, n.Edge != "")
+	set(v2LeasedAt, !n.LeasedAt.IsZero())
+	set(v2FinishedAt, !n.FinishedAt.IsZero())
+	set(v2TargetVersion, n.TargetVersion != "")
+	set(v2LastError, n.LastError != "")
+	set(v2Attempts, n.Attempts != 0)
+	set(v2Facts, len(n.Facts) > 0)
+	sc := stateCode(n.State)
+	e.b = binary.AppendUvarint(e.b, sc|mask<<3)
+	if sc == codeLiteral {
+		e.b = appendStr(e.b, string(n.State))
+	}
+	if mask&v2Region != 0 {
+		e.b = appendStr(e.b, n.Region)
+	}
+	if mask&v2InventoryVersion != 0 {
+		e.b = appendStr(e.b, n.InventoryVersion)
+	}
+	if mask&v2DiscoveredAt != 0 {
+		e.time(n.DiscoveredAt)
+	}
+	if mask&v2NotBefore != 0 {
+		e.time(n.NotBefore)
+	}
+	if mask&v2LockEdge != 0 {
+		e.intern(n.LockEdge)
+	}
+	if mask&v2LockUntil != 0 {
+		e.time(n.LockUntil)
+	}
+	if mask&v2LeaseID != 0 {
+		e.intern(n.LeaseID)
+	}
+	if mask&v2LeaseToken != 0 {
+		e.b = binary.AppendUvarint(e.b, n.LeaseToken)
+	}
+	if mask&v2Edge != 0 {
+		e.intern(n.Edge)
+	}
+	if mask&v2LeasedAt != 0 {
+		e.time(n.LeasedAt)
+	}
+	if mask&v2FinishedAt != 0 {
+		e.time(n.FinishedAt)
+	}
+	if mask&v2TargetVersion != 0 {
+		e.b = appendStr(e.b, n.TargetVersion)
+	}
+	if mask&v2LastError != 0 {
+		e.b = appendStr(e.b, n.LastError)
+	}
+	if mask&v2Attempts != 0 {
+		e.b = binary.AppendVarint(e.b, int64(n.Attempts))
+	}
+	if mask&v2Facts != 0 {
+		e.b = appendStr(e.b, string(n.Facts))
+	}
+	e.b = binary.AppendUvarint(e.b, uint64(len(n.History)))
+	for i := range n.History {
+		e.transition(&n.History[i])
+	}
+	return e.b
+}
+
+func (e *nodeEncoder) transition(t *api.Transition) {
+	from, to := stateCode(t.From), stateCode(t.To)
+	head := to | from<<3
+	if t.LeaseID != "" || t.LeaseToken != 0 {
+		head |= trLease
+	}
+	if t.Error != "" {
+		head |= trError
+	}
+	if t.At.IsZero() {
+		head |= trNoTime
+	}
+	e.b = binary.AppendUvarint(e.b, head)
+	if from == codeLiteral {
+		e.b = appendStr(e.b, string(t.From))
+	}
+	if to == codeLiteral {
+		e.b = appendStr(e.b, string(t.To))
+	}
+	code := -1
+	for i, r := range nodeReasons {
+		if r == t.Reason {
+			code = i
+			break
+		}
+	}
+	if code >= 0 {
+		e.b = binary.AppendUvarint(e.b, uint64(code)*2)
+	} else {
+		e.b = binary.AppendUvarint(e.b, uint64(len(t.Reason))*2+1)
+		e.b = append(e.b, t.Reason...)
+	}
+	if head&trNoTime == 0 {
+		e.time(t.At)
+	}
+	e.intern(t.Edge)
+	if head&trLease != 0 {
+		e.intern(t.LeaseID)
+		e.b = binary.AppendUvarint(e.b, t.LeaseToken)
+	}
+	if head&trError != 0 {
+		e.b = appendStr(e.b, t.Error)
+	}
+}
+
+// maxDeltaSec bounds a relative time so that its nanoseconds, doubled by zig-zag, fit a uint64.
+const maxDeltaSec = 1 << 32
+
+// time writes a non-zero t relative to the time written before it, or absolute.
+func (e *nodeEncoder) time(t time.Time) {
+	sec, nsec := t.Unix(), int64(t.Nanosecond())
+	if e.last.IsZero() {
+		e.b = binary.AppendVarint(e.b, sec)
+		e.b = binary.AppendUvarint(e.b, uint64(nsec))
+	} else if dsec := sec - e.last.Unix(); dsec > -maxDeltaSec && dsec < maxDeltaSec {
+		d := dsec*1e9 + nsec - int64(e.last.Nanosecond())
+		e.b = binary.AppendUvarint(e.b, uint64(d<<1^d>>63)+1)
+	} else {
+		e.b = append(e.b, 0)
+		e.b = binary.AppendVarint(e.b, sec)
+		e.b = binary.AppendUvarint(e.b, uint64(nsec))
+	}
+	e.last = t
+}
+
+func (e *nodeEncoder) intern(s string) {
+	if s == "" {
+		e.b = append(e.b, 0)
+		return
+	}
+	for i, v := range e.interned {
+		if v == s {
+			e.b = binary.AppendUvarint(e.b, uint64(i+1)*2)
+			return
+		}
+	}
+	e.interned = append(e.interned, s)
+	e.b = binary.AppendUvarint(e.b, uint64(len(s))*2+1)
+	e.b = append(e.b, s...)
+}
+
+// decodeNode reads the record stored under key id, of either version.
+func decodeNode(id string, b []byte) (*Node, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("empty node record")
+	}
+	switch b[0] {
+	case nodeFormatV1:
+		return decodeNodeV1(b[1:])
+	case nodeFormatV2:
+		return decodeNodeV2(id, b[1:])
+	}
+	return nil, fmt.Errorf("unknown node record format %d", b[0])
+}
+
+func decodeNodeV2(id string, b []byte) (*Node, error) {
+	d := decoder{b: b}
+	n := &Node{}
+	n.Identity = id
+	head := d.uvarint()
+	mask := head >> 3
+	n.State = d.state(head & 7)
+	if mask&v2Region != 0 {
+		n.Region = d.str()
+	}
+	if mask&v2InventoryVersion != 0 {
+		n.InventoryVersion = d.str()
+	}
+	if mask&v2DiscoveredAt != 0 {
+		n.DiscoveredAt = d.relTime()
+	}
+	if mask&v2NotBefore != 0 {
+		n.NotBefore = d.relTime()
+	}
+	if mask&v2LockEdge != 0 {
+		n.LockEdge = d.interned()
+	}
+	if mask&v2LockUntil != 0 {
+		n.LockUntil = d.relTime()
+	}
+	if mask&v2LeaseID != 0 {
+		n.LeaseID = d.interned()
+	}
+	if mask&v2LeaseToken != 0 {
+		n.LeaseToken = d.uvarint()
+	}
+	if mask&v2Edge != 0 {
+		n.Edge = d.interned()
+	}
+	if mask&v2LeasedAt != 0 {
+		n.LeasedAt = d.relTime()
+	}
+	if mask&v2FinishedAt != 0 {
+		n.FinishedAt = d.relTime()
+	}
+	if mask&v2TargetVersion != 0 {
+		n.TargetVersion = d.str()
+	}
+	if mask&v2LastError != 0 {
+		n.LastError = d.str()
+	}
+	if mask&v2Attempts != 0 {
+		n.Attempts = int(d.varint())
+	}
+	if mask&v2Facts != 0 {
+		n.Facts = []byte(d.str())
+	}
+	if mask >= v2Facts<<1 && d.err == nil {
+		d.err = fmt.Errorf("unknown fields %#x in node record", mask)
+	}
+	if h := d.uvarint(); h > 0 && d.err == nil {
+		if h > uint64(len(d.b)) {
+			return nil, errShort
+		}
+		n.History = make([]api.Transition, h)
+		for i := range n.History {
+			d.transition(&n.History[i])
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.b) != 0 {
+		return nil, fmt.Errorf("%d trailing bytes in node record", len(d.b))
+	}
+	return n, nil
+}
+
+func (d *decoder) transition(t *api.Transition) {
+	head := d.uvarint()
+	if head >= trNoTime<<1 && d.err == nil {
+		d.err = fmt.Errorf("unknown flags %#x in history entry", head)
+	}
+	t.From = d.state(head >> 3 & 7)
+	t.To = d.state(head & 7)
+	if r := d.uvarint(); r&1 == 1 {
+		t.Reason = d.bytes(r >> 1)
+	} else if r>>1 < uint64(len(nodeReasons)) {
+		t.Reason = nodeReasons[r>>1]
+	} else if d.err == nil {
+		d.err = fmt.Errorf("unknown history reason code %d", r>>1)
+	}
+	if head&trNoTime == 0 {
+		t.At = d.relTime()
+	}
+	t.Edge = d.interned()
+	if head&trLease != 0 {
+		t.LeaseID = d.interned()
+		t.LeaseToken = d.uvarint()
+	}
+	if head&trError != 0 {
+		t.Error = d.str()
+	}
+}
+
+func decodeNodeV1(b []byte) (*Node, error) {
+	d := decoder{b: b}
 	n := &Node{}
 	n.Identity = d.str()
 	n.Region = d.str()
@@ -106,13 +428,24 @@ func decodeNode(b []byte) (*Node, error) {
 // decodeNodeHead reads only the region and state a record starts with, for the checks and filters
 // that need nothing else: a whole record carries facts and history.
 func decodeNodeHead(b []byte) (region string, state api.NodeState, err error) {
-	if len(b) == 0 || b[0] != nodeFormatV1 {
-		return "", "", fmt.Errorf("unknown node record format")
+	if len(b) == 0 {
+		return "", "", fmt.Errorf("empty node record")
 	}
 	d := decoder{b: b[1:]}
-	d.skipStr() // identity
-	region = d.str()
-	state = api.NodeState(d.str())
+	switch b[0] {
+	case nodeFormatV1:
+		d.skipStr() // identity
+		region = d.str()
+		state = api.NodeState(d.str())
+	case nodeFormatV2:
+		head := d.uvarint()
+		state = d.state(head & 7)
+		if head>>3&v2Region != 0 {
+			region = d.str()
+		}
+	default:
+		return "", "", fmt.Errorf("unknown node record format %d", b[0])
+	}
 	return region, state, d.err
 }
 
@@ -121,20 +454,12 @@ func appendStr(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// appendTime writes zero as one byte so unset times stay unset; others are seconds and
-// nanoseconds since the epoch in UTC (the leader stamps UTC).
-func appendTime(b []byte, t time.Time) []byte {
-	if t.IsZero() {
-		return append(b, 0)
-	}
-	b = append(b, 1)
-	b = binary.AppendVarint(b, t.Unix())
-	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
-}
-
 type decoder struct {
 	b   []byte
 	err error
+	// last and strs are what a version 2 record refers back to (see encodeNode).
+	last time.Time
+	strs []string
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -171,7 +496,11 @@ func (d *decoder) skipStr() {
 }
 
 func (d *decoder) str() string {
-	l := d.uvarint()
+	return d.bytes(d.uvarint())
+}
+
+// bytes reads a string of l bytes.
+func (d *decoder) bytes(l uint64) string {
 	if d.err != nil {
 		return ""
 	}
@@ -182,6 +511,82 @@ func (d *decoder) str() string {
 	s := string(d.b[:l])
 	d.b = d.b[l:]
 	return s
+}
+
+func (d *decoder) state(code uint64) api.NodeState {
+	if code == codeLiteral {
+		return api.NodeState(d.str())
+	}
+	return nodeStates[code]
+}
+
+func (d *decoder) interned() string {
+	x := d.uvarint()
+	switch {
+	case d.err != nil || x == 0:
+		return ""
+	case x&1 == 1:
+		s := d.bytes(x >> 1)
+		d.strs = append(d.strs, s)
+		return s
+	case x>>1 > uint64(len(d.strs)):
+		d.err = fmt.Errorf("reference to interned string %d of %d", x>>1, len(d.strs))
+		return ""
+	}
+	return d.strs[x>>1-1]
+}
+
+// relTime reads a version 2 time (see encodeNode).
+func (d *decoder) relTime() time.Time {
+	if d.last.IsZero() {
+		d.last = d.absTime()
+		return d.last
+	}
+	u := d.uvarint()
+	if d.err != nil {
+		return time.Time{}
+	}
+	if u == 0 {
+		d.last = d.absTime()
+		return d.last
+	}
+	u--
+	delta := int64(u >> 1)
+	if u&1 != 0 {
+		delta = ^delta
+	}
+	if delta <= -maxDeltaSec*1e9-1e9 || delta >= maxDeltaSec*1e9+1e9 {
+		d.err = fmt.Errorf("relative time %dns out of range", delta)
+		return time.Time{}
+	}
+	total := int64(d.last.Nanosecond()) + delta
+	sec, nsec := d.last.Unix()+total/1e9, total%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	d.last = time.Unix(sec, nsec).UTC()
+	if d.last.IsZero() {
+		d.err = errors.New("relative time is the zero time")
+	}
+	return d.last
+}
+
+// absTime reads seconds and nanoseconds since the epoch of a time that is set.
+func (d *decoder) absTime() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	if d.err != nil {
+		return time.Time{}
+	}
+	if nsec >= 1e9 {
+		d.err = fmt.Errorf("nanoseconds %d out of range", nsec)
+		return time.Time{}
+	}
+	t := time.Unix(sec, int64(nsec)).UTC()
+	if t.IsZero() {
+		d.err = errors.New("absolute time is the zero time")
+	}
+	return t
 }
 
 func (d *decoder) time() time.Time {

@@ -96,7 +96,7 @@ func (l *Ledger) Nodes(f NodeFilter) (nodes []Node, next string, err error) {
 					continue
 				}
 			}
-			np, err := decodeNode(v)
+			np, err := decodeNode(string(k), v)
 			if err != nil {
 				return fmt.Errorf("decode node %q: %w", k, err)
 			}

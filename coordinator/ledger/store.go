@@ -202,7 +202,7 @@ func getNode(b *bolt.Bucket, id string) (*Node, error) {
 	if v == nil {
 		return nil, nil
 	}
-	n, err := decodeNode(v)
+	n, err := decodeNode(id, v)
 	if err != nil {
 		return nil, fmt.Errorf("decode node %q: %w", id, err)
 	}
