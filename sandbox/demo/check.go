@@ -5,11 +5,13 @@ package demo
 import (
 	"fmt"
 
+	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // status is how far the run is from done, judged from the sandbox's action log (what the nodes
-// accepted) and the edge's result counters (which nodes the edge gave up on).
+// accepted), the edge's result counters (which nodes the edge gave up on) and the coordinators'
+// ledger (the final state each node was reported in).
 type status struct {
 	// Met counts, per expectation, the nodes that reached their expected end.
 	Met map[Expect]int
@@ -58,6 +60,33 @@ func (p *plan) evaluate(rep report.Report, snap Snapshot) status {
 		st.Missing = append(st.Missing, fmt.Sprintf("edge has %d host flows in flight", snap.InFlight))
 	}
 	return st
+}
+
+// evaluateLedger compares the ledger's counts of the plan's region with the plan: every node
+// that should be provisioned or shut down is, no more, the deferred ones are deferred, and no
+// lease is outstanding.
+func (p *plan) evaluateLedger(counts map[api.NodeState]int) (missing, unexpected []string) {
+	for _, c := range []struct {
+		state api.NodeState
+		want  int
+		exact bool
+	}{
+		{api.StateProvisioned, p.succeed(), true},
+		{api.StateShutdown, p.count(ShutDown), true},
+		{api.StateDeferred, p.count(Deferred), false},
+	} {
+		got := counts[c.state]
+		switch {
+		case got < c.want:
+			missing = append(missing, fmt.Sprintf("ledger %s: %d, want %d", c.state, got, c.want))
+		case c.exact && got > c.want:
+			unexpected = append(unexpected, fmt.Sprintf("ledger %s: %d, want %d", c.state, got, c.want))
+		}
+	}
+	if n := counts[api.StateLeased]; n > 0 {
+		missing = append(missing, fmt.Sprintf("ledger has %d nodes leased", n))
+	}
+	return missing, unexpected
 }
 
 // reached says whether node n (nil: nothing recorded) reached the end e expects, and if not why.

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,21 +21,30 @@ import (
 
 // edgeSpec is how to start the edge.
 type edgeSpec struct {
-	binDir   string
-	labJSON  string
-	broker   string
-	ca       string
-	caKey    string
-	deferRE  string
-	shutRE   string
-	workers  int
-	logFile  string
-	upgrade  string
-	stopWait time.Duration
+	binDir  string
+	labJSON string
+	region  string
+	// client is the lab client identity the edge connects as, its name towards the
+	// coordinators; clientConfig is that identity's Choria configuration.
+	client       string
+	clientConfig string
+	coordinators []string
+	token        string // bound to client and region by the coordinators
+	broker       string
+	ca           string
+	caKey        string
+	deferRE      string
+	shutRE       string
+	workers      int
+	logFile      string
+	upgrade      string
+	stopWait     time.Duration
 }
 
 // edgeProc is a running muster-edge child in its own process group.
 type edgeProc struct {
+	region  string
+	logPath string
 	cmd     *exec.Cmd
 	monitor string // http://127.0.0.1:PORT
 	exited  chan struct{}
@@ -52,8 +62,9 @@ func (s edgeSpec) helperCommand() string {
 		"--defer", s.deferRE, "--shutdown", s.shutRE)
 }
 
-// startEdge runs muster-edge with the lab's defaults, upgrades and PKI on, its log (and the
-// Choria library's, which goes to standard error) in logFile, never on the terminal.
+// startEdge runs muster-edge in cluster mode for one region with the lab's defaults, upgrades
+// and PKI on, its log (and the Choria library's, which goes to standard error) in logFile, never
+// on the terminal.
 func startEdge(s edgeSpec) (*edgeProc, error) {
 	bin := filepath.Join(s.binDir, EdgeName)
 	if _, err := os.Stat(bin); err != nil {
@@ -70,8 +81,10 @@ func startEdge(s edgeSpec) (*edgeProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge log: %w", err)
 	}
-	args := []string{"run", "--lab", s.labJSON, "--monitor-port", strconv.Itoa(port),
-		"--helper", s.helperCommand(), "--helper-persistent"}
+	args := []string{"run", "--lab", s.labJSON, "--region", s.region, "--monitor-port", strconv.Itoa(port),
+		"--helper", s.helperCommand(), "--helper-persistent",
+		"--choria-identity", s.client, "--edge-name", s.client, "--choria-config", s.clientConfig,
+		"--coordinators", strings.Join(s.coordinators, ",")}
 	if s.workers > 0 {
 		args = append(args, "--workers", strconv.Itoa(s.workers))
 	}
@@ -79,6 +92,8 @@ func startEdge(s edgeSpec) (*edgeProc, error) {
 	cmd.Env = append(os.Environ(),
 		"MUSTER_EDGE_FEATURES_UPGRADES=true",
 		"MUSTER_EDGE_FEATURES_PKI=true",
+		// The token goes in the environment, never on the command line (ps shows that).
+		"MUSTER_EDGE_COORDINATOR_TOKEN="+s.token,
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group keeps the terminal's Ctrl-C away from it, so the edge stops when we
@@ -88,7 +103,7 @@ func startEdge(s edgeSpec) (*edgeProc, error) {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	e := &edgeProc{cmd: cmd, monitor: "http://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{}), log: logf, grace: s.stopWait}
+	e := &edgeProc{region: s.region, logPath: s.logFile, cmd: cmd, monitor: "http://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{}), log: logf, grace: s.stopWait}
 	go func() {
 		e.waitErr = cmd.Wait()
 		close(e.exited)
@@ -134,7 +149,7 @@ func (e *edgeProc) stop() error {
 	default:
 	}
 	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("stop edge: %w", err)
+		return fmt.Errorf("stop edge %s: %w", e.region, err)
 	}
 	t := time.NewTimer(e.grace)
 	defer t.Stop()
@@ -144,7 +159,7 @@ func (e *edgeProc) stop() error {
 	case <-t.C:
 		killGroup(e.PID())
 		<-e.exited
-		return fmt.Errorf("edge did not stop within %v of SIGTERM and was killed", e.grace)
+		return fmt.Errorf("edge %s did not stop within %v of SIGTERM and was killed", e.region, e.grace)
 	}
 }
 
@@ -153,7 +168,7 @@ func (e *edgeProc) exitError() error {
 	if e.waitErr == nil {
 		return nil
 	}
-	return fmt.Errorf("edge: %w", e.waitErr)
+	return fmt.Errorf("edge %s: %w", e.region, e.waitErr)
 }
 
 // freePort asks the kernel for a free loopback port; the edge binds it a moment later.

@@ -5,26 +5,43 @@ package demo
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/seed96588659/muster/pkg/api"
 )
 
-// display draws one bar per state (discovered, in flight, provisioned, failed) and a line of the
-// other outcomes. On a terminal it redraws in place; elsewhere it prints the whole block every
-// few seconds, without cursor movement, so CI logs stay readable.
+// frame is one reading of everything the display shows: each region's edge metrics and the
+// coordinators' status.
+type frame struct {
+	snaps   map[string]Snapshot // by region
+	view    ClusterView
+	viewErr error
+}
+
+// ledger is the count of region's nodes in state st, as the coordinators' status says.
+func (f frame) ledger(region string, st api.NodeState) int64 {
+	return int64(f.view.Regions[region][st])
+}
+
+// display draws, per region, bars of nodes discovered (the edge), leased and provisioned (the
+// ledger) and failed (the edge), a line of the other states, and a line naming the leader. On a
+// terminal it redraws in place; elsewhere it prints the whole block every few seconds, without
+// cursor movement, so CI logs stay readable.
 type display struct {
 	p       *mpb.Progress
 	bars    []*mpb.Bar
+	specs   []barSpec
 	refresh chan any // nil on a terminal
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
 	mu    sync.Mutex
-	snap  Snapshot
-	specs []barSpec
+	cur   frame
 	start time.Time
 }
 
@@ -32,10 +49,16 @@ type display struct {
 type barSpec struct {
 	name  string
 	total int64
-	value func(Snapshot) int64
+	value func(frame) int64
 }
 
-func newDisplay(out io.Writer, tty bool, nodes, workers int, start time.Time) *display {
+// regionSize is a region's name and node count, for the bars' totals.
+type regionSize struct {
+	name  string
+	nodes int
+}
+
+func newDisplay(out io.Writer, tty bool, regions []regionSize, start time.Time) *display {
 	d := &display{start: start, stop: make(chan struct{})}
 	opts := []mpb.ContainerOption{mpb.WithOutput(out), mpb.WithWidth(100)}
 	if tty {
@@ -45,32 +68,41 @@ func newDisplay(out io.Writer, tty bool, nodes, workers int, start time.Time) *d
 		opts = append(opts, mpb.WithManualRefresh(d.refresh))
 	}
 	d.p = mpb.New(opts...)
-	specs := []barSpec{
-		{"discovered", int64(nodes), func(s Snapshot) int64 { return s.Discovered }},
-		{"in flight", int64(workers), func(s Snapshot) int64 { return s.InFlight }},
-		{"provisioned", int64(nodes), func(s Snapshot) int64 { return s.Outcomes["provisioned"] }},
-		{"failed", int64(nodes), func(s Snapshot) int64 { return failedOutcomes(s) }},
+	for _, r := range regions {
+		name, total := r.name, int64(r.nodes)
+		specs := []barSpec{
+			{name + " discovered", total, func(f frame) int64 { return f.snaps[name].Discovered }},
+			{name + " leased", total, func(f frame) int64 { return f.ledger(name, api.StateLeased) }},
+			{name + " provisioned", total, func(f frame) int64 { return f.ledger(name, api.StateProvisioned) }},
+			{name + " failed", total, func(f frame) int64 { return failedOutcomes(f.snaps[name]) }},
+		}
+		for _, sp := range specs {
+			// Built with total 0 and given their total afterwards, bars never complete on their
+			// own: leased goes down as well as up, and counts can pass the total (a node found
+			// again counts again).
+			b := d.p.New(0, mpb.BarStyle().Lbound("[").Rbound("]"),
+				mpb.BarWidth(50),
+				mpb.PrependDecorators(decor.Name(sp.name, decor.WC{W: 16, C: decor.DindentRight})),
+				mpb.AppendDecorators(decor.CountersNoUnit("%d / %d", decor.WC{W: 12})),
+			)
+			b.SetTotal(sp.total, false)
+			d.bars = append(d.bars, b)
+			d.specs = append(d.specs, sp)
+		}
+		d.line(func() string { return d.regionLine(name) })
 	}
-	for _, sp := range specs {
-		// Built with total 0 and given their total afterwards, bars never complete on their
-		// own: the in-flight bar goes down as well as up, and counts can pass the total
-		// (a node found again counts again).
-		b := d.p.New(0, mpb.BarStyle().Lbound("[").Rbound("]"),
-			mpb.BarWidth(50),
-			mpb.PrependDecorators(decor.Name(sp.name, decor.WC{W: 12, C: decor.DindentRight})),
-			mpb.AppendDecorators(decor.CountersNoUnit("%d / %d", decor.WC{W: 12})),
-		)
-		b.SetTotal(sp.total, false)
-		d.bars = append(d.bars, b)
-	}
-	info := d.p.New(0, mpb.NopStyle(), mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return d.infoLine() })))
-	d.bars = append(d.bars, info)
+	d.line(d.leaderLine)
 	if d.refresh != nil {
 		d.wg.Add(1)
 		go d.tick()
 	}
-	d.set(specs)
 	return d
+}
+
+// line adds a text line that is redrawn with the bars.
+func (d *display) line(text func() string) {
+	b := d.p.New(0, mpb.NopStyle(), mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return text() })))
+	d.bars = append(d.bars, b)
 }
 
 // failedOutcomes counts the edge's results that end a node's flow without provisioning it
@@ -79,31 +111,56 @@ func failedOutcomes(s Snapshot) int64 {
 	return s.Outcomes["failed"] + s.Outcomes["lock_held"] + s.Outcomes["unknown"] + s.Outcomes["skipped"]
 }
 
-// set remembers the specs' value functions for update.
-func (d *display) set(specs []barSpec) {
+// update shows a new frame.
+func (d *display) update(f frame) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.specs = specs
-}
-
-// update shows a new snapshot.
-func (d *display) update(s Snapshot) {
-	d.mu.Lock()
-	d.snap = s
-	specs := d.specs
+	d.cur = f
 	d.mu.Unlock()
-	for i, sp := range specs {
-		d.bars[i].SetCurrent(sp.value(s))
+	for i, sp := range d.specs {
+		d.bars[i].SetCurrent(sp.value(f))
 	}
 }
 
-func (d *display) infoLine() string {
+func (d *display) regionLine(region string) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := d.snap
-	return fmt.Sprintf("%-12s upgrades sent %d, deferred %d, shut down %d, events %d, elapsed %s",
-		"", s.Outcomes["upgrade_sent"], s.Outcomes["deferred"], s.Outcomes["shutdown"], s.EventDiscovered,
-		time.Since(d.start).Round(100*time.Millisecond))
+	f := d.cur
+	s := f.snaps[region]
+	return fmt.Sprintf("%-16s ledger: waiting %d, deferred %d, shut down %d, abandoned %d; edge: upgrades sent %d, in flight %d",
+		"", f.ledger(region, api.StateWaiting), f.ledger(region, api.StateDeferred), f.ledger(region, api.StateShutdown),
+		f.ledger(region, api.StateAbandoned), s.Outcomes["upgrade_sent"], s.InFlight)
+}
+
+func (d *display) leaderLine() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	elapsed := time.Since(d.start).Round(100 * time.Millisecond)
+	return fmt.Sprintf("%-16s %s, elapsed %s", "coordinators", describeView(d.cur.view, d.cur.viewErr), elapsed)
+}
+
+// describeView says who leads: "leader c2 (pid 123), term 3, 3 members".
+func describeView(v ClusterView, err error) string {
+	if err != nil {
+		return "status unavailable: " + shorten(err.Error(), 60)
+	}
+	var b strings.Builder
+	if v.Leader == "" {
+		b.WriteString("no leader")
+	} else {
+		fmt.Fprintf(&b, "leader %s (pid %d)", v.Leader, v.LeaderPID)
+	}
+	fmt.Fprintf(&b, ", term %d, %d members", v.Term, v.Members)
+	if v.Paused {
+		b.WriteString(", PAUSED")
+	}
+	return b.String()
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // tick prints the block every refreshPeriod when the output is no terminal.

@@ -14,11 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
 )
 
-// edgeReadyTimeout bounds the edge's start (connect, subscribe, first sweep under way).
+// edgeReadyTimeout bounds an edge's start (connect, subscribe, first sweep under way).
 const edgeReadyTimeout = time.Minute
 
 // Result is what a run did.
@@ -27,18 +28,37 @@ type Result struct {
 	Summary Summary
 	// Summarised is true once the summary was printed.
 	Summarised bool
-	// Started are the PIDs of the processes this run started itself: the edge and the real nodes.
+	// Started are the PIDs of the processes this run started itself: the coordinators, the
+	// edges and the real nodes.
 	Started []int
 	// Leftover lists processes still alive after the run stopped everything; empty is the promise.
 	Leftover []Process
-	// MonitorURL is the edge's monitor endpoint while it ran.
-	MonitorURL string
+	// MonitorURLs are the edges' monitor endpoints by region while they ran.
+	MonitorURLs map[string]string
+	// Coordinators are the members' API base URLs.
+	Coordinators []string
+	// Failover is what Options.Failover did; nil if it did not run.
+	Failover *Failover
 }
 
-// Run starts the lab and the edge, shows progress until the plan is reached (or Options.Timeout
-// passes), prints the summary and, unless Options.ExitWhenDone, keeps everything running until
-// ctx ends. It always stops what it started before returning; the error says what went wrong:
-// not done in time, a double provisioning, an edge that died, or a process left behind.
+// Failover is the leader killed and the leader that followed.
+type Failover struct {
+	Killed    string
+	KilledPID int
+	OldTerm   uint64
+	NewLeader string
+	NewTerm   uint64
+	// Elected is the time from the kill until the status names a new leader.
+	Elected time.Duration
+	// EdgesFollowed is true once every edge learned a pause and a resume made on the new leader.
+	EdgesFollowed bool
+}
+
+// Run starts the lab, the coordinators and one cluster-mode edge per region, shows progress
+// until the plan is reached (or Options.Timeout passes), prints the summary and, unless
+// Options.ExitWhenDone, keeps everything running until ctx ends. It always stops what it
+// started before returning; the error says what went wrong: not done in time, a double
+// provisioning, an edge that died, a failed failover, or a process left behind.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -56,7 +76,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		defer f.Close()
 		log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	r := &runner{o: o, log: log, res: &Result{}, plan: newPlan("eu", o.Real, o.Emulated)}
+	r := &runner{o: o, log: log, res: &Result{MonitorURLs: map[string]string{}}, plans: map[string]*plan{}}
+	for _, region := range o.Regions {
+		r.plans[region] = newPlan(region, o.Real, o.Emulated)
+	}
 	runErr := r.run(ctx)
 	stopErr := r.stop()
 	return r.res, errors.Join(runErr, stopErr)
@@ -64,58 +87,37 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 // runner holds one run's parts so that stop can undo whatever run got to.
 type runner struct {
-	o    Options
-	log  *slog.Logger
-	res  *Result
-	plan *plan
-	lab  *lab.Lab
-	edge *edgeProc
+	o       Options
+	log     *slog.Logger
+	res     *Result
+	plans   map[string]*plan // by region
+	lab     *lab.Lab
+	cluster *cluster
+	edges   []*edgeProc // in the order of o.Regions
 }
 
 func (r *runner) say(format string, args ...any) { fmt.Fprintf(r.o.Out, format+"\n", args...) }
 
 func (r *runner) run(ctx context.Context) error {
 	o := r.o
-	labDir := filepath.Join(o.Dir, LabDirName)
-	r.say("== starting the lab in %s: %d real and %d emulated nodes (a few need an upgrade, a few are faulty)", labDir, o.Real, o.Emulated)
-	l, err := lab.Start(ctx, lab.Options{
-		Dir: labDir, Regions: []string{r.plan.region}, Real: o.Real, Emulated: o.Emulated,
-		Faults: r.plan.faults, NodeBinary: o.NodeBinary,
-		BaseVersion: TargetVersion, Versions: r.plan.realVersions, UpgradeVersion: TargetVersion,
-		Logger: r.log,
-	})
-	if err != nil {
-		return fmt.Errorf("start lab: %w", err)
+	if err := r.startLab(ctx); err != nil {
+		return err
 	}
-	r.lab = l
-	info := l.Info()
-	region := info.Regions[r.plan.region]
-	for _, n := range region.RealNodes {
-		r.res.Started = append(r.res.Started, n.PID)
+	names := map[string]string{}
+	for _, region := range o.Regions {
+		names[region] = r.lab.Region(region).Clients()[0].Identity
 	}
-	for _, f := range region.FailedNodes {
-		r.say("   node %s did not start (%s); it is left out of the plan", f.Identity, f.Error)
-		r.plan.drop(f.Identity)
-	}
-
-	r.say("== starting %s (standalone, upgrades and PKI on) with %s; its log: %s", EdgeName, HelperName, filepath.Join(o.Dir, EdgeLogName))
-	r.edge, err = startEdge(edgeSpec{
-		binDir: o.BinDir, labJSON: l.InfoFile(), broker: region.BrokerURL, ca: region.CA, caKey: region.CAKey,
-		deferRE: r.plan.deferRE, shutRE: r.plan.shutdownRE, workers: o.Workers, upgrade: TargetVersion,
-		logFile: filepath.Join(o.Dir, EdgeLogName), stopWait: o.StopGrace,
-	})
+	sec, err := newSecrets(names)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	r.res.Started = append(r.res.Started, r.edge.PID())
-	r.res.MonitorURL = r.edge.monitor
-	readyCtx, cancel := context.WithTimeout(ctx, edgeReadyTimeout)
-	err = r.edge.waitReady(readyCtx)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("%w (edge log: %s)", err, r.edgeLogTail())
+	if err := r.startCluster(ctx, sec); err != nil {
+		return err
 	}
+	if err := r.startEdges(ctx, sec); err != nil {
+		return err
+	}
+	start := time.Now()
 
 	sum, err := r.follow(ctx, start)
 	r.res.Summary = sum
@@ -134,105 +136,269 @@ func (r *runner) run(ctx context.Context) error {
 	if n := sum.Report.Totals.DoubleProvisioned; n > 0 {
 		verdicts = append(verdicts, fmt.Errorf("%d nodes were provisioned twice", n))
 	}
-	if len(verdicts) > 0 || o.ExitWhenDone {
+	if len(verdicts) > 0 {
 		return errors.Join(verdicts...)
 	}
+	if o.Failover {
+		if err := r.failover(ctx, sum); err != nil {
+			return err
+		}
+	}
+	if o.ExitWhenDone {
+		return nil
+	}
 	r.hints()
-	select {
-	case <-ctx.Done():
-	case <-r.edge.exited:
-		return fmt.Errorf("edge exited while idle: %v (edge log: %s)", r.edge.waitErr, r.edgeLogTail())
+	return r.watch(ctx)
+}
+
+// startLab starts the in-process lab: every region's broker and fleet, the faults of every plan.
+func (r *runner) startLab(ctx context.Context) error {
+	o := r.o
+	labDir := filepath.Join(o.Dir, LabDirName)
+	r.say("== starting the lab in %s: regions %s, each %d real and %d emulated nodes (a few need an upgrade, a few are faulty)",
+		labDir, strings.Join(o.Regions, ", "), o.Real, o.Emulated)
+	var rules []faults.Rule
+	for _, region := range o.Regions {
+		rules = append(rules, r.plans[region].faults.Rules()...)
+	}
+	first := r.plans[o.Regions[0]]
+	l, err := lab.Start(ctx, lab.Options{
+		Dir: labDir, Regions: o.Regions, Real: o.Real, Emulated: o.Emulated,
+		Faults: faults.NewSet(rules...), NodeBinary: o.NodeBinary,
+		// Every region's plan gives its real nodes the same versions.
+		BaseVersion: TargetVersion, Versions: first.realVersions, UpgradeVersion: TargetVersion,
+		Logger: r.log,
+	})
+	if err != nil {
+		return fmt.Errorf("start lab: %w", err)
+	}
+	r.lab = l
+	info := l.Info()
+	for _, region := range o.Regions {
+		ri := info.Regions[region]
+		for _, n := range ri.RealNodes {
+			r.res.Started = append(r.res.Started, n.PID)
+		}
+		for _, f := range ri.FailedNodes {
+			r.say("   node %s did not start (%s); it is left out of the plan", f.Identity, f.Error)
+			r.plans[region].drop(f.Identity)
+		}
 	}
 	return nil
 }
 
-// follow scrapes the edge and reads the action log until the plan is reached, the timeout
-// passes, the edge dies or ctx ends; the summary reflects the last reading.
-func (r *runner) follow(ctx context.Context, start time.Time) (Summary, error) {
-	workers := r.o.Workers
-	if workers == 0 {
-		workers = 64 // the edge's default (edge/config.DefaultWorkers)
+// startCluster starts the coordinator members and writes the credentials file.
+func (r *runner) startCluster(ctx context.Context, sec secrets) error {
+	o := r.o
+	bin := filepath.Join(o.BinDir, CoordinatorName)
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("coordinator binary: %w (run make build)", err)
 	}
-	disp := newDisplay(r.o.Out, r.o.TTY, len(r.plan.nodes), workers, start)
-	scr := &scraper{url: r.edge.monitor + "/metrics", client: &http.Client{Timeout: 2 * time.Second}}
+	dir := filepath.Join(o.Dir, CoordinatorDirName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("coordinator dir: %w", err)
+	}
+	r.say("== starting %d %s members (c1 bootstraps, the others join); data and logs in %s", o.Coordinators, CoordinatorName, dir)
+	c, err := startCluster(ctx, memberSpec{bin: bin, dir: dir, secrets: sec, stopWait: o.StopGrace}, o.Coordinators)
+	r.cluster = c
+	if c != nil {
+		r.res.Started = append(r.res.Started, c.pids()...)
+		r.res.Coordinators = c.urls()
+	}
+	if err != nil {
+		return fmt.Errorf("start coordinators: %w", err)
+	}
+	for _, m := range c.members {
+		r.say("   %s pid %d, api %s, raft %s", m.id, m.PID(), m.apiURL, m.raft)
+	}
+	creds := filepath.Join(o.Dir, CredentialsName)
+	if err := sec.write(creds, c.urls()); err != nil {
+		return err
+	}
+	r.say("   fresh admin and edge tokens in %s (mode 0600)", creds)
+	return nil
+}
+
+// startEdges starts one cluster-mode edge per region and waits until each is ready.
+func (r *runner) startEdges(ctx context.Context, sec secrets) error {
+	o := r.o
+	for _, region := range o.Regions {
+		p := r.plans[region]
+		ri := r.lab.Info().Regions[region]
+		client := r.lab.Region(region).Clients()[0]
+		logFile := filepath.Join(o.Dir, EdgeLogName(region))
+		r.say("== starting %s for %s as %s (cluster mode, upgrades and PKI on) with %s; its log: %s", EdgeName, region, client.Identity, HelperName, logFile)
+		e, err := startEdge(edgeSpec{
+			binDir: o.BinDir, labJSON: r.lab.InfoFile(), region: region,
+			client: client.Identity, clientConfig: client.Config,
+			coordinators: r.cluster.urls(), token: sec.edges[region].token,
+			broker: ri.BrokerURL, ca: ri.CA, caKey: ri.CAKey,
+			deferRE: p.deferRE, shutRE: p.shutdownRE, workers: o.Workers, upgrade: TargetVersion,
+			logFile: logFile, stopWait: o.StopGrace,
+		})
+		if err != nil {
+			return err
+		}
+		r.edges = append(r.edges, e)
+		r.res.Started = append(r.res.Started, e.PID())
+		r.res.MonitorURLs[region] = e.monitor
+	}
+	for _, e := range r.edges {
+		readyCtx, cancel := context.WithTimeout(ctx, edgeReadyTimeout)
+		err := e.waitReady(readyCtx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("edge %s: %w (log: %s)", e.region, err, logTail(e.logPath))
+		}
+	}
+	return nil
+}
+
+// reading is one look at everything: the edges' metrics, the cluster's status, the action log.
+type reading struct {
+	frame
+	rep    report.Report
+	repErr error
+}
+
+// read scrapes every edge and the cluster and reads the action log; a part that failed keeps
+// the previous reading's value (it is logged).
+func (r *runner) read(ctx context.Context, scrapers map[string]*scraper, last reading) reading {
+	out := reading{frame: frame{snaps: map[string]Snapshot{}, view: last.view}, rep: last.rep}
+	for region, s := range scrapers {
+		snap, err := s.scrape(ctx)
+		if err != nil {
+			r.log.Warn("scrape failed", "region", region, "error", err)
+			snap = last.snaps[region]
+		}
+		out.snaps[region] = snap
+	}
+	out.view, out.viewErr = r.cluster.view(ctx)
+	if out.viewErr != nil {
+		r.log.Warn("coordinator status", "error", out.viewErr)
+		out.view = last.view
+	}
+	rep, err := report.FromFile(r.lab.ActionsFile())
+	if err != nil {
+		// A line being appended as we read; the next tick reads it whole.
+		r.log.Warn("read action log", "error", err)
+		out.repErr = err
+	} else {
+		out.rep = rep
+	}
+	return out
+}
+
+// follow scrapes the edges and the cluster and reads the action log until the plan is reached,
+// the timeout passes, an edge dies or ctx ends; the summary reflects the last reading.
+func (r *runner) follow(ctx context.Context, start time.Time) (Summary, error) {
+	var sizes []regionSize
+	scrapers := map[string]*scraper{}
+	for i, region := range r.o.Regions {
+		sizes = append(sizes, regionSize{name: region, nodes: len(r.plans[region].nodes)})
+		scrapers[region] = &scraper{url: r.edges[i].monitor + "/metrics", client: &http.Client{Timeout: 2 * time.Second}}
+	}
+	disp := newDisplay(r.o.Out, r.o.TTY, sizes, start)
 	deadline := time.NewTimer(r.o.Timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(r.o.Scrape)
 	defer tick.Stop()
+	exited := r.anyEdgeExited()
 
-	sum := Summary{Nodes: len(r.plan.nodes), Planned: map[Expect]int{}}
-	for _, e := range expectations() {
-		sum.Planned[e] = r.plan.count(e)
-	}
-	var snap Snapshot
+	var cur reading
 	var st status
-	var rep report.Report
 	finish := func(done bool) Summary {
 		disp.finish()
-		sum.Done, sum.Elapsed = done, time.Since(start)
-		sum.Met, sum.Missing, sum.Unexpected = st.Met, st.Missing, st.Unexpected
-		sum.Outcomes, sum.Report = snap.Outcomes, rep
-		return sum
+		return r.summarise(done, time.Since(start), cur, st)
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			finish(false)
-			return sum, fmt.Errorf("interrupted before done: %w", context.Cause(ctx))
-		case <-r.edge.exited:
-			finish(false)
-			return sum, fmt.Errorf("edge exited: %v (edge log: %s)", r.edge.waitErr, r.edgeLogTail())
+			return finish(false), fmt.Errorf("interrupted before done: %w", context.Cause(ctx))
+		case e := <-exited:
+			return finish(false), fmt.Errorf("edge %s exited: %v (log: %s)", e.region, e.waitErr, logTail(e.logPath))
 		case <-deadline.C:
 			return finish(false), nil
 		case <-tick.C:
 		}
-		s, err := scr.scrape(ctx)
-		if err != nil {
-			r.log.Warn("scrape failed", "error", err)
+		cur = r.read(ctx, scrapers, cur)
+		disp.update(cur.frame)
+		if cur.repErr != nil || cur.viewErr != nil {
 			continue
 		}
-		snap = s
-		disp.update(snap)
-		rp, err := report.FromFile(r.lab.ActionsFile())
-		if err != nil {
-			// A line being appended as we read; the next tick reads it whole.
-			r.log.Warn("read action log", "error", err)
-			continue
-		}
-		rep = rp
-		st = r.plan.evaluate(rep, snap)
+		st = r.evaluate(cur)
 		if st.done() {
 			return finish(true), nil
 		}
 	}
 }
 
-// hints says what to look at while everything keeps running.
-func (r *runner) hints() {
-	labDir := filepath.Join(r.o.Dir, LabDirName)
-	cmd := r.o.Command
-	if cmd == "" {
-		cmd = "muster-sandbox"
+// evaluate judges every region: the action log and its edge against its plan, and its ledger.
+func (r *runner) evaluate(cur reading) status {
+	all := status{Met: map[Expect]int{}}
+	for _, region := range r.o.Regions {
+		p := r.plans[region]
+		st := p.evaluate(cur.rep, cur.snaps[region])
+		for e, n := range st.Met {
+			all.Met[e] += n
+		}
+		missing, unexpected := p.evaluateLedger(cur.view.Regions[region])
+		for _, m := range append(st.Missing[:len(st.Missing):len(st.Missing)], missing...) {
+			all.Missing = append(all.Missing, region+": "+m)
+		}
+		for _, u := range append(st.Unexpected[:len(st.Unexpected):len(st.Unexpected)], unexpected...) {
+			all.Unexpected = append(all.Unexpected, region+": "+u)
+		}
 	}
-	r.say("\n== everything keeps running; try:")
-	r.say("   curl -s %s/metrics | grep -E '^(choria_provisioner|muster_edge)_'", r.edge.monitor)
-	r.say("   %s report --dir %s | less", cmd, labDir)
-	r.say("   tail -f %s", filepath.Join(r.o.Dir, EdgeLogName))
-	if len(r.lab.Info().Regions[r.plan.region].RealNodes) > 0 {
-		r.say("   less %s", filepath.Join(r.lab.Region(r.plan.region).NodeDir(lab.RealIdentity(r.plan.region, 1)), "server.log"))
-	}
-	r.say("   the lab for any Choria client: %s", r.lab.InfoFile())
-	r.say("Press Ctrl-C to stop the edge, the nodes and the brokers.")
+	return all
 }
 
-// stop ends the edge (SIGTERM, then SIGKILL), then the lab, and looks for survivors.
+// summarise builds the summary of the last reading and evaluation.
+func (r *runner) summarise(done bool, elapsed time.Duration, cur reading, st status) Summary {
+	sum := Summary{Done: done, Elapsed: elapsed, Planned: map[Expect]int{}, Outcomes: map[string]int64{},
+		Met: st.Met, Missing: st.Missing, Unexpected: st.Unexpected, Report: cur.rep, Cluster: cur.view}
+	for _, region := range r.o.Regions {
+		p := r.plans[region]
+		sum.Nodes += len(p.nodes)
+		for _, e := range expectations() {
+			sum.Planned[e] += p.count(e)
+		}
+		snap := cur.snaps[region]
+		for k, v := range snap.Outcomes {
+			sum.Outcomes[k] += v
+		}
+		sum.Regions = append(sum.Regions, RegionSummary{Name: region, Nodes: len(p.nodes), Succeed: p.succeed(),
+			Ledger: cur.view.Regions[region], Edge: snap})
+	}
+	return sum
+}
+
+// anyEdgeExited delivers the first edge that exits.
+func (r *runner) anyEdgeExited() <-chan *edgeProc {
+	ch := make(chan *edgeProc, len(r.edges))
+	for _, e := range r.edges {
+		go func() {
+			<-e.exited
+			ch <- e
+		}()
+	}
+	return ch
+}
+
+// stop ends the edges (SIGTERM, then SIGKILL), then the coordinators, then the lab, and looks
+// for survivors.
 func (r *runner) stop() error {
 	var errs []error
-	if r.edge != nil || r.lab != nil {
+	if len(r.edges) > 0 || r.cluster != nil || r.lab != nil {
 		r.say("== stopping")
 	}
-	if r.edge != nil {
-		if err := r.edge.stop(); err != nil {
+	for _, e := range r.edges {
+		if err := e.stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.cluster != nil {
+		if err := r.cluster.stop(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -248,18 +414,8 @@ func (r *runner) stop() error {
 			names[i] = p.String()
 		}
 		errs = append(errs, fmt.Errorf("processes left running: %s", strings.Join(names, "; ")))
-	} else if r.edge != nil || r.lab != nil {
-		r.say("   stopped %d processes started by this run; none is left", len(r.res.Started))
+	} else if len(r.res.Started) > 0 || r.lab != nil {
+		r.say("   stopped %d processes started by this run (edges, coordinators, real nodes) and the lab; none is left", len(r.res.Started))
 	}
 	return errors.Join(errs...)
-}
-
-// edgeLogTail is the end of the edge's log, for errors.
-func (r *runner) edgeLogTail() string {
-	b, err := os.ReadFile(filepath.Join(r.o.Dir, EdgeLogName))
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.Join(lines[max(0, len(lines)-5):], "\n")
 }

@@ -18,7 +18,8 @@ import (
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
-// bins holds muster-edge and muster-helper-sample; nodeBinary is muster-sandbox for real nodes.
+// bins holds muster-edge, muster-helper-sample and muster-coordinator; nodeBinary is
+// muster-sandbox for real nodes.
 var bins, nodeBinary string
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -40,13 +41,21 @@ func run(m *testing.M) int {
 		return 1
 	}
 	bins = filepath.Join(tmp, "bin")
-	// The edge is its own module: build it there, as make build does.
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bins+"/", "./cmd/muster-edge", "./cmd/muster-helper-sample")
-	cmd.Dir = filepath.Join("..", "..", "edge")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build edge: %v: %s\n", err, b)
-		return 1
+	// The edge and the coordinator are their own modules: build them there, as make build does.
+	for _, b := range []struct {
+		module string
+		pkgs   []string
+	}{
+		{"edge", []string{"./cmd/muster-edge", "./cmd/muster-helper-sample"}},
+		{"coordinator", []string{"./cmd/muster-coordinator"}},
+	} {
+		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", bins + "/"}, b.pkgs...)...)
+		cmd.Dir = filepath.Join("..", "..", b.module)
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v: %s\n", b.module, err, out)
+			return 1
+		}
 	}
 	return m.Run()
 }
@@ -106,7 +115,7 @@ func (s *syncBuffer) String() string {
 }
 
 func smallRun(dir string, out *syncBuffer) Options {
-	return Options{Dir: dir, Real: 1, Emulated: 30, BinDir: bins, NodeBinary: nodeBinary, Out: out,
+	return Options{Dir: dir, Real: 1, Emulated: 20, BinDir: bins, NodeBinary: nodeBinary, Out: out,
 		Timeout: 3 * time.Minute, StopGrace: 20 * time.Second}
 }
 
@@ -125,14 +134,18 @@ func assertNothingLeft(t *testing.T, res *Result, dir string) {
 	}
 }
 
-func TestRun_ReachesThePlanAndLeavesNoProcess(t *testing.T) {
+// startedCount is what smallRun starts: a real node per region, three coordinators, an edge
+// per region.
+const startedCount = 2 + 3 + 2
+
+func TestRun_ReachesThePlanSurvivesTheLeadersDeathAndLeavesNoProcess(t *testing.T) {
 	dir := t.TempDir()
 	out := &syncBuffer{}
 	o := smallRun(dir, out)
-	o.ExitWhenDone = true
+	o.ExitWhenDone, o.Failover = true, true
 	began := time.Now()
 	res, err := Run(context.Background(), o)
-	t.Logf("run took %v, of which %v from the edge's start to done", time.Since(began).Round(time.Millisecond), res.Summary.Elapsed.Round(time.Millisecond))
+	t.Logf("run took %v, of which %v from the edges' start to done", time.Since(began).Round(time.Millisecond), res.Summary.Elapsed.Round(time.Millisecond))
 	if err != nil {
 		t.Fatalf("run: %v\noutput:\n%s", err, out)
 	}
@@ -151,18 +164,51 @@ func TestRun_ReachesThePlanAndLeavesNoProcess(t *testing.T) {
 	if got := s.Report.Totals.DoubleProvisioned; got != 0 {
 		t.Errorf("double_provisioned = %d, want 0: %+v", got, s.Report.DoubleProvisioned)
 	}
-	// 1 real (outdated) + 30 emulated, of which 5 faulty: 26 end provisioned.
-	if got := s.Report.Totals.Provisioned; got != 26 {
-		t.Errorf("report provisioned = %d, want 26", got)
+	// Per region 1 real (outdated) + 20 emulated, of which 5 faulty: 16 end provisioned.
+	if got := s.Report.Totals.Provisioned; got != 32 {
+		t.Errorf("report provisioned = %d, want 32", got)
 	}
-	if s.Planned[Upgrade] != 4 || s.Report.Totals.ByAction["choria_provision#release_update"] < 4 {
-		t.Errorf("upgrades: planned %d, release_update requests %d; want 4 and at least 4", s.Planned[Upgrade], s.Report.Totals.ByAction["choria_provision#release_update"])
+	if s.Planned[Upgrade] != 8 || s.Report.Totals.ByAction["choria_provision#release_update"] < 8 {
+		t.Errorf("upgrades: planned %d, release_update requests %d; want 8 and at least 8", s.Planned[Upgrade], s.Report.Totals.ByAction["choria_provision#release_update"])
 	}
-	if s.Outcomes["provisioned"] < 26 {
-		t.Errorf("edge provisioned results = %d, want at least 26", s.Outcomes["provisioned"])
+	if len(s.Regions) != 2 {
+		t.Fatalf("regions in the summary: %+v", s.Regions)
 	}
+	for _, r := range s.Regions {
+		if r.Ledger["provisioned"] != 16 || r.Ledger["shutdown"] != 1 || r.Ledger["leased"] != 0 {
+			t.Errorf("region %s ledger %v, want 16 provisioned, 1 shut down, none leased", r.Name, r.Ledger)
+		}
+		if r.Edge.Outcomes["provisioned"] < 16 {
+			t.Errorf("region %s edge provisioned results = %d, want at least 16", r.Name, r.Edge.Outcomes["provisioned"])
+		}
+	}
+	// Both edges provisioned, each only its own region's nodes.
+	for id, n := range s.Report.Nodes {
+		for action, c := range n.Actions {
+			for caller := range c.Callers {
+				if region := regionOf(id); region != "" && !strings.Contains(caller, "edge-"+region+"-") {
+					t.Errorf("node %s got %s from %s, not its region's edge", id, action, caller)
+				}
+			}
+		}
+	}
+
+	f := res.Failover
+	switch {
+	case f == nil:
+		t.Fatalf("no failover\noutput:\n%s", out)
+	case f.NewLeader == "" || f.NewLeader == f.Killed || f.NewTerm <= f.OldTerm:
+		t.Errorf("failover %+v: want a new leader in a later term", f)
+	case !f.EdgesFollowed:
+		t.Errorf("failover %+v: the edges did not follow", f)
+	}
+	if f != nil && alive(f.KilledPID) {
+		t.Errorf("killed leader %d is alive", f.KilledPID)
+	}
+
 	text := out.String()
-	for _, want := range []string{"== done after", "discovered", "in flight", "provisioned", "failed", "double_provisioned", "none is left"} {
+	for _, want := range []string{"== done after", "eu discovered", "us leased", "eu provisioned", "us failed", "leader c",
+		"REGION", "double_provisioned", "== failover: kill -9", "new leader", "resume through the new leader", "none is left"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
@@ -170,12 +216,65 @@ func TestRun_ReachesThePlanAndLeavesNoProcess(t *testing.T) {
 	if strings.Contains(text, "\x1b[") {
 		t.Errorf("non-terminal output has escape sequences:\n%q", text)
 	}
-	if len(res.Started) != 2 {
-		t.Errorf("started %v, want the real node and the edge", res.Started)
+	if len(res.Started) != startedCount {
+		t.Errorf("started %v, want the real nodes, the coordinators and the edges", res.Started)
 	}
 	assertNothingLeft(t, res, dir)
 	if _, err := os.Stat(filepath.Join(dir, ReportName)); err != nil {
 		t.Errorf("report file: %v", err)
+	}
+	assertSecretsKept(t, dir, text)
+}
+
+// regionOf is the region of a lab identity (emu-eu-00001, real-us-1...), "" if none.
+func regionOf(id string) string {
+	for _, r := range DefaultRegions() {
+		if strings.Contains(id, "-"+r+"-") {
+			return r
+		}
+	}
+	return ""
+}
+
+// assertSecretsKept checks the credentials file is the user's alone and that no token in it
+// reached the terminal or any log of the run.
+func assertSecretsKept(t *testing.T, dir, terminal string) {
+	t.Helper()
+	path := filepath.Join(dir, CredentialsName)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("credentials file: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("credentials file mode %v, want 0600", fi.Mode().Perm())
+	}
+	b, _ := os.ReadFile(path)
+	var tokens []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "export MUSTER_AUTH_ADMIN_TOKEN="); ok {
+			tokens = append(tokens, v)
+		}
+		if _, v, ok := strings.Cut(line, "="); ok && strings.HasPrefix(line, "# edge-") {
+			tokens = append(tokens, v)
+		}
+	}
+	if len(tokens) != 3 {
+		t.Fatalf("credentials file holds %d tokens, want the admin's and two edges':\n%s", len(tokens), b)
+	}
+	logs := map[string]string{"terminal": terminal}
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".log") {
+			l, _ := os.ReadFile(p)
+			logs[p] = string(l)
+		}
+		return nil
+	})
+	for _, tok := range tokens {
+		for name, text := range logs {
+			if len(tok) < 16 || strings.Contains(text, tok) {
+				t.Errorf("a token of the credentials file is in %s", name)
+			}
+		}
 	}
 }
 
@@ -207,8 +306,8 @@ func TestRun_InterruptedMidwayStopsEverything(t *testing.T) {
 	if res.Summarised {
 		t.Errorf("summary printed although interrupted before done")
 	}
-	if len(res.Started) != 2 {
-		t.Errorf("started %v, want the real node and the edge", res.Started)
+	if len(res.Started) != startedCount {
+		t.Errorf("started %v, want the real nodes, the coordinators and the edges", res.Started)
 	}
 	assertNothingLeft(t, res, dir)
 }

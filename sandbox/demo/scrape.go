@@ -28,6 +28,9 @@ type Snapshot struct {
 	Provisioned int64
 	// Errors is choria_provisioner_provision_errors.
 	Errors int64
+	// Paused is choria_provisioner_paused: the edge holds back new work (in cluster mode, the
+	// coordinators' pause flag as the edge last learned it).
+	Paused bool
 	// Outcomes is muster_edge_results_total by outcome.
 	Outcomes map[string]int64
 }
@@ -38,8 +41,7 @@ type scraper struct {
 	client *http.Client
 }
 
-// scrape reads and parses the metrics; the edge's site label is not checked since a
-// standalone edge has one.
+// scrape reads and parses the metrics; the site label is not checked since each edge has one.
 func (s *scraper) scrape(ctx context.Context) (Snapshot, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
@@ -70,6 +72,7 @@ func parseMetrics(r io.Reader) (Snapshot, error) {
 	s.InFlight = sum(fams["choria_provisioner_busy_workers"])
 	s.Provisioned = sum(fams["choria_provisioner_provisioned"])
 	s.Errors = sum(fams["choria_provisioner_provision_errors"])
+	s.Paused = sum(fams["choria_provisioner_paused"]) > 0
 	if f := fams["muster_edge_results_total"]; f != nil {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {

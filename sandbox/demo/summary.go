@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/report"
 )
 
@@ -20,7 +21,7 @@ const maxListed = 20
 type Summary struct {
 	// Done is true when every node reached the end its plan expects.
 	Done bool
-	// Elapsed runs from the edge's start to done (or the timeout).
+	// Elapsed runs from the edges' start to done (or the timeout).
 	Elapsed time.Duration
 	// Nodes is the lab's node count.
 	Nodes int
@@ -30,10 +31,25 @@ type Summary struct {
 	// Missing and Unexpected come from the last evaluation (see status).
 	Missing    []string
 	Unexpected []string
-	// Outcomes is the edge's muster_edge_results_total by outcome.
+	// Outcomes is the edges' muster_edge_results_total by outcome, summed over the regions.
 	Outcomes map[string]int64
+	// Regions is each region's plan, ledger and edge, in the order of the run's regions.
+	Regions []RegionSummary
+	// Cluster is the coordinators' last status read.
+	Cluster ClusterView
 	// Report is the sandbox report of the action log.
 	Report report.Report
+}
+
+// RegionSummary is one region's end state.
+type RegionSummary struct {
+	Name string
+	// Nodes is the region's node count; Succeed how many of them should end provisioned.
+	Nodes, Succeed int
+	// Ledger counts the region's nodes per state in the coordinators' ledger.
+	Ledger map[api.NodeState]int
+	// Edge is the region's edge's last metrics reading.
+	Edge Snapshot
 }
 
 // NodesPerMinute is the rate of nodes provisioned (by the action log) over Elapsed.
@@ -54,12 +70,22 @@ func (s Summary) Print(w io.Writer) {
 		s.Elapsed.Round(100*time.Millisecond), s.Nodes, s.Report.Totals.Provisioned, s.NodesPerMinute())
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "REGION\tNODES\tTO PROVISION\tPROVISIONED\tDEFERRED\tSHUT DOWN\tABANDONED\tWAITING\tLEASED\tEDGE DISCOVERED\tEDGE FAILED")
+	for _, r := range s.Regions {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.Name, r.Nodes, r.Succeed,
+			r.Ledger[api.StateProvisioned], r.Ledger[api.StateDeferred], r.Ledger[api.StateShutdown], r.Ledger[api.StateAbandoned],
+			r.Ledger[api.StateWaiting], r.Ledger[api.StateLeased], r.Edge.Discovered, failedOutcomes(r.Edge))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "(ledger states from the coordinators; %s)\n\n", describeView(s.Cluster, nil))
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PLANNED END\tNODES\tREACHED")
 	for _, e := range expectations() {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", e, s.Planned[e], s.Met[e])
 	}
 	fmt.Fprintln(tw, "\t\t")
-	fmt.Fprintln(tw, "EDGE RESULT (muster_edge_results_total)\tCOUNT\t")
+	fmt.Fprintln(tw, "EDGE RESULT (muster_edge_results_total, both edges)\tCOUNT\t")
 	for _, o := range outcomeNames {
 		fmt.Fprintf(tw, "%s\t%d\t\n", o, s.Outcomes[o])
 	}

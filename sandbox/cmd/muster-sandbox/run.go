@@ -25,13 +25,14 @@ type runFlags struct {
 	timeout      time.Duration
 	noTTY        bool
 	exitWhenDone bool
+	failover     bool
 }
 
 func newRunCommand() *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   "run --dir DIR",
-		Short: "make run: a lab, one standalone muster-edge and the sample helper, with live progress and a summary; Ctrl-C stops everything",
+		Short: "make run: a two-region lab, three muster-coordinator members, one cluster-mode muster-edge per region with the sample helper; live progress, a summary, then the cluster keeps running until Ctrl-C stops everything",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), f)
@@ -39,13 +40,14 @@ func newRunCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", "", "directory for the lab, the logs and the report (required; use a fresh one)")
-	fl.StringVar(&f.binDir, "bin", "", "directory of muster-edge and muster-helper-sample (default: this binary's)")
-	fl.IntVar(&f.real, "real", demo.DefaultReal, "real go-choria nodes (every other one needs an upgrade)")
-	fl.IntVar(&f.emulated, "emulated", demo.DefaultEmulated, "emulated nodes, at least 10 (a few need an upgrade, five are faulty)")
-	fl.IntVar(&f.workers, "workers", 0, "edge workers (0: the edge's default)")
+	fl.StringVar(&f.binDir, "bin", "", "directory of muster-edge, muster-helper-sample and muster-coordinator (default: this binary's)")
+	fl.IntVar(&f.real, "real", demo.DefaultReal, "real go-choria nodes per region (every other one needs an upgrade)")
+	fl.IntVar(&f.emulated, "emulated", demo.DefaultEmulated, "emulated nodes per region, at least 10 (a few need an upgrade, five are faulty)")
+	fl.IntVar(&f.workers, "workers", 0, "workers of each edge (0: the edge's default)")
 	fl.DurationVar(&f.timeout, "timeout", demo.DefaultTimeout, "give up if the plan is not reached by then")
 	fl.BoolVar(&f.noTTY, "no-tty", false, "print the bars every few seconds instead of redrawing them (automatic when stdout is no terminal)")
 	fl.BoolVar(&f.exitWhenDone, "exit", false, "stop everything after the summary instead of waiting for Ctrl-C")
+	fl.BoolVar(&f.failover, "failover", false, "after the summary, kill -9 the leader, wait for a new one, and check every edge follows it (a pause and a resume reach them)")
 	return cmd
 }
 
@@ -79,7 +81,7 @@ func runDemo(ctx context.Context, f *runFlags) error {
 	defer stop()
 	res, err := demo.Run(ctx, demo.Options{
 		Dir: f.dir, Real: real, Emulated: f.emulated, BinDir: binDir, NodeBinary: self,
-		Out: os.Stdout, TTY: tty, ExitWhenDone: f.exitWhenDone, Timeout: f.timeout, Workers: f.workers,
+		Out: os.Stdout, TTY: tty, ExitWhenDone: f.exitWhenDone, Failover: f.failover, Timeout: f.timeout, Workers: f.workers,
 		Command: os.Args[0],
 	})
 	if err != nil && res != nil && ctx.Err() != nil && res.Summarised && len(res.Leftover) == 0 {
