@@ -34,9 +34,9 @@ func (f frame) ledger(region string, st api.NodeState) int64 {
 // cursor movement, so CI logs stay readable.
 type display struct {
 	p       *mpb.Progress
-	bars    []*mpb.Bar
-	specs   []barSpec
-	refresh chan any // nil on a terminal
+	bars    []*mpb.Bar // every bar and line, in display order
+	specs   []barSpec  // the bars with a value, each with its bar
+	refresh chan any   // nil on a terminal
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
@@ -50,6 +50,7 @@ type barSpec struct {
 	name  string
 	total int64
 	value func(frame) int64
+	bar   *mpb.Bar
 }
 
 // regionSize is a region's name and node count, for the bars' totals.
@@ -71,10 +72,10 @@ func newDisplay(out io.Writer, tty bool, regions []regionSize, start time.Time) 
 	for _, r := range regions {
 		name, total := r.name, int64(r.nodes)
 		specs := []barSpec{
-			{name + " discovered", total, func(f frame) int64 { return f.snaps[name].Discovered }},
-			{name + " leased", total, func(f frame) int64 { return f.ledger(name, api.StateLeased) }},
-			{name + " provisioned", total, func(f frame) int64 { return f.ledger(name, api.StateProvisioned) }},
-			{name + " failed", total, func(f frame) int64 { return failedOutcomes(f.snaps[name]) }},
+			{name + " discovered", total, func(f frame) int64 { return f.snaps[name].Discovered }, nil},
+			{name + " leased", total, func(f frame) int64 { return f.ledger(name, api.StateLeased) }, nil},
+			{name + " provisioned", total, func(f frame) int64 { return f.ledger(name, api.StateProvisioned) }, nil},
+			{name + " failed", total, func(f frame) int64 { return failedOutcomes(f.snaps[name]) }, nil},
 		}
 		for _, sp := range specs {
 			// Built with total 0 and given their total afterwards, bars never complete on their
@@ -86,6 +87,7 @@ func newDisplay(out io.Writer, tty bool, regions []regionSize, start time.Time) 
 				mpb.AppendDecorators(decor.CountersNoUnit("%d / %d", decor.WC{W: 12})),
 			)
 			b.SetTotal(sp.total, false)
+			sp.bar = b
 			d.bars = append(d.bars, b)
 			d.specs = append(d.specs, sp)
 		}
@@ -116,8 +118,8 @@ func (d *display) update(f frame) {
 	d.mu.Lock()
 	d.cur = f
 	d.mu.Unlock()
-	for i, sp := range d.specs {
-		d.bars[i].SetCurrent(sp.value(f))
+	for _, sp := range d.specs {
+		sp.bar.SetCurrent(sp.value(f))
 	}
 }
 
@@ -126,7 +128,7 @@ func (d *display) regionLine(region string) string {
 	defer d.mu.Unlock()
 	f := d.cur
 	s := f.snaps[region]
-	return fmt.Sprintf("%-16s ledger: waiting %d, deferred %d, shut down %d, abandoned %d; edge: upgrades sent %d, in flight %d",
+	return fmt.Sprintf("%-16s waiting %d, deferred %d, shut down %d, abandoned %d; upgrades sent %d, in flight %d",
 		"", f.ledger(region, api.StateWaiting), f.ledger(region, api.StateDeferred), f.ledger(region, api.StateShutdown),
 		f.ledger(region, api.StateAbandoned), s.Outcomes["upgrade_sent"], s.InFlight)
 }
