@@ -82,11 +82,13 @@ lint: $(STATICCHECK)
 	done
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# run is the project's main job on one machine: build, then a sandbox lab (real and emulated
-# nodes, some needing an upgrade, a few faulty), one standalone muster-edge and the sample
-# helper, with live progress, a summary and the sandbox report; Ctrl-C stops every process.
+# run is the project's main job on one machine: build, then a sandbox lab in regions eu and us
+# (real and emulated nodes, some needing an upgrade, a few faulty), three muster-coordinator
+# members and one cluster-mode muster-edge per region with the sample helper, with live
+# progress, a summary and the sandbox report; the cluster keeps running (commands to try are
+# printed) until Ctrl-C stops every process.
 # RUNDIR (default: a fresh temporary directory) keeps the lab, the logs and the report;
-# RUNFLAGS go to `muster-sandbox run` (e.g. RUNFLAGS='--emulated 1000 --exit').
+# RUNFLAGS go to `muster-sandbox run` (e.g. RUNFLAGS='--emulated 1000 --exit', '--exit --failover').
 RUNDIR ?=
 RUNFLAGS ?=
 run: build
