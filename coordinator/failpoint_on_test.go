@@ -34,7 +34,7 @@ func TestFailpoint_ClockStepShiftsTheWallClockOnly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ClockStepFile), []byte("not a duration"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if d := c.Now().Sub(time.Now()); d > time.Second || d < -time.Second {
+	if d := time.Until(c.Now()); d > time.Second || d < -time.Second {
 		t.Errorf("an unparsable failpoint stepped the clock by %s", d)
 	}
 }

@@ -72,9 +72,6 @@ func coordinatorFault(k Kind) bool {
 	return false
 }
 
-// edgeFault reports whether k takes one edge out.
-func edgeFault(k Kind) bool { return k == EdgeKill || k == EdgePartition || k == EdgeStop }
-
 // Event is one injected fault: what, on whom, when, and what the checker needs of it.
 type Event struct {
 	Round  int
