@@ -178,7 +178,10 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 			return nil, err
 		}
 	}
-	opts := []api.Option{api.WithHTTPClient(hc)}
+	// Eight rounds over the members, pausing 0.25, 0.5, 1 and then 2 s between rounds, outlast an
+	// election (about a second) within one call, so a failover is no error of the edge's; the
+	// client's default (three rounds, under 2 s) gave up during one.
+	opts := []api.Option{api.WithHTTPClient(hc), api.WithAttempts(8*len(cfg.Coordinators) + 2)}
 	if cfg.CoordinatorToken != "" {
 		opts = append(opts, api.WithToken(cfg.CoordinatorToken))
 	}
