@@ -371,3 +371,26 @@ func appendTime(b []byte, t time.Time) []byte {
 	b = binary.AppendVarint(b, t.Unix())
 	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
+
+// BenchmarkCodec is the codec's share of a transition: decode the record, encode it again, for a
+// node with a full default-length history (20 entries).
+func BenchmarkCodec(b *testing.B) {
+	n := oddNodes()[1]
+	n.History = n.History[:20]
+	for _, c := range []struct {
+		name string
+		rec  []byte
+	}{{"v1", encodeNodeV1(n)}, {"v2", encodeNode(n)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				got, err := decodeNode(n.Identity, c.rec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				encodeNode(got)
+			}
+			b.ReportMetric(float64(len(c.rec)), "record-bytes")
+		})
+	}
+}
