@@ -166,6 +166,7 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		return sum, fmt.Errorf("chaos (seed %d): start: %w", opts.Seed, err)
 	}
 	var failed error
+	var failedRounds []int
 	for i := 1; i <= opts.Rounds; i++ {
 		res, err := r.round(ctx, i)
 		sum.Rounds = append(sum.Rounds, res)
@@ -175,8 +176,9 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 			break
 		}
 		if !res.Check.OK() || res.TimedOut {
-			failed = fmt.Errorf("chaos (seed %d): round %d failed its checks; lab directory kept: %s", opts.Seed, i, opts.Dir)
-			r.printf("%s\n%v\n", res.Check.Evidence(), failed)
+			failedRounds = append(failedRounds, i)
+			failed = fmt.Errorf("chaos (seed %d): rounds %v failed their checks; lab directory kept: %s", opts.Seed, failedRounds, opts.Dir)
+			r.printf("%s\nchaos (seed %d): round %d failed its checks\n", res.Check.Evidence(), opts.Seed, i)
 			if !opts.KeepGoing {
 				break
 			}
