@@ -35,10 +35,14 @@ type ClusterSpec struct {
 type Member struct {
 	ID        string
 	Proc      *Proc
-	API       string // http://127.0.0.1:PORT
+	API       string // http://127.0.0.1:PORT, the member's own listener (admin calls)
 	raftBind  string
 	RaftProxy *Proxy
-	fpDir     string
+	// APIProxy is the advertised API address (http.advertise): leaders name it to edges and
+	// members forward through it, so an edge cut off by socket owner stays cut off after the
+	// client follows a leader address.
+	APIProxy *Proxy
+	fpDir    string
 }
 
 // Cluster is the running coordinator cluster.
@@ -68,6 +72,9 @@ func StartCluster(ctx context.Context, spec ClusterSpec) (*Cluster, error) {
 		m.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 		m.raftBind = fmt.Sprintf("127.0.0.1:%d", raftPort)
 		if m.RaftProxy, err = NewProxy("raft-"+m.ID, m.raftBind, c.origin); err != nil {
+			return nil, err
+		}
+		if m.APIProxy, err = NewProxy("api-"+m.ID, strings.TrimPrefix(m.API, "http://"), c.origin); err != nil {
 			return nil, err
 		}
 		m.fpDir = filepath.Join(spec.Dir, m.ID, "failpoints")
@@ -110,7 +117,7 @@ func (c *Cluster) args(m *Member, bootstrap bool) []string {
 	s := c.spec
 	args := []string{"serve", "--node-id", m.ID, "--data-dir", filepath.Join(s.Dir, m.ID, "data"),
 		"--raft-bind", m.raftBind, "--raft-advertise", m.RaftProxy.Addr(),
-		"--http-bind", strings.TrimPrefix(m.API, "http://"), "--http-advertise", m.API,
+		"--http-bind", strings.TrimPrefix(m.API, "http://"), "--http-advertise", "http://" + m.APIProxy.Addr(),
 		"--lease-ttl", s.LeaseTTL.String(), "--lease-grace", s.LeaseGrace.String(),
 		"--lease-max-clock-drift", (s.LeaseGrace / 2).String(),
 		"--lease-max-wait", s.MaxWait.String(), "--lease-reprovision-after", s.ReprovisionAfter.String(),
@@ -123,7 +130,29 @@ func (c *Cluster) args(m *Member, bootstrap bool) []string {
 	return append(args, "--join", c.Members[0].API)
 }
 
-// origin names the member whose process opened a connection to a Raft proxy.
+// Track names pid as the process of name (an edge) for the proxies' socket-owner lookups.
+func (c *Cluster) Track(name string, pid int) {
+	c.mu.Lock()
+	c.pids[name] = pid
+	c.mu.Unlock()
+}
+
+// CutOff blocks, at every member's advertised API, the connections name's process opens (one
+// name at a time: a second CutOff replaces the first). Mend lifts it.
+func (c *Cluster) CutOff(name string) {
+	for _, m := range c.Members {
+		m.APIProxy.Block(func(origin string) bool { return origin == name })
+	}
+}
+
+// Mend lifts CutOff.
+func (c *Cluster) Mend() {
+	for _, m := range c.Members {
+		m.APIProxy.Heal()
+	}
+}
+
+// origin names the member or edge whose process opened a connection to a proxy.
 func (c *Cluster) origin(remote *net.TCPAddr) string {
 	c.mu.Lock()
 	pids := make(map[string]int, len(c.pids))
@@ -139,9 +168,7 @@ func (c *Cluster) startMember(ctx context.Context, m *Member) error {
 	if err := m.Proc.Start(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.pids[m.ID] = m.Proc.PID()
-	c.mu.Unlock()
+	c.Track(m.ID, m.Proc.PID())
 	hc := &http.Client{Timeout: 2 * time.Second}
 	return waitFor(ctx, "member "+m.ID+" API", 60*time.Second, func() (bool, string) {
 		select {
@@ -248,6 +275,7 @@ func (c *Cluster) Stop() {
 	wg.Wait()
 	for _, m := range c.Members {
 		_ = m.RaftProxy.Close()
+		_ = m.APIProxy.Close()
 	}
 }
 

@@ -36,6 +36,7 @@ type Edge struct {
 	Proxies  []*Proxy
 	Monitor  string // http://127.0.0.1:PORT
 	Restarts int
+	cluster  *Cluster
 }
 
 // Caller is the caller id nodes record for the edge.
@@ -52,7 +53,7 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 		return nil, fmt.Errorf("edge %d of region %s: the lab has %d client identities", n, region, len(clients))
 	}
 	client := clients[n-1]
-	e := &Edge{Name: client.Identity, Region: region}
+	e := &Edge{Name: client.Identity, Region: region, cluster: c}
 	var urls []string
 	for _, m := range c.Members {
 		p, err := NewProxy(fmt.Sprintf("%s->%s", e.Name, m.ID), strings.TrimPrefix(m.API, "http://"), nil)
@@ -93,6 +94,7 @@ func (e *Edge) Start(ctx context.Context) error {
 	if err := e.Proc.Start(); err != nil {
 		return err
 	}
+	e.cluster.Track(e.Name, e.Proc.PID())
 	hc := &http.Client{Timeout: 2 * time.Second}
 	return waitFor(ctx, "edge "+e.Name+" ready", 90*time.Second, func() (bool, string) {
 		select {
@@ -109,11 +111,13 @@ func (e *Edge) Start(ctx context.Context) error {
 	})
 }
 
-// Partition cuts the edge from every coordinator member.
+// Partition cuts the edge from every coordinator member: its own proxies (the configured
+// addresses) and, by socket owner, the members' advertised API addresses it learns as leaders.
 func (e *Edge) Partition() {
 	for _, p := range e.Proxies {
 		p.Partition()
 	}
+	e.cluster.CutOff(e.Name)
 }
 
 // Heal reconnects the edge to the coordinators.
@@ -121,6 +125,17 @@ func (e *Edge) Heal() {
 	for _, p := range e.Proxies {
 		p.Heal()
 	}
+	e.cluster.Mend()
+}
+
+// Refused counts the edge's connections a partition cut or refused, at its own proxies and at
+// the members' advertised API (where other processes' counts are included).
+func (e *Edge) Refused() int64 {
+	var n int64
+	for _, p := range e.Proxies {
+		n += p.Refused()
+	}
+	return n
 }
 
 // Close stops the edge and its proxies.

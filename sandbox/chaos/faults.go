@@ -189,6 +189,7 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 		e.Partition()
 		sleepCtx(ctx, in.pastLease())
 		e.Heal()
+		ev.Detail = fmt.Sprintf("%d connections cut or refused at its proxies", e.Refused())
 	case EdgeStop:
 		e := in.pickEdge(rng)
 		if e == nil {

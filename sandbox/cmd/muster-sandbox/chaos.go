@@ -28,6 +28,7 @@ type chaosFlags struct {
 	goOn     bool
 	binDir   string
 	ttl      time.Duration
+	round    time.Duration
 }
 
 func newChaosCommand() *cobra.Command {
@@ -51,6 +52,7 @@ func newChaosCommand() *cobra.Command {
 	fl.BoolVar(&f.goOn, "keep-going", false, "run the remaining rounds after one fails its checks (the run still fails)")
 	fl.StringVar(&f.binDir, "bin-dir", "", "prebuilt muster-coordinator (-tags muster_failpoints), muster-edge, muster-helper-sample")
 	fl.DurationVar(&f.ttl, "lease-ttl", 6*time.Second, "lease TTL of coordinators and edges")
+	fl.DurationVar(&f.round, "round-timeout", 2*time.Minute, "longest a round may take to provision every node")
 	return cmd
 }
 
@@ -81,7 +83,7 @@ func runChaos(ctx context.Context, f *chaosFlags) error {
 	defer logf.Close()
 	_, err = chaos.Run(ctx, chaos.Options{
 		Dir: dir, Rounds: f.rounds, Seed: f.seed, Emulated: f.emulated, Real: f.real, NodeBinary: self,
-		Kinds: kinds, BinDir: f.binDir, KeepGoing: f.goOn, LeaseTTL: f.ttl, Out: os.Stdout,
+		Kinds: kinds, BinDir: f.binDir, KeepGoing: f.goOn, LeaseTTL: f.ttl, RoundTimeout: f.round, Out: os.Stdout,
 		Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
