@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,6 +39,9 @@ func applyReport(t *txn, c *Report) (any, error) {
 		}
 	}
 	ls, err := checkLease(t, c.LeaseID, c.Token, c.Edge, c.Region)
+	if errors.Is(err, ErrUnknownLease) {
+		return applyGoneLeaseReport(t, c, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +53,18 @@ func applyReport(t *txn, c *Report) (any, error) {
 			return nil, storageError{err}
 		}
 		if rej := reportRefusal(old, r.Identity, ls); rej != nil {
-			res.Rejected = append(res.Rejected, reject(r.Identity, rej))
+			if errors.Is(rej, ErrNotInLease) && lateOutcome(r.Outcome) {
+				rej = applyLate(t, old, r, ls.ID, ls.Token, ls.Edge, ls.Region, c.Now, c.Policy)
+				if se, ok := rej.(storageError); ok {
+					return nil, se
+				}
+			}
+			if rej != nil {
+				res.Rejected = append(res.Rejected, reject(r.Identity, rej))
+				continue
+			}
+			res.Accepted++
+			res.Applied = append(res.Applied, r.Identity)
 			continue
 		}
 		n := *old
@@ -66,6 +81,42 @@ func applyReport(t *txn, c *Report) (any, error) {
 	}
 	if c.RequestID != "" {
 		if err := t.recordReport(c, ls, res); err != nil {
+			return nil, storageError{err}
+		}
+	}
+	return res, nil
+}
+
+// applyGoneLeaseReport applies the late provisioned and shutdown results of a report whose lease
+// is gone (expired or finished); leaseErr is why the lease was refused. A report with none to
+// apply is refused with leaseErr as before, so every other outcome of a gone lease stays stale.
+func applyGoneLeaseReport(t *txn, c *Report, leaseErr error) (any, error) {
+	res := &ReportResult{}
+	for _, r := range c.Results {
+		old, err := getNode(t.nodes, r.Identity)
+		if err != nil {
+			return nil, storageError{err}
+		}
+		rej := leaseErr
+		if lateOutcome(r.Outcome) {
+			rej = applyLate(t, old, r, c.LeaseID, c.Token, c.Edge, c.Region, c.Now, c.Policy)
+			if se, ok := rej.(storageError); ok {
+				return nil, se
+			}
+		}
+		if rej != nil {
+			res.Rejected = append(res.Rejected, reject(r.Identity, rej))
+			continue
+		}
+		res.Accepted++
+		res.Applied = append(res.Applied, r.Identity)
+	}
+	if res.Accepted == 0 {
+		return nil, leaseErr
+	}
+	if c.RequestID != "" {
+		gone := &Lease{ID: c.LeaseID, Token: c.Token, Edge: c.Edge, Region: c.Region}
+		if err := t.recordReport(c, gone, res); err != nil {
 			return nil, storageError{err}
 		}
 	}

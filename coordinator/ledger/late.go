@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// lateOutcome reports whether outcome r is a fact about the node that outlives its lease: an edge
+// that provisioned (or shut down) a node inside its own window may report it after the leader
+// expired the lease, and fencing must not discard the record of what was done.
+func lateOutcome(o api.Outcome) bool {
+	return o == api.OutcomeProvisioned || o == api.OutcomeShutdown
+}
+
+// lateGrant finds the node's grant under lease id and token to edge in its history and
+// returns it. It refuses when no such grant is in the history (a forged or forgotten lease), when
+// the result is already recorded (a provisioned or shutdown transition under that lease since the
+// grant: a retry, refused as a retry of an on-time report is) or when a later lease provisioned or
+// shut the node down since.
+func lateGrant(n *Node, id string, token uint64, edge, region string) (api.Transition, error) {
+	var grant api.Transition
+	g := -1
+	for i, tr := range slices.Backward(n.History) {
+		if tr.To == api.StateLeased && tr.LeaseID == id && tr.LeaseToken == token && tr.Edge == edge {
+			g = i
+			break
+		}
+	}
+	switch {
+	case edge == "":
+		return grant, fmt.Errorf("%w: node %s, lease %s token %d: a late result must name its edge", ErrNotInLease, n.Identity, id, token)
+	case region != "" && region != n.Region:
+		return grant, fmt.Errorf("%w: node %s is in region %s, report names %s", ErrWrongRegion, n.Identity, n.Region, region)
+	case g < 0:
+		return grant, fmt.Errorf("%w: node %s has no grant of lease %s token %d to edge %s", ErrNotInLease, n.Identity, id, token, edge)
+	}
+	for _, tr := range n.History[g+1:] {
+		if tr.To != api.StateProvisioned && tr.To != api.StateShutdown {
+			continue
+		}
+		if tr.LeaseID == id && tr.LeaseToken == token {
+			return grant, fmt.Errorf("%w: node %s: the result of lease %s token %d is recorded already", ErrNotInLease, n.Identity, id, token)
+		}
+		return grant, fmt.Errorf("%w: node %s was %s under lease %s token %d after lease %s token %d", ErrNotInLease, n.Identity, tr.To, tr.LeaseID, tr.LeaseToken, id, token)
+	}
+	return n.History[g], nil
+}
+
+// applyLate applies result r of lease id and token, which no longer holds the node, if it is a
+// late provisioned or shutdown result the node's history vouches for. It returns nil when the
+// result is applied; the node leaves any newer lease that holds it now.
+func applyLate(t *txn, old *Node, r Result, id string, token uint64, edge, region string, now time.Time, p Policy) error {
+	if old == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownNode, r.Identity)
+	}
+	if !lateOutcome(r.Outcome) {
+		return fmt.Errorf("%w: node %s, lease %s token %d", ErrNotInLease, r.Identity, id, token)
+	}
+	grant, err := lateGrant(old, id, token, edge, region)
+	if err != nil {
+		return err
+	}
+	if old.State == api.StateLeased && old.LeaseID != "" {
+		if err := dropFromLease(t, old.LeaseID, old.Identity); err != nil {
+			return storageError{err}
+		}
+	}
+	n := *old
+	n.History = slices.Clone(old.History)
+	n.Edge = grant.Edge
+	ls := &Lease{ID: id, Token: token, Edge: grant.Edge, Region: old.Region}
+	applyOutcome(&n, r, ls, now, p)
+	last := &n.History[len(n.History)-1]
+	last.Reason = fmt.Sprintf("%s (late report of lease %s token %d)", last.Reason, id, token)
+	if err := t.putNode(old, &n); err != nil {
+		return storageError{err}
+	}
+	return nil
+}
+
+// dropFromLease takes node id out of lease leaseID's node list, and removes the lease once it
+// holds none, so that lease's later report or expiry of the node is refused or skipped.
+func dropFromLease(t *txn, leaseID, id string) error {
+	ls, err := getLease(t.leases, leaseID)
+	if err != nil || ls == nil {
+		return err
+	}
+	ls.Nodes = slices.DeleteFunc(ls.Nodes, func(n string) bool { return n == id })
+	if len(ls.Nodes) > 0 {
+		return t.putLease(ls)
+	}
+	if err := t.leases.Delete([]byte(ls.ID)); err != nil {
+		return fmt.Errorf("delete lease %s: %w", ls.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// lateReport is edge's report of outcome for ids under lease ls, sent after ls may be gone.
+func lateReport(at time.Time, ls *Lease, edge string, outcome api.Outcome, ids ...string) *Report {
+	c := &Report{Now: at, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Edge: edge, Region: ls.Region}
+	for _, id := range ids {
+		c.Results = append(c.Results, Result{Identity: id, Outcome: outcome, Error: errIf(outcome)})
+	}
+	return c
+}
+
+// expireAll expires ls at its end plus grace.
+func (h *harness) expireAll(ls *Lease) time.Time {
+	h.t.Helper()
+	at := ls.ExpiresAt.Add(5 * time.Second)
+	exp := mustResult[*ExpireResult](h.t, h.apply(&Expire{Now: at, Grace: 5 * time.Second, Policy: testPolicy(), LeaseIDs: []string{ls.ID}}))
+	if !slices.Equal(exp.Expired, []string{ls.ID}) {
+		h.t.Fatalf("expire of %s = %+v", ls.ID, exp)
+	}
+	return at
+}
+
+func lastTransition(n *Node) api.Transition { return n.History[len(n.History)-1] }
+
+// TestLedger_LateProvisionedOfWaitingNodeIsRecorded: an edge cut off past its lease provisioned a
+// node inside its own window; its report after the leader expired the lease records the node as
+// provisioned, while a failed result of the same gone lease stays refused.
+func TestLedger_LateProvisionedOfWaitingNodeIsRecorded(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a", "b")
+	l1 := h.grant(t0, "edge-a", "eu", 2)
+	at := h.expireAll(l1)
+	if n := h.node("a"); n.State != api.StateWaiting {
+		t.Fatalf("node a after expiry: %+v", n)
+	}
+
+	// Nothing to record: a report of failures under a gone lease is refused as a whole, as before.
+	mustErr(t, h.apply(lateReport(at, l1, "edge-a", api.OutcomeFailed, "a")), ErrUnknownLease)
+
+	rep := lateReport(at.Add(time.Second), l1, "edge-a", api.OutcomeProvisioned, "a")
+	rep.Results = append(rep.Results, Result{Identity: "b", Outcome: api.OutcomeFailed, Error: "x"})
+	rep.RequestID, rep.Keep = "r1", time.Minute
+	rr := mustResult[*ReportResult](t, h.apply(rep))
+	if rr.Accepted != 1 || !slices.Equal(rr.Applied, []string{"a"}) || len(rr.Rejected) != 1 || !errors.Is(rr.Rejected[0].Err, ErrUnknownLease) {
+		t.Fatalf("late report = %+v", rr)
+	}
+	a := h.node("a")
+	tr := lastTransition(a)
+	if a.State != api.StateProvisioned || !a.FinishedAt.Equal(at.Add(time.Second)) || a.LeaseID != "" ||
+		tr.LeaseID != l1.ID || tr.LeaseToken != l1.Token || tr.Edge != "edge-a" || !strings.Contains(tr.Reason, "late report of lease "+l1.ID) {
+		t.Fatalf("node a after its late report: %+v, last transition %+v", a, tr)
+	}
+	if b := h.node("b"); b.State != api.StateWaiting || b.Attempts != 1 {
+		t.Fatalf("node b changed by a failed result of a gone lease: %+v", b)
+	}
+	if c := h.counts()["eu"]; c[api.StateProvisioned] != 1 || c[api.StateWaiting] != 1 {
+		t.Fatalf("counts after the late report: %v", c)
+	}
+	// A retry is answered from the record; after it, the same late result is not applied twice.
+	again := mustResult[*ReportResult](t, h.apply(rep))
+	if !again.Replayed || !slices.Equal(again.Applied, []string{"a"}) {
+		t.Fatalf("retried late report = %+v", again)
+	}
+	mustErr(t, h.apply(lateReport(at.Add(2*time.Second), l1, "edge-a", api.OutcomeProvisioned, "a")), ErrUnknownLease)
+	if n := h.node("a"); !n.FinishedAt.Equal(at.Add(time.Second)) {
+		t.Fatalf("node a rewritten by a second late report: %+v", n)
+	}
+}
+
+// lateReLeasedScenario: lease l1 of a to edge-a expires, a and b are leased to edge-b (l2), then
+// edge-a's late provisioned report of a arrives. The commands carry fixed ids so the scenario can
+// be fed to two ledgers with different batch boundaries.
+func lateReLeasedScenario() []Command {
+	p := testPolicy()
+	later := t0.Add(35*time.Second + p.LockWindow + time.Second)
+	l1 := &Lease{ID: "l1", Token: 2, Region: "eu"}
+	return []Command{
+		&Register{Now: t0, Edge: "edge-a", Policy: p, Nodes: []RegisterNode{{Identity: "a", Region: "eu"}}},
+		&Grant{Now: t0, LeaseID: "l1", Edge: "edge-a", Region: "eu", Max: 1, TTL: 30 * time.Second, Policy: p},
+		&Expire{Now: t0.Add(35 * time.Second), Grace: 5 * time.Second, Policy: p, LeaseIDs: []string{"l1"}},
+		&Register{Now: later, Edge: "edge-b", Policy: p, Nodes: []RegisterNode{{Identity: "b", Region: "eu"}}},
+		&Grant{Now: later, LeaseID: "l2", Edge: "edge-b", Region: "eu", Max: 2, TTL: 30 * time.Second, Policy: p},
+		lateReport(later.Add(time.Second), l1, "edge-a", api.OutcomeProvisioned, "a"),
+	}
+}
+
+// TestLedger_LateProvisionedTakesTheNodeOutOfANewerLease: the node re-leased to another edge is
+// recorded provisioned and leaves that lease; that lease's report of it is refused, its expiry
+// skips it, and a lease left empty is removed.
+func TestLedger_LateProvisionedTakesTheNodeOutOfANewerLease(t *testing.T) {
+	h := newHarness(t)
+	var results []any
+	for _, c := range lateReLeasedScenario() {
+		results = append(results, h.apply(c))
+	}
+	l2 := mustResult[*GrantResult](t, results[4]).Lease
+	if !slices.Equal(l2.Nodes, []string{"a", "b"}) {
+		t.Fatalf("lease l2 holds %v, want a and b", l2.Nodes)
+	}
+	rr := mustResult[*ReportResult](t, results[5])
+	if !slices.Equal(rr.Applied, []string{"a"}) || len(rr.Rejected) != 0 {
+		t.Fatalf("late report = %+v", rr)
+	}
+	if a := h.node("a"); a.State != api.StateProvisioned || a.LeaseID != "" || a.Edge != "edge-a" || lastTransition(a).From != api.StateLeased {
+		t.Fatalf("node a after the late report: %+v", a)
+	}
+	ls, err := h.l.Lease("l2")
+	if err != nil || !slices.Equal(ls.Nodes, []string{"b"}) {
+		t.Fatalf("lease l2 after the late report: %+v, %v", ls, err)
+	}
+	if c := h.counts()["eu"]; c[api.StateProvisioned] != 1 || c[api.StateLeased] != 1 || c[api.StateWaiting] != 0 {
+		t.Fatalf("counts after the late report: %v", c)
+	}
+
+	// edge-b's calls failed (the node left provisioning mode): refused, the node stays provisioned.
+	now := l2.GrantedAt.Add(2 * time.Second)
+	st := mustResult[*ReportResult](t, h.apply(lateReport(now, l2, "edge-b", api.OutcomeFailed, "a")))
+	if st.Accepted != 0 || len(st.Rejected) != 1 || !errors.Is(st.Rejected[0].Err, ErrNotInLease) {
+		t.Fatalf("newer lease's report of the node = %+v", st)
+	}
+	// Nor may the newer lease claim it provisioned now: the older lease recorded it since its grant.
+	st = mustResult[*ReportResult](t, h.apply(lateReport(now, l2, "edge-b", api.OutcomeProvisioned, "a")))
+	if st.Accepted != 0 || len(st.Rejected) != 1 || !errors.Is(st.Rejected[0].Err, ErrNotInLease) {
+		t.Fatalf("newer lease's provisioned report of the node = %+v", st)
+	}
+	exp := mustResult[*ExpireResult](t, h.apply(&Expire{Now: l2.ExpiresAt.Add(5 * time.Second), Grace: 5 * time.Second, Policy: testPolicy(), LeaseIDs: []string{"l2"}}))
+	if exp.Returned != 1 || exp.Abandoned != 0 {
+		t.Fatalf("expiry of l2 = %+v, want only b returned", exp)
+	}
+	if a, b := h.node("a"), h.node("b"); a.State != api.StateProvisioned || b.State != api.StateWaiting {
+		t.Fatalf("after l2 expired: a %s, b %s", a.State, b.State)
+	}
+
+	// A newer lease holding only the node is removed with it.
+	h2 := newHarness(t)
+	h2.register(t0, "eu", "c")
+	l3 := h2.grant(t0, "edge-a", "eu", 1)
+	at := h2.expireAll(l3)
+	l4 := h2.grant(at.Add(testPolicy().LockWindow), "edge-b", "eu", 1)
+	rr = mustResult[*ReportResult](t, h2.apply(lateReport(at.Add(testPolicy().LockWindow), l3, "edge-a", api.OutcomeShutdown, "c")))
+	if !slices.Equal(rr.Applied, []string{"c"}) {
+		t.Fatalf("late shutdown report = %+v", rr)
+	}
+	if _, err := h2.l.Lease(l4.ID); !errors.Is(err, ErrUnknownLease) {
+		t.Fatalf("emptied lease %s still present: %v", l4.ID, err)
+	}
+	if c := h2.node("c"); c.State != api.StateShutdown {
+		t.Fatalf("node c after the late shutdown report: %+v", c)
+	}
+	mustErr(t, h2.apply(lateReport(at.Add(testPolicy().LockWindow), l4, "edge-b", api.OutcomeFailed, "c")), ErrUnknownLease)
+}
+
+// TestLedger_LateReportAfterANewerLeaseProvisionedIsRefused: the newer lease's record wins.
+func TestLedger_LateReportAfterANewerLeaseProvisionedIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a")
+	l1 := h.grant(t0, "edge-a", "eu", 1)
+	at := h.expireAll(l1).Add(testPolicy().LockWindow)
+	l2 := h.grant(at, "edge-b", "eu", 1)
+	mustResult[*ReportResult](t, h.apply(lateReport(at, l2, "edge-b", api.OutcomeProvisioned, "a")))
+	before := h.node("a")
+	mustErr(t, h.apply(lateReport(at.Add(time.Second), l1, "edge-a", api.OutcomeProvisioned, "a")), ErrUnknownLease)
+	if n := h.node("a"); !n.FinishedAt.Equal(before.FinishedAt) || lastTransition(n).LeaseID != l2.ID || len(n.History) != len(before.History) {
+		t.Fatalf("node a changed by the older lease's late report: %+v", n)
+	}
+}
+
+// TestLedger_LateReportMustMatchTheGrant: only the lease id, token and edge the node's history
+// shows granted may record a late result.
+func TestLedger_LateReportMustMatchTheGrant(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a")
+	l1 := h.grant(t0, "edge-a", "eu", 1)
+	at := h.expireAll(l1)
+	forged := *l1
+	forged.Token++
+	mustErr(t, h.apply(lateReport(at, &forged, "edge-a", api.OutcomeProvisioned, "a")), ErrUnknownLease)
+	mustErr(t, h.apply(lateReport(at, l1, "edge-b", api.OutcomeProvisioned, "a")), ErrUnknownLease)
+	mustErr(t, h.apply(lateReport(at, l1, "", api.OutcomeProvisioned, "a")), ErrUnknownLease)
+	wrongRegion := lateReport(at, l1, "edge-a", api.OutcomeProvisioned, "a")
+	wrongRegion.Region = "us"
+	mustErr(t, h.apply(wrongRegion), ErrUnknownLease)
+	mustErr(t, h.apply(lateReport(at, l1, "edge-a", api.OutcomeProvisioned, "ghost")), ErrUnknownLease)
+	if n := h.node("a"); n.State != api.StateWaiting {
+		t.Fatalf("node a changed by a forged late report: %+v", n)
+	}
+}
+
+// TestLedger_LateReportIsDeterministic: two ledgers fed the scenario one entry at a time and in
+// one batch end with the same digest.
+func TestLedger_LateReportIsDeterministic(t *testing.T) {
+	one, batch := newHarness(t), newHarness(t)
+	var log []*raft.Log
+	for _, c := range lateReLeasedScenario() {
+		one.apply(c)
+		log = append(log, batch.entry(c))
+	}
+	for i, r := range batch.l.ApplyLogs(log) {
+		if err, ok := r.(error); ok {
+			t.Fatalf("entry %d: %v", i+1, err)
+		}
+	}
+	if a := batch.node("a"); a.State != api.StateProvisioned {
+		t.Fatalf("node a in the batched ledger: %+v", a)
+	}
+	d1, err := one.l.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := batch.l.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d1, d2) {
+		t.Fatal("ledgers fed the same log differ")
+	}
+}
