@@ -104,16 +104,32 @@ func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
 	for {
 		l := c.waitLeader()
 		_, err = l.svc.Report(context.Background(), api.ReportRequest{LeaseID: other.ID, Token: other.Token, Edge: "edge-b", Region: "eu",
-			Results: []api.NodeResult{{Identity: other.Nodes[0], Outcome: api.OutcomeProvisioned}}})
+			Results: []api.NodeResult{{Identity: other.Nodes[0], Outcome: api.OutcomeFailed, Error: "x"}}})
 		if !leadershipError(err) {
 			break
 		}
 	}
 	if !errors.Is(err, coordinator.ErrUnknownLease) {
-		t.Fatalf("late report under an expired lease: %v", err)
+		t.Fatalf("late failure under an expired lease: %v", err)
 	}
 	if n, _ := c.waitLeader().svc.Ledger().Node(other.Nodes[0]); n.State != api.StateWaiting {
 		t.Fatalf("stale report changed node: %s", n.State)
+	}
+	// A provisioned result is a fact about the node: recorded late, under the token it was granted with.
+	var late api.ReportResponse
+	for {
+		l := c.waitLeader()
+		late, err = l.svc.Report(context.Background(), api.ReportRequest{LeaseID: other.ID, Token: other.Token, Edge: "edge-b", Region: "eu",
+			Results: []api.NodeResult{{Identity: other.Nodes[0], Outcome: api.OutcomeProvisioned}}})
+		if !leadershipError(err) {
+			break
+		}
+	}
+	if err != nil || len(late.Applied) != 1 {
+		t.Fatalf("late provisioned report under an expired lease: %+v, %v", late, err)
+	}
+	if n, _ := c.waitLeader().svc.Ledger().Node(other.Nodes[0]); n.State != api.StateProvisioned {
+		t.Fatalf("late provisioned report left node %s", n.State)
 	}
 	c.waitConverged(c.running()...)
 }
