@@ -97,7 +97,8 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		name = fw.CallerID()
 	}
 
-	a.conn, err = rpc.Dial(ctx, fw, rpc.ConnOptions{Signing: signingMode(cfg.RequestSigning), Timeout: o.RPCTimeout})
+	signing := signingMode(cfg.RequestSigning)
+	a.conn, err = rpc.Dial(ctx, fw, rpc.ConnOptions{Signing: signing, Timeout: o.RPCTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		Interval:     cfg.Interval,
 		Upgrade:      upgrade.Settings{Enabled: cfg.Features.Upgrades, Repository: cfg.UpgradesRepository, Optional: cfg.UpgradesOptional},
 		RestartSplay: 1,
-		Signing:      hostflow.NewSigningPolicy(cfg.RequestSigning),
+		Signing:      hostflow.NewSigningPolicy(signing),
 	}, deps)
 	if err != nil {
 		return nil, err

@@ -87,7 +87,7 @@ func TestNew_RefusesMissingFeatureDependencies(t *testing.T) {
 }
 
 func TestSigningPolicy_AutoLearnsFromJWTs(t *testing.T) {
-	p := hostflow.NewSigningPolicy("")
+	p := hostflow.NewSigningPolicy(rpc.SignAuto)
 	open := &tokens.ProvisioningClaims{Secure: false}
 	secure := &tokens.ProvisioningClaims{Secure: true}
 	if p.Guess() {
@@ -107,10 +107,10 @@ func TestSigningPolicy_AutoLearnsFromJWTs(t *testing.T) {
 	if !p.Learn(nil) {
 		t.Fatal("a node without claims must be signed")
 	}
-	if a := hostflow.NewSigningPolicy(hostflow.SignAlways); a.Guess() || !a.Learn(open) {
+	if a := hostflow.NewSigningPolicy(rpc.SignAlways); a.Guess() || !a.Learn(open) {
 		t.Fatal("always must sign")
 	}
-	if n := hostflow.NewSigningPolicy(hostflow.SignNever); !n.Guess() || n.Learn(secure) {
+	if n := hostflow.NewSigningPolicy(rpc.SignNever); !n.Guess() || n.Learn(secure) {
 		t.Fatal("never must not sign")
 	}
 }

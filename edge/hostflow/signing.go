@@ -6,13 +6,8 @@ import (
 	"sync"
 
 	"github.com/choria-io/tokens"
-)
 
-// Request signing modes, as request_signing names them.
-const (
-	SignAuto   = "auto"
-	SignAlways = "always"
-	SignNever  = "never"
+	"github.com/seed96588659/muster/pkg/rpc"
 )
 
 // learnAfter is how many nodes in a row must show a JWT that does not demand signatures before
@@ -28,27 +23,21 @@ const learnAfter = 16
 // unsigned too (rpc.Node.TryUnsigned): a verifying node drops it unanswered, the next try is
 // signed, and a verifying node resets the streak.
 type SigningPolicy struct {
-	mode string
+	mode rpc.Signing
 
 	mu     sync.Mutex
 	streak int
 }
 
-// NewSigningPolicy builds the policy for mode (auto, always or never; "" is auto).
-func NewSigningPolicy(mode string) *SigningPolicy {
-	if mode == "" {
-		mode = SignAuto
-	}
+// NewSigningPolicy builds the policy for mode, the connection's own signing mode.
+func NewSigningPolicy(mode rpc.Signing) *SigningPolicy {
 	return &SigningPolicy{mode: mode}
 }
 
-// Mode is the policy's request_signing mode.
-func (p *SigningPolicy) Mode() string { return p.mode }
-
 // Guess reports whether a new node's first requests may go out unsigned on trust.
 func (p *SigningPolicy) Guess() bool {
-	if p.mode != SignAuto {
-		return p.mode == SignNever
+	if p.mode != rpc.SignAuto {
+		return p.mode == rpc.SignNever
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -59,9 +48,9 @@ func (p *SigningPolicy) Guess() bool {
 // must be signed.
 func (p *SigningPolicy) Learn(c *tokens.ProvisioningClaims) bool {
 	switch p.mode {
-	case SignAlways:
+	case rpc.SignAlways:
 		return true
-	case SignNever:
+	case rpc.SignNever:
 		return false
 	}
 	sign := c == nil || c.Secure
