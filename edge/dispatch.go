@@ -211,11 +211,7 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 		out.untouched = true
 		res = hostflow.Result{Outcome: hostflow.Paused, Err: fmt.Errorf("provisioning %s is paused", id)}
 	} else {
-		seen := e.lastSeen(id)
-		if e.o.Cluster {
-			seen = time.Time{}
-		}
-		res = e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: seen, Pause: pause})
+		res = e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: e.lastSeen(id), Pause: pause})
 	}
 	res.Identity = id
 	e.m.flowTime.Observe(res.Took.Seconds())

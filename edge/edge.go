@@ -236,7 +236,13 @@ func (e *Edge) Resume() {
 // coordinator's).
 func (e *Edge) Paused() bool { return e.paused.Load() }
 
+// noteSeen records when discovery last saw each node, for the flow's "waited over two intervals"
+// skip. Cluster mode keeps no such record: another edge's discovery may have seen the node, so the
+// skip does not apply there (it would loop on released nodes).
 func (e *Edge) noteSeen(ids []string) {
+	if e.o.Cluster {
+		return
+	}
 	now := e.o.Now()
 	e.mu.Lock()
 	for _, id := range ids {
