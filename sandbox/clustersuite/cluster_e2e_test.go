@@ -10,13 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/choria-io/go-choria/backoff"
-
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/pkg/metrics"
-	"github.com/seed96588659/muster/pkg/rpc"
 	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
 )
@@ -25,33 +22,6 @@ func emu(region string, i int) string { return fmt.Sprintf("%s%05d", lab.Emulate
 
 func rule(id string, f faults.Fault) faults.Rule {
 	return faults.Rule{Select: faults.Selector{Identity: id}, Fault: f}
-}
-
-// lockNode has lab client 3 of region (no edge runs as it) take identity's provisioning lock, as
-// a second provisioner would.
-func lockNode(t *testing.T, l *lab.Lab, region, identity string) string {
-	t.Helper()
-	caller := lab.ClientIdentity(region, 3)
-	fw, err := l.Region(region).Framework(caller)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := rpc.Dial(context.Background(), fw, rpc.ConnOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	w, err := rpc.NewWrapper(rpc.WrapperOptions{Site: region, Metrics: metrics.New(), Policy: backoff.Policy{Millis: []int{50}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := rpc.NewNode(w, conn, identity, l.Region(region).Broker().Token(), rpc.PauseFunc(func() bool { return false }))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := n.JWT(ctx); err != nil {
-		t.Fatalf("the other provisioner could not take %s's lock: %v", identity, err)
-	}
-	return caller
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
@@ -80,7 +50,8 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 			rule(broken, faults.Fault{Fails: []faults.Fail{{Action: "rpcutil#inventory", Times: 1000, Message: "inventory plugin crashed"}}}),
 		),
 	})
-	other := lockNode(t, l, "eu", locked)
+	other := lab.ClientIdentity("eu", 3)
+	testkit.LockNode(t, l, "eu", other, locked)
 
 	// Few workers each, so one edge cannot take the whole region before the other asks.
 	small := func(c *config.Config) { c.Workers, c.BatchSize = 4, 4 }
@@ -124,7 +95,7 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 	}
 
 	// Exactly once, and only by an edge of the node's own region.
-	rep := labReport(t, l)
+	rep := testkit.LabReport(t, l)
 	if len(rep.DoubleProvisioned) > 0 {
 		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
 	}

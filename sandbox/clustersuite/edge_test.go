@@ -3,7 +3,6 @@
 package clustersuite
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -20,8 +19,8 @@ import (
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // startLab starts a lab of emulated nodes in regions for one test.
@@ -41,7 +40,7 @@ func startLab(t testing.TB, o lab.Options) *lab.Lab {
 type runningEdge struct {
 	name string
 	app  *app.App
-	logs *syncBuffer
+	logs *testkit.LogBuffer
 	cut  *cutDialer
 
 	mu      sync.Mutex
@@ -80,7 +79,7 @@ func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 	if spec.tune != nil {
 		spec.tune(cfg)
 	}
-	re := &runningEdge{name: client.Identity, logs: &syncBuffer{}, results: map[string][]hostflow.Result{}, done: make(chan error, 1), cut: &cutDialer{}}
+	re := &runningEdge{name: client.Identity, logs: &testkit.LogBuffer{}, results: map[string][]hostflow.Result{}, done: make(chan error, 1), cut: &cutDialer{}}
 	log := slog.New(slog.NewTextHandler(re.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ao := app.Options{
 		Logger:      log,
@@ -107,7 +106,7 @@ func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 	t.Cleanup(func() {
 		re.shutdown(t)
 		if t.Failed() {
-			t.Logf("edge %s log (tail):\n%s", re.name, re.logs.tail(6<<10))
+			t.Logf("edge %s log (tail):\n%s", re.name, re.logs.Tail(6<<10))
 		}
 	})
 	return re
@@ -228,39 +227,4 @@ func waitFor(t testing.TB, limit time.Duration, what string, cond func() (bool, 
 		}
 		time.Sleep(100 * time.Millisecond) // polling interval
 	}
-}
-
-func labReport(t testing.TB, l *lab.Lab) report.Report {
-	t.Helper()
-	r, err := report.FromFile(l.ActionsFile())
-	if err != nil {
-		t.Fatalf("read lab report: %v", err)
-	}
-	return r
-}
-
-// syncBuffer is a log sink safe for the edge's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) tail(n int) string {
-	out := s.String()
-	if len(out) > n {
-		out = out[len(out)-n:]
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/recorder"
 )
@@ -82,7 +83,7 @@ func TestCluster_OperatorPauseAndResume(t *testing.T) {
 		}
 	}
 	t.Logf("%d nodes touched before the pause took hold, %d released by the pause", len(touched), released)
-	if rep := labReport(t, l); len(rep.DoubleProvisioned) > 0 {
+	if rep := testkit.LabReport(t, l); len(rep.DoubleProvisioned) > 0 {
 		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
 	}
 }
@@ -167,7 +168,7 @@ func TestCluster_LeaseLossStopsHosts(t *testing.T) {
 		}
 		return done == count, fmt.Sprintf("%d of %d provisioned", done, count)
 	})
-	rep := labReport(t, l)
+	rep := testkit.LabReport(t, l)
 	if len(rep.DoubleProvisioned) > 0 {
 		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
@@ -49,7 +50,7 @@ func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	addr := make(chan string, 1)
 	go func() {
 		re := regexp.MustCompile(`msg="monitor listening" addr=(\S+)`)
@@ -66,7 +67,7 @@ func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		if t.Failed() {
-			t.Logf("muster-edge log:\n%s", logs.tail(8<<10))
+			t.Logf("muster-edge log:\n%s", logs.Tail(8<<10))
 		}
 	})
 

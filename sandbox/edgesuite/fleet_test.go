@@ -11,6 +11,7 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/rpc"
 	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
 )
@@ -43,7 +44,7 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 	})
 	// Another provisioner takes the lock of one node before the edge starts: the edge must stop
 	// at once, report it owned elsewhere and never act on it.
-	other := lockNode(t, l, emu(idxLocked))
+	testkit.LockNode(t, l, region, lab.ClientIdentity(region, 3), emu(idxLocked))
 
 	re := startEdge(t, l, nil, nil)
 	faulty := map[int]bool{idxSilent: true, idxDuplicate: true, idxConfigFail: true, idxLocked: true, idxGone: true}
@@ -60,7 +61,7 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 			re.has(emu(idxLocked), hostflow.LockHeld) && re.has(emu(idxGone), hostflow.Failed)
 	})
 
-	rep := labReport(t, l)
+	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	for i := range fleetSize {
 		id := emu(i)
@@ -91,7 +92,6 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 			}
 		}
 	}
-	_ = other
 }
 
 // expectError checks identity's first result: its outcome, the sentinel it wraps (unless nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
 )
@@ -46,7 +47,7 @@ func TestEdge_HelperOutcomes(t *testing.T) {
 	expectError(t, re, emu(3), hostflow.Failed, nil, "could not invoke configure helper")
 	expectError(t, re, emu(3), hostflow.Failed, nil, config.SampleHelperName)
 
-	rep := labReport(t, l)
+	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	if got := acceptedCount(rep, emu(2), report.Shutdown); got != 1 {
 		t.Fatalf("shutdown accepted %d times", got)
@@ -85,10 +86,10 @@ func TestEdge_UnansweredRestartIsConfirmedByRediscovery(t *testing.T) {
 	if got := len(re.resultsOf(emu(1))); got != 1 {
 		t.Fatalf("the slow restarter has %d results: %+v", got, re.resultsOf(emu(1)))
 	}
-	if !re.logs.contains(`msg="host flow ended"`) && !re.logs.contains("provisioned") {
+	if !re.logs.Contains(`msg="host flow ended"`) && !re.logs.Contains("provisioned") {
 		t.Fatal("no log of the confirmation")
 	}
-	rep := labReport(t, l)
+	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	if got := acceptedCount(rep, emu(1), report.Restart); got != 1 {
 		t.Fatalf("restart accepted %d times", got)
@@ -146,7 +147,7 @@ func TestEdge_PauseMidBatch(t *testing.T) {
 		}
 		return true
 	})
-	rep := labReport(t, l)
+	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	for i := range n {
 		if got := acceptedCount(rep, emu(i), report.Restart); got != 1 {

@@ -3,14 +3,12 @@
 package edgesuite
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
 )
@@ -80,7 +79,7 @@ func startLab(t *testing.T, o lab.Options) *lab.Lab {
 // runningEdge is one in-process standalone edge, built by edge/app exactly as muster-edge is.
 type runningEdge struct {
 	app  *app.App
-	logs *syncBuffer
+	logs *testkit.LogBuffer
 
 	mu      sync.Mutex
 	results map[string][]hostflow.Result
@@ -103,7 +102,7 @@ func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge fun
 	if tune != nil {
 		tune(cfg)
 	}
-	re := &runningEdge{logs: &syncBuffer{}, results: map[string][]hostflow.Result{}, done: make(chan error, 1)}
+	re := &runningEdge{logs: &testkit.LogBuffer{}, results: map[string][]hostflow.Result{}, done: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(re.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ao := app.Options{
 		Logger:   log,
@@ -131,7 +130,7 @@ func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge fun
 	t.Cleanup(func() {
 		re.shutdown(t)
 		if t.Failed() {
-			t.Logf("edge log (last 8 KiB):\n%s", re.logs.tail(8<<10))
+			t.Logf("edge log (last 8 KiB):\n%s", re.logs.Tail(8<<10))
 		}
 	})
 	return re
@@ -191,16 +190,6 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	}
 }
 
-// labReport builds the sandbox report from the lab's action log.
-func labReport(t *testing.T, l *lab.Lab) report.Report {
-	t.Helper()
-	r, err := report.FromFile(l.ActionsFile())
-	if err != nil {
-		t.Fatalf("read lab report: %v", err)
-	}
-	return r
-}
-
 // acceptedCount is how often identity accepted action (OK replies) in the lab's log.
 func acceptedCount(r report.Report, identity, action string) int {
 	n := r.Nodes[identity]
@@ -224,31 +213,3 @@ func emu(i int) string { return fmt.Sprintf("%s%05d", lab.EmulatedPrefix(region)
 func rule(id string, f faults.Fault) faults.Rule {
 	return faults.Rule{Select: faults.Selector{Identity: id}, Fault: f}
 }
-
-// syncBuffer is a log sink safe for the edge's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) tail(n int) string {
-	out := s.String()
-	if len(out) > n {
-		out = out[len(out)-n:]
-	}
-	return out
-}
-
-func (s *syncBuffer) contains(sub string) bool { return strings.Contains(s.String(), sub) }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/realnode"
 	"github.com/seed96588659/muster/sandbox/report"
@@ -55,7 +56,7 @@ func TestEdge_RealNodesWithPKI(t *testing.T) {
 	})
 	realRestarted(t, l, ok)
 	expectError(t, re, denied, hostflow.Failed, nil, "matches denied certificate pattern")
-	rep := labReport(t, l)
+	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	if got := acceptedCount(rep, denied, report.Configure); got != 0 {
 		t.Fatalf("denied node accepted %d configures", got)
@@ -93,7 +94,7 @@ func TestEdge_RealNodeWithED25519AndEncryptedKey(t *testing.T) {
 	if claims.ChoriaIdentity != id || claims.PublicKey == "" {
 		t.Fatalf("server.jwt claims identity %q public key %q", claims.ChoriaIdentity, claims.PublicKey)
 	}
-	assertNoDoubleProvisioning(t, labReport(t, l))
+	assertNoDoubleProvisioning(t, testkit.LabReport(t, l))
 }
 
 // TestEdge_RealNodeUpgradedThenProvisioned: a real node on an older version is sent
@@ -117,7 +118,7 @@ func TestEdge_RealNodeUpgradedThenProvisioned(t *testing.T) {
 		t.Fatalf("last result %s on version %q, want provisioned on %s (all: %+v)", last.Outcome, last.Version, l.UpgradeVersion(), res)
 	}
 	realRestarted(t, l, id)
-	rep := labReport(t, l)
+	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	if got := acceptedCount(rep, id, report.ReleaseUpdate); got != 1 {
 		t.Fatalf("release_update accepted %d times, want 1", got)
