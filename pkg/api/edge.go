@@ -29,11 +29,16 @@ const (
 	// lease it stopped counting before touching the node, a node waiting too long): it waits
 	// again at once and no attempt is counted.
 	OutcomeReleased Outcome = "released"
+	// OutcomeGone means the node no longer answers in provisioning mode though the ledger offered
+	// it: it left it (restarted into a configuration, upgraded, powered off) under an earlier
+	// lease whose result never arrived. It is final until discovery sees it in provisioning mode
+	// again, and no attempt is counted.
+	OutcomeGone Outcome = "gone"
 )
 
 // Outcomes lists every outcome an edge may report.
 func Outcomes() []Outcome {
-	return []Outcome{OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld, OutcomeReleased}
+	return []Outcome{OutcomeProvisioned, OutcomeDeferred, OutcomeShutdown, OutcomeFailed, OutcomeUpgradeSent, OutcomeLockHeld, OutcomeReleased, OutcomeGone}
 }
 
 // Valid reports whether o is one of the known outcomes.

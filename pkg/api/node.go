@@ -25,11 +25,14 @@ const (
 	StateShutdown NodeState = "shutdown"
 	// StateAbandoned means the node failed the configured maximum number of attempts.
 	StateAbandoned NodeState = "abandoned"
+	// StateGone means an edge found the node out of provisioning mode with no result recorded
+	// (api.OutcomeGone); discovery seeing it in provisioning mode again makes it wait.
+	StateGone NodeState = "gone"
 )
 
 // NodeStates lists every state in the order an operator reads them.
 func NodeStates() []NodeState {
-	return []NodeState{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned}
+	return []NodeState{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned, StateGone}
 }
 
 // Valid reports whether s is one of the known states.

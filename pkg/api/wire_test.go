@@ -72,7 +72,7 @@ func TestValidate_NamesTheField(t *testing.T) {
 		{"report empty identity", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed}, {Outcome: OutcomeFailed}}}, "results[1].identity: must not be empty"},
 		{"report long error", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed, Error: strings.Repeat("x", MaxErrorLength+1)}}}, "results[0].error: 4097 bytes"},
 		{"heartbeat empty lease", &HeartbeatRequest{Edge: "e", Region: "r", Leases: []string{"l-1", ""}}, "leases[1]: must not be empty"},
-		{"filter state", &NodeFilter{State: "gone"}, `state: "gone"`},
+		{"filter state", &NodeFilter{State: "vanished"}, `state: "vanished"`},
 		{"join url", &JoinRequest{ID: "c2", RaftAddress: "127.0.0.1:7001", APIAddress: "127.0.0.1:8001"}, "api_address"},
 	}
 	for _, c := range cases {
