@@ -44,7 +44,8 @@ var errShort = errors.New("truncated record")
 // uvarint: 0 empty, 2*len+1 and the text (then numbered from 1 in the record), or 2*number.
 // The codes below are on-disk format: append, never renumber.
 
-// nodeStates are the state codes; codeLiteral spells a state not listed.
+// nodeStates are the state codes; codeLiteral spells a state not listed. The code is 3 bits and
+// 7 is codeLiteral, so the table is full: api.StateGone and any later state are spelled out.
 var nodeStates = [...]api.NodeState{"", api.StateWaiting, api.StateLeased, api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned}
 
 const codeLiteral = 7

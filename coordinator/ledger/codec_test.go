@@ -394,3 +394,26 @@ func BenchmarkCodec(b *testing.B) {
 		})
 	}
 }
+
+// Every state the API knows is kept exactly, in the record's head and in its history; a state
+// past the full 3-bit table (gone) is spelled out, so no code is ever reused or overflows.
+func TestCodec_EveryAPIStateKeepsItsMeaning(t *testing.T) {
+	for _, s := range api.NodeStates() {
+		n := &Node{Node: api.Node{Identity: "n", Region: "eu", State: s, DiscoveredAt: t0,
+			History: []api.Transition{{At: t0, From: api.StateLeased, To: s, Reason: "x"}, {At: t0, From: s, To: api.StateWaiting}}}}
+		enc := encodeNode(n)
+		got, err := decodeNode(n.Identity, enc)
+		if err != nil || !reflect.DeepEqual(got, n) {
+			t.Fatalf("state %s: %v\n got %+v\nwant %+v", s, err, got, n)
+		}
+		if _, state, err := decodeNodeHead(enc); err != nil || state != s {
+			t.Fatalf("head of a %s record = %q %v", s, state, err)
+		}
+		if h, _ := binary.Uvarint(enc[1:]); stateCode(s) == codeLiteral && (h&7 != codeLiteral || !bytes.Contains(enc, []byte(s))) {
+			t.Fatalf("state %s is not spelled out: %x", s, enc)
+		}
+	}
+	if stateCode(api.StateGone) != codeLiteral {
+		t.Fatalf("gone has state code %d; the 3-bit table is full, it must be spelled out", stateCode(api.StateGone))
+	}
+}

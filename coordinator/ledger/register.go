@@ -57,7 +57,9 @@ func applyRegister(t *txn, c *Register) (any, error) {
 		}
 		requeue := ""
 		switch old.State {
-		case api.StateProvisioned, api.StateShutdown:
+		case api.StateProvisioned, api.StateShutdown, api.StateGone:
+			// A sweep that ran before the result may list a node that has just left
+			// provisioning mode; reprovision_after keeps it from being offered again at once.
 			if !c.Now.Before(old.FinishedAt.Add(c.Policy.ReprovisionAfter)) {
 				requeue = "seen again in provisioning mode"
 				n.Attempts = 0

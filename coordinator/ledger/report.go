@@ -180,8 +180,20 @@ func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy) {
 		n.NotBefore = maxTime(n.NotBefore, now)
 		tr.Reason = "released by the edge"
 		n.transition(api.StateWaiting, tr, p.HistoryLimit)
+	case api.OutcomeGone:
+		// The node left provisioning mode under an earlier lease whose result never arrived:
+		// offering it again would only spend attempts on a machine that no longer answers.
+		// Final, without an attempt, until discovery sees it in provisioning mode again.
+		n.FinishedAt = now
+		tr.Reason = goneReason
+		n.transition(api.StateGone, tr, p.HistoryLimit)
 	}
 }
+
+// goneReason is spelled out in the record rather than given a reason code (codec.go): a member of
+// the previous build that installs a newer member's snapshot during a rolling restart then still
+// decodes the record instead of halting on an unknown code.
+const goneReason = "found out of provisioning mode"
 
 // finishLeaseNodes drops the reported nodes from the lease, and the lease once it holds none.
 func finishLeaseNodes(t *txn, ls *Lease, done map[string]bool, res *ReportResult) error {
