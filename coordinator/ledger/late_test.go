@@ -14,7 +14,7 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// lateReport is edge's report of outcome for ids under lease ls, sent after ls may be gone.
+// lateReport is edge's report of outcome for ids under lease ls, sent after ls may have ended.
 func lateReport(at time.Time, ls *Lease, edge string, outcome api.Outcome, ids ...string) *Report {
 	c := &Report{Now: at, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Edge: edge, Region: ls.Region}
 	for _, id := range ids {
@@ -38,7 +38,7 @@ func lastTransition(n *Node) api.Transition { return n.History[len(n.History)-1]
 
 // TestLedger_LateProvisionedOfWaitingNodeIsRecorded: an edge cut off past its lease provisioned a
 // node inside its own window; its report after the leader expired the lease records the node as
-// provisioned, while a failed result of the same gone lease stays refused.
+// provisioned, while a failed result of the same ended lease stays refused.
 func TestLedger_LateProvisionedOfWaitingNodeIsRecorded(t *testing.T) {
 	h := newHarness(t)
 	h.register(t0, "eu", "a", "b")
@@ -48,7 +48,7 @@ func TestLedger_LateProvisionedOfWaitingNodeIsRecorded(t *testing.T) {
 		t.Fatalf("node a after expiry: %+v", n)
 	}
 
-	// Nothing to record: a report of failures under a gone lease is refused as a whole, as before.
+	// Nothing to record: a report of failures under an ended lease is refused as a whole, as before.
 	mustErr(t, h.apply(lateReport(at, l1, "edge-a", api.OutcomeFailed, "a")), ErrUnknownLease)
 
 	rep := lateReport(at.Add(time.Second), l1, "edge-a", api.OutcomeProvisioned, "a")
@@ -65,7 +65,7 @@ func TestLedger_LateProvisionedOfWaitingNodeIsRecorded(t *testing.T) {
 		t.Fatalf("node a after its late report: %+v, last transition %+v", a, tr)
 	}
 	if b := h.node("b"); b.State != api.StateWaiting || b.Attempts != 1 {
-		t.Fatalf("node b changed by a failed result of a gone lease: %+v", b)
+		t.Fatalf("node b changed by a failed result of an ended lease: %+v", b)
 	}
 	if c := h.counts()["eu"]; c[api.StateProvisioned] != 1 || c[api.StateWaiting] != 1 {
 		t.Fatalf("counts after the late report: %v", c)

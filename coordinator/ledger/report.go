@@ -40,7 +40,7 @@ func applyReport(t *txn, c *Report) (any, error) {
 	}
 	ls, err := checkLease(t, c.LeaseID, c.Token, c.Edge, c.Region)
 	if errors.Is(err, ErrUnknownLease) {
-		return applyGoneLeaseReport(t, c, err)
+		return applyEndedLeaseReport(t, c, err)
 	}
 	if err != nil {
 		return nil, err
@@ -87,10 +87,10 @@ func applyReport(t *txn, c *Report) (any, error) {
 	return res, nil
 }
 
-// applyGoneLeaseReport applies the late provisioned and shutdown results of a report whose lease
-// is gone (expired or finished); leaseErr is why the lease was refused. A report with none to
-// apply is refused with leaseErr as before, so every other outcome of a gone lease stays stale.
-func applyGoneLeaseReport(t *txn, c *Report, leaseErr error) (any, error) {
+// applyEndedLeaseReport applies the late provisioned and shutdown results of a report whose lease
+// has ended (expired or finished); leaseErr is why the lease was refused. A report with none to
+// apply is refused with leaseErr as before, so every other outcome of an ended lease stays stale.
+func applyEndedLeaseReport(t *txn, c *Report, leaseErr error) (any, error) {
 	res := &ReportResult{}
 	for _, r := range c.Results {
 		old, err := getNode(t.nodes, r.Identity)
@@ -115,8 +115,8 @@ func applyGoneLeaseReport(t *txn, c *Report, leaseErr error) (any, error) {
 		return nil, leaseErr
 	}
 	if c.RequestID != "" {
-		gone := &Lease{ID: c.LeaseID, Token: c.Token, Edge: c.Edge, Region: c.Region}
-		if err := t.recordReport(c, gone, res); err != nil {
+		ended := &Lease{ID: c.LeaseID, Token: c.Token, Edge: c.Edge, Region: c.Region}
+		if err := t.recordReport(c, ended, res); err != nil {
 			return nil, storageError{err}
 		}
 	}
