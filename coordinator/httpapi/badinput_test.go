@@ -142,7 +142,7 @@ func TestBadInput_EveryEndpointRefusesAndLeavesTheLedgerAlone(t *testing.T) {
 		{"remove malformed", post, api.PathRemove, adminToken, `{"id"`, 400, api.CodeMalformed, "malformed JSON"},
 		{"snapshot unknown field", post, api.PathSnapshot, adminToken, `{"compress":true}`, 400, api.CodeUnknownField, `unknown field "compress"`},
 		{"node unknown", get, api.PathNode + "nope", adminToken, ``, 404, api.CodeNotFound, "nope"},
-		{"nodes bad state", get, api.PathNodes + "?state=gone", adminToken, ``, 400, api.CodeBadRequest, `state: "gone"`},
+		{"nodes bad state", get, api.PathNodes + "?state=vanished", adminToken, ``, 400, api.CodeBadRequest, `state: "vanished"`},
 		{"nodes unknown parameter", get, api.PathNodes + "?colour=red", adminToken, ``, 400, api.CodeBadRequest, `query parameter "colour"`},
 		{"nodes bad limit", get, api.PathNodes + "?limit=0", adminToken, ``, 400, api.CodeBadRequest, "limit"},
 		{"status POST", post, api.PathStatus, adminToken, `{}`, 405, api.CodeMethodNotAllowed, "needs GET"},

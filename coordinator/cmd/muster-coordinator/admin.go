@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -89,7 +90,7 @@ func newNodesCmd() *cobra.Command {
 		}
 	}, printNodes))
 	cmd.Flags().StringVar(&f.Region, "region", "", "only nodes of this region")
-	cmd.Flags().StringVar(&state, "state", "", "only nodes in this state (waiting, leased, provisioned, deferred, shutdown, abandoned)")
+	cmd.Flags().StringVar(&state, "state", "", "only nodes in this state ("+stateNames()+")")
 	cmd.Flags().StringVar(&f.After, "after", "", "start after this identity (the next of a previous page)")
 	cmd.Flags().IntVar(&f.Limit, "limit", 500, "nodes per page")
 	cmd.Flags().BoolVar(&all, "all", false, "fetch every page")
@@ -169,4 +170,13 @@ func newSnapshotCmd() *cobra.Command {
 		Short: "Take a Raft snapshot of the ledger on the leader now",
 		Args:  cobra.NoArgs,
 	}, nil, showing(func(a adminCall) (api.SnapshotResponse, error) { return a.client.Snapshot(a.ctx) }, printSnapshot))
+}
+
+// stateNames lists the node states for help text, from the API so the help never misses one.
+func stateNames() string {
+	names := make([]string, 0, len(api.NodeStates()))
+	for _, s := range api.NodeStates() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
 }

@@ -47,7 +47,7 @@ func TestAdminCommands_RefuseBeforeCallingAnyone(t *testing.T) {
 	}{
 		{[]string{"status", "--addr", "http://127.0.0.1:1"}, "no admin token"},
 		{[]string{"join", "--id", "c2", "--raft-address", "127.0.0.1:7002", "--api-address", "127.0.0.1:8002", "--admin-token", e2eAdminToken}, "api_address"},
-		{[]string{"nodes", "--state", "gone", "--admin-token", e2eAdminToken}, `state: "gone"`},
+		{[]string{"nodes", "--state", "vanished", "--admin-token", e2eAdminToken}, `state: "vanished"`},
 		{[]string{"status", "--addr", "127.0.0.1:8000", "--admin-token", e2eAdminToken}, "must start with http://"},
 		{[]string{"node"}, "accepts 1 arg"},
 	}

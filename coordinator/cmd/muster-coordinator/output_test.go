@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// TestStatusOutput_HasAColumnForEveryState: the per-region table shows each state the ledger
+// can hold, gone included, with its count under its own heading.
+func TestStatusOutput_HasAColumnForEveryState(t *testing.T) {
+	st := api.StatusResponse{ID: "c1", State: "Leader", Regions: map[string]map[api.NodeState]int{
+		"eu": {api.StateProvisioned: 7, api.StateAbandoned: 1, api.StateGone: 3},
+	}}
+	var b bytes.Buffer
+	if err := printStatus(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	head, row := strings.Fields(lines[len(lines)-2]), strings.Fields(lines[len(lines)-1])
+	if len(head) != len(api.NodeStates())+1 || len(row) != len(head) {
+		t.Fatalf("region table:\n%s", b.String())
+	}
+	for i, s := range api.NodeStates() {
+		want := map[api.NodeState]string{api.StateProvisioned: "7", api.StateAbandoned: "1", api.StateGone: "3"}[s]
+		if want == "" {
+			want = "0"
+		}
+		if head[i+1] != strings.ToUpper(string(s)) || row[i+1] != want {
+			t.Fatalf("column %d is %s = %s, want %s = %s:\n%s", i+1, head[i+1], row[i+1], strings.ToUpper(string(s)), want, b.String())
+		}
+	}
+}
+
+// TestNodesHelp_NamesEveryState: the --state help lists what the filter accepts.
+func TestNodesHelp_NamesEveryState(t *testing.T) {
+	code, out, stderr := runCLI(t, "nodes", "--help")
+	if code != 0 {
+		t.Fatalf("nodes --help: %d %s", code, stderr)
+	}
+	for _, s := range api.NodeStates() {
+		if !strings.Contains(out, string(s)) {
+			t.Errorf("nodes --help does not name state %s:\n%s", s, out)
+		}
+	}
+}
