@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/seed96588659/muster/coordinator/statuspage"
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 func get(t *testing.T, h http.Handler, method, path string) (*http.Response, string) {
@@ -93,5 +95,36 @@ func TestAssets_LoadNothingFromElsewhere(t *testing.T) {
 	}
 	if n < 3 {
 		t.Fatalf("%d assets embedded, want index.html, app.js and app.css", n)
+	}
+}
+
+// TestAssets_ShowEveryNodeState: the page's count table and charts list exactly the ledger's
+// states in the API's order, and each has a colour.
+func TestAssets_ShowEveryNodeState(t *testing.T) {
+	js, err := fs.ReadFile(statuspage.Assets(), "app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	css, err := fs.ReadFile(statuspage.Assets(), "app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`const STATES = \[([^\]]*)\]`).FindSubmatch(js)
+	if m == nil {
+		t.Fatal("app.js has no STATES list")
+	}
+	var got []string
+	for _, q := range regexp.MustCompile(`'([a-z_]+)'`).FindAllSubmatch(m[1], -1) {
+		got = append(got, string(q[1]))
+	}
+	var want []string
+	for _, s := range api.NodeStates() {
+		want = append(want, string(s))
+		if !regexp.MustCompile(`\.s-` + string(s) + ` \{[^}]*color:`).Match(css) {
+			t.Errorf("app.css has no colour for state %s", s)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("app.js STATES = %v, want api.NodeStates() %v", got, want)
 	}
 }

@@ -17,7 +17,7 @@
   const FAILURE_SCAN_PAGES = 5; // at most 50,000 nodes read per failure scan
   const MAX_FAILURES = 50;
   const MAX_LEASE_NODES_SHOWN = 6;
-  const STATES = ['waiting', 'leased', 'provisioned', 'deferred', 'shutdown', 'abandoned'];
+  const STATES = ['waiting', 'leased', 'provisioned', 'deferred', 'shutdown', 'abandoned', 'gone']; // api.NodeStates(), in its order
 
   const $ = (id) => document.getElementById(id);
   const page = {
