@@ -128,9 +128,9 @@ func (d *display) regionLine(region string) string {
 	defer d.mu.Unlock()
 	f := d.cur
 	s := f.snaps[region]
-	return fmt.Sprintf("%-16s waiting %d, deferred %d, shut down %d, abandoned %d; upgrades sent %d, in flight %d",
+	return fmt.Sprintf("%-16s waiting %d, deferred %d, shut down %d, abandoned %d, gone %d; upgrades sent %d, in flight %d",
 		"", f.ledger(region, api.StateWaiting), f.ledger(region, api.StateDeferred), f.ledger(region, api.StateShutdown),
-		f.ledger(region, api.StateAbandoned), s.Outcomes["upgrade_sent"], s.InFlight)
+		f.ledger(region, api.StateAbandoned), f.ledger(region, api.StateGone), s.Outcomes["upgrade_sent"], s.InFlight)
 }
 
 func (d *display) leaderLine() string {

@@ -19,7 +19,7 @@ func TestDisplay_EachRegionsBarsShowItsOwnCounts(t *testing.T) {
 			"us": {Discovered: 21, Outcomes: map[string]int64{"failed": 3, "lock_held": 1}},
 		},
 		view: ClusterView{Leader: "c2", LeaderPID: 42, Term: 5, Members: 3, Regions: map[string]map[api.NodeState]int{
-			"eu": {api.StateLeased: 12, api.StateProvisioned: 13, api.StateAbandoned: 1},
+			"eu": {api.StateLeased: 12, api.StateProvisioned: 13, api.StateAbandoned: 1, api.StateGone: 2},
 			"us": {api.StateLeased: 22, api.StateProvisioned: 23},
 		}},
 	})
@@ -27,7 +27,7 @@ func TestDisplay_EachRegionsBarsShowItsOwnCounts(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{
 		`eu discovered .* 11 / 30`, `eu leased .* 12 / 30`, `eu provisioned .* 13 / 30`, `eu failed .* 2 / 30`,
-		`abandoned 1;`,
+		`abandoned 1, gone 2;`,
 		`us discovered .* 21 / 40`, `us leased .* 22 / 40`, `us provisioned .* 23 / 40`, `us failed .* 4 / 40`,
 		`coordinators +leader c2 \(pid 42\), term 5, 3 members`,
 	} {
