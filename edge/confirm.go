@@ -36,9 +36,20 @@ func newConfirmer(e *Edge) *confirmer {
 	return &confirmer{e: e, out: make(chan leased, 1024), done: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
+// add settles res once ConfirmAfter has passed, the restart splay and a process start, or at
+// once when the unanswered call was the flow's first (nothing was sent that takes time to act).
 func (c *confirmer) add(res leased) {
+	wait := c.e.o.ConfirmAfter
+	if !leavesProvisioning(res.Step) {
+		wait = 0
+	}
+	c.addAt(res, c.e.o.Now().Add(wait))
+}
+
+// addAt settles res by rediscovery at (on the edge's clock).
+func (c *confirmer) addAt(res leased, at time.Time) {
 	c.mu.Lock()
-	c.waiting = append(c.waiting, due{res: res, at: c.e.o.Now().Add(c.e.o.ConfirmAfter)})
+	c.waiting = append(c.waiting, due{res: res, at: at})
 	c.mu.Unlock()
 	c.poke()
 }
@@ -103,6 +114,7 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 			res := d.res
 			res.Outcome = hostflow.Failed
 			res.Err = fmt.Errorf("%s got no reply and the edge stopped before confirming it", res.Step)
+			res.unsettled = true
 			c.out <- res
 		}
 		return
@@ -137,13 +149,22 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 	}
 }
 
-// settledOutcome is what an unanswered step did once the node is known to have gone.
+// settledOutcome is what an unanswered step did once the node is known to have gone: the
+// restart, upgrade or shutdown was acted on, or, when the flow's first call went unanswered,
+// the node had already left provisioning mode.
 func settledOutcome(step string) hostflow.Outcome {
 	switch step {
+	case "restart":
+		return hostflow.Provisioned
 	case "release_update":
 		return hostflow.UpgradeSent
 	case "shutdown":
 		return hostflow.Shutdown
 	}
-	return hostflow.Provisioned
+	return hostflow.Gone
+}
+
+// leavesProvisioning is true for the steps after which the node leaves provisioning mode.
+func leavesProvisioning(step string) bool {
+	return step == "restart" || step == "release_update" || step == "shutdown"
 }

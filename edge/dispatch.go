@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/rpc"
@@ -25,6 +26,9 @@ type leased struct {
 	untouched bool
 	// leaseLost is true when the host stopped because its lease ran out on the edge's clock.
 	leaseLost bool
+	// unsettled is true when the edge stopped before it could confirm what the node did: its
+	// journal intent stays open for the next run to settle.
+	unsettled bool
 }
 
 // API is the result as reported to the source. A host the edge gave back without a failure of
@@ -211,7 +215,7 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 		out.untouched = true
 		res = hostflow.Result{Outcome: hostflow.Paused, Err: fmt.Errorf("provisioning %s is paused", id)}
 	} else {
-		res = e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: e.lastSeen(id), Pause: pause})
+		res = e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: e.lastSeen(id), Pause: pause, Record: e.recorder(id, held)})
 	}
 	res.Identity = id
 	e.m.flowTime.Observe(res.Took.Seconds())
@@ -225,6 +229,18 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 	}
 	out.Result = res
 	return out
+}
+
+// recorder makes the intent of a call that takes id out of provisioning mode durable in the
+// journal, under the lease it is sent under; nil without a journal.
+func (e *Edge) recorder(id string, held *lease.Held) func(context.Context, string) error {
+	if e.o.Journal == nil {
+		return nil
+	}
+	return func(ctx context.Context, step string) error {
+		l := held.Lease()
+		return e.o.Journal.Begin(ctx, journal.Intent{Node: id, Step: step, Lease: l.ID, Token: l.Token, Edge: l.Edge, Region: l.Region, At: time.Now()})
+	}
 }
 
 // waitResume blocks while paused.

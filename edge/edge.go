@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/metrics"
 )
@@ -52,9 +53,14 @@ type Options struct {
 	AcquireWait time.Duration
 	// Cluster says the source is the coordinator: its ledger, shared by every edge of the
 	// region, decides what waits, so a host is not skipped because this edge's own discovery
-	// last saw it long ago (another edge's may have seen it since); a node that is gone fails
-	// its first call and the ledger retries and abandons it.
+	// last saw it long ago (another edge's may have seen it since); a node that no longer
+	// answers its first call and is not found again is reported gone.
 	Cluster bool
+	// Journal, when set, records every restart, release_update and shutdown before it is sent
+	// and closes the record once its result's report was answered; Replay are the records a
+	// previous run left open, settled by rediscovery and reported under their own lease.
+	Journal *journal.Journal
+	Replay  []journal.Intent
 
 	Flow    Flow
 	Source  lease.Source
@@ -166,6 +172,7 @@ func (e *Edge) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); e.discover(ctx, found) }()
 
 	r := newReporter(ctx, e, results)
+	r.replay(e.o.Replay)
 	go func() { r.run(); close(reported) }()
 
 	e.ready.Store(true)

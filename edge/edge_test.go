@@ -84,7 +84,8 @@ func ids(n int) []string {
 	return out
 }
 
-func run(t *testing.T, o edge.Options) (*edge.Edge, context.CancelFunc, <-chan error) {
+// run starts an edge; stop ends it and returns once Run returned (the test's cleanup calls it too).
+func run(t *testing.T, o edge.Options) (e *edge.Edge, stop func()) {
 	t.Helper()
 	if o.Metrics == nil {
 		o.Metrics = metrics.New()
@@ -99,15 +100,19 @@ func run(t *testing.T, o edge.Options) (*edge.Edge, context.CancelFunc, <-chan e
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("edge did not stop")
-		}
-	})
-	return e, cancel, done
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("edge did not stop")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return e, stop
 }
 
 func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
@@ -130,7 +135,7 @@ func TestEdge_FiftyThousandWaitingNodesEachProvisionedOnce(t *testing.T) {
 	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
 		return hostflow.Result{Outcome: hostflow.Provisioned}
 	})
-	e, _, _ := run(t, edge.Options{Site: "s", Workers: 64, Interval: 20 * time.Millisecond, Flow: fl, Finder: f})
+	e, _ := run(t, edge.Options{Site: "s", Workers: 64, Interval: 20 * time.Millisecond, Flow: fl, Finder: f})
 	waitFor(t, 2*time.Minute, "50,000 provisioned", func() bool {
 		return e.Stats().Outcomes[hostflow.Provisioned] == int64(len(fleet))
 	})
@@ -185,7 +190,7 @@ func TestEdge_LostLeaseReadsAsPaused(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var results []hostflow.Result
-	e, _, _ := run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
+	e, _ := run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
 		OnResult: func(r hostflow.Result) { mu.Lock(); results = append(results, r); mu.Unlock() }})
 	waitFor(t, 10*time.Second, "the host stopped", func() bool { return e.Stats().Outcomes[hostflow.Paused] == 1 })
 	mu.Lock()
@@ -229,7 +234,7 @@ func TestEdge_UnknownRestartSettledByRediscovery(t *testing.T) {
 	})
 	var mu sync.Mutex
 	got := map[string]hostflow.Result{}
-	e, _, _ := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: fl, Finder: f,
+	e, _ := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: fl, Finder: f,
 		OnResult: func(r hostflow.Result) { mu.Lock(); got[r.Identity] = r; mu.Unlock() }})
 	waitFor(t, 10*time.Second, "both settled", func() bool {
 		s := e.Stats()

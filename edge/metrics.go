@@ -78,7 +78,7 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 type stats struct {
 	discovered atomic.Int64
 	inFlight   atomic.Int64
-	outcomes   [hostflow.Unknown + 1]atomic.Int64
+	outcomes   [hostflow.Gone + 1]atomic.Int64
 }
 
 // Stats is a snapshot of the edge's totals.

@@ -4,10 +4,12 @@ package edge
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -100,6 +102,7 @@ func (r *reporter) add(res leased) {
 		r.pending[res.lease] = b
 	}
 	b.results = append(b.results, res.API())
+	b.unsettled = append(b.unsettled, res.unsettled)
 	r.count++
 	if r.count >= r.maxBatch {
 		r.flush()
@@ -108,8 +111,9 @@ func (r *reporter) add(res leased) {
 
 // batch is the results of one lease waiting to be reported.
 type batch struct {
-	run     *leaseRun
-	results []api.NodeResult
+	run       *leaseRun
+	results   []api.NodeResult
+	unsettled []bool // per result: the edge stopped before confirming it (leased.unsettled)
 }
 
 // flush hands every lease's pending results to a delivery of their own: each is a round trip to
@@ -142,6 +146,15 @@ func (r *reporter) report(held *lease.Held, b *batch) {
 	ctx, cancel := context.WithTimeout(r.ctx, reportTimeout)
 	resp, err := e.o.Source.Report(ctx, l, b.results)
 	cancel()
+	if e.o.Journal != nil && (err == nil || lease.Stale(err)) {
+		// Answered: applied, or refused for good. An undelivered report keeps its intents open
+		// for the next run to settle.
+		for i, res := range b.results {
+			if !b.unsettled[i] {
+				e.o.Journal.End(res.Identity, l.ID)
+			}
+		}
+	}
 	switch {
 	case err != nil && lease.Stale(err):
 		e.m.reported.WithLabelValues("rejected").Add(float64(len(b.results)))
@@ -157,6 +170,26 @@ func (r *reporter) report(held *lease.Held, b *batch) {
 		for _, rj := range resp.Rejected {
 			e.log.Warn("result refused by the lease source", "lease", l.ID, "node", rj.Identity, "reason", rj.Reason)
 		}
+	}
+}
+
+// replay hands the intents a previous run left open to the confirmer: each is settled by
+// rediscovery once ConfirmAfter has passed since it was recorded, and reported under its own
+// lease id and token (the ledger takes a late provisioned or shutdown result from the lease
+// that granted the node).
+func (r *reporter) replay(intents []journal.Intent) {
+	for _, in := range intents {
+		l := api.Lease{ID: in.Lease, Token: in.Token, Edge: in.Edge, Region: in.Region, Nodes: []string{in.Node}}
+		res := leased{
+			Result: hostflow.Result{Identity: in.Node, Outcome: hostflow.Unknown, Step: in.Step,
+				Err: fmt.Errorf("%s was recorded by the edge's previous run and never reported", in.Step)},
+			lease: lease.NewHeld(l, r.e.o.Now(), 0, r.e.o.LeaseMargin),
+		}
+		wait := max(r.e.o.ConfirmAfter-time.Since(in.At), 0)
+		r.confirm.addAt(res, r.e.o.Now().Add(wait))
+	}
+	if len(intents) > 0 {
+		r.e.log.Warn("settling calls the previous run sent and never reported", "intents", len(intents))
 	}
 }
 

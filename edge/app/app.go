@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/choria-io/go-choria/backoff"
@@ -23,6 +24,7 @@ import (
 	"github.com/seed96588659/muster/edge/discovery"
 	"github.com/seed96588659/muster/edge/helper"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/keys"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/edge/monitor"
@@ -70,6 +72,7 @@ type App struct {
 	runner  helper.Runner
 	monitor *http.Server
 	addr    net.Addr
+	journal *journal.Journal
 }
 
 // Build wires everything cfg asks for and connects to the broker; Run starts provisioning.
@@ -135,12 +138,21 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		return nil, err
 	}
 
+	var replay []journal.Intent
+	if !cfg.Standalone() {
+		path := filepath.Join(cfg.StateDir, "journal")
+		if a.journal, replay, err = journal.Open(path, log); err != nil {
+			return nil, fmt.Errorf("state_dir: %w", err)
+		}
+	}
+
 	eo := edge.Options{
 		Site: cfg.Site, Region: cfg.Region, Name: name,
 		Workers: cfg.Workers, BatchSize: cfg.BatchSize, Interval: cfg.Interval,
 		LifecycleComponent: cfg.LifecycleComponent, LeaseMargin: cfg.LeaseMargin,
 		Flow: flow, Source: source, Finder: a.finder, Cluster: !cfg.Standalone(),
 		Metrics: a.Metrics, Logger: log, OnResult: o.OnResult,
+		Journal: a.journal, Replay: replay,
 	}
 	if o.Tune != nil {
 		o.Tune(&eo)
@@ -235,6 +247,9 @@ func (a *App) Close() {
 	}
 	if a.conn != nil {
 		_ = a.conn.Close()
+	}
+	if a.journal != nil {
+		_ = a.journal.Close()
 	}
 }
 

@@ -16,6 +16,8 @@ const (
 	DefaultBatchSize = 256
 	// DefaultLeaseMargin is taken off every lease before the edge stops acting on it.
 	DefaultLeaseMargin = 2 * time.Second
+	// DefaultStateDir is where a cluster edge keeps its journal (systemd's StateDirectory).
+	DefaultStateDir = "/var/lib/muster-edge"
 	// DefaultHelperTimeout bounds one helper call.
 	DefaultHelperTimeout = 10 * time.Second
 	// DefaultServerJWTValidity is the anchor's default validity of the server JWTs it signs ("1y").
@@ -146,6 +148,8 @@ type Config struct {
 	CoordinatorTLSCA string
 	// LeaseMargin is taken off every lease's TTL before the edge stops acting on it (lease_margin).
 	LeaseMargin time.Duration
+	// StateDir holds the cluster edge's journal of calls sent and not yet reported (state_dir).
+	StateDir string
 	// File is the configuration file loaded, "" if none.
 	File string
 	// Lab is the sandbox lab.json whose defaults were used, "" if none.
@@ -168,6 +172,7 @@ func Defaults() *Config {
 		RequestSigning:     SigningAuto,
 		BatchSize:          DefaultBatchSize,
 		LeaseMargin:        DefaultLeaseMargin,
+		StateDir:           DefaultStateDir,
 	}
 }
 

@@ -102,6 +102,7 @@ func TestValidate_ClusterModeNeedsABoundCredential(t *testing.T) {
 		{"cert without key", func(c *config.Config) { c.CoordinatorToken = "t"; c.CoordinatorTLSCert = "/c.pem" }, "coordinator_tls_key"},
 		{"cert over http", func(c *config.Config) { c.CoordinatorTLSCert, c.CoordinatorTLSKey = "/c.pem", "/k.pem" }, "coordinator_tls_cert"},
 		{"no margin", func(c *config.Config) { c.CoordinatorToken = "t"; c.LeaseMargin = 0 }, "lease_margin"},
+		{"no state dir", func(c *config.Config) { c.CoordinatorToken = "t"; c.StateDir = "" }, "state_dir"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

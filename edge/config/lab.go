@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -101,6 +102,7 @@ func labValues(labJSON, region, sampleHelper string) (map[string]any, error) {
 
 	values := map[string]any{
 		"region":                       region,
+		"state_dir":                    filepath.Join(filepath.Dir(labJSON), "edge-state", region),
 		"site":                         region,
 		"interval":                     "1m",
 		"token":                        r.ProvisioningToken,

@@ -140,8 +140,8 @@ func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 		Features: config.Features{JWT: true, ED25519: true, Upgrades: true},
 		Region:   "dc1", HelperTimeout: config.DefaultHelperTimeout, LogFormat: config.LogText,
 		RequestSigning: config.SigningAuto, BatchSize: config.DefaultBatchSize,
-		LeaseMargin: config.DefaultLeaseMargin,
-		File:        "testdata/every-anchor-key.yaml",
+		LeaseMargin: config.DefaultLeaseMargin, StateDir: config.DefaultStateDir,
+		File: "testdata/every-anchor-key.yaml",
 	}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("loaded\n%+v\nwant\n%+v", *c, want)

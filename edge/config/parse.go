@@ -65,6 +65,7 @@ func parse(v *viper.Viper) (*Config, error) {
 		CoordinatorTLSKey:  r.str("coordinator_tls_key"),
 		CoordinatorTLSCA:   r.str("coordinator_tls_ca"),
 		LeaseMargin:        r.duration("lease_margin"),
+		StateDir:           r.str("state_dir"),
 	}
 	r.section("features")
 

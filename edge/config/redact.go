@@ -59,6 +59,7 @@ func (c *Config) Redacted() map[string]any {
 		"coordinator_tls_key":  c.CoordinatorTLSKey,
 		"coordinator_tls_ca":   c.CoordinatorTLSCA,
 		"lease_margin":         c.LeaseMargin.String(),
+		"state_dir":            c.StateDir,
 		"file":                 c.File,
 		"lab":                  c.Lab,
 	}

@@ -115,6 +115,9 @@ func (c *Config) validateCluster(e *fieldErrors) {
 	if c.Standalone() {
 		return
 	}
+	if c.StateDir == "" {
+		e.add("state_dir", "is required with coordinators: the edge journals the restarts it sends there, so a restarted edge can still report them")
+	}
 	if c.CoordinatorToken == "" && c.CoordinatorTLSCert == "" {
 		e.add("coordinator_token", "is required with coordinators (or coordinator_tls_cert and coordinator_tls_key): the coordinators accept only edges with a credential bound to their name and region (set it in the file or %s)", EnvName("coordinator_token"))
 	}

@@ -125,6 +125,21 @@ type Host struct {
 	Seen time.Time
 	// Pause is true once the operator paused or the node's lease is no longer valid.
 	Pause rpc.PauseSource
+	// Record, when set, is called before restart, release_update or shutdown is sent (step
+	// names which): after those only a report tells the lease source what the node did, so
+	// the cluster edge makes the intent durable first. An error stops the flow before the call.
+	Record func(ctx context.Context, step string) error
+}
+
+// record runs h.Record for step, if set.
+func (h Host) record(ctx context.Context, step string) error {
+	if h.Record == nil {
+		return nil
+	}
+	if err := h.Record(ctx, step); err != nil {
+		return fmt.Errorf("record %s of %s before sending it: %w", step, h.Identity, err)
+	}
+	return nil
 }
 
 // run is the state of one flow: what earlier steps learnt, for later ones and the helper.
@@ -172,13 +187,20 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 		{"inventory", true, f.fetchInventory},
 		{"csr", f.s.Features.PKI, f.fetchCSR},
 	}
+	first := true
 	for _, s := range steps {
 		if !s.on {
 			continue
 		}
 		if err := s.run(ctx, r); err != nil {
+			if first && unanswered(err) {
+				// Silence at the first call is what a node that left provisioning mode since it
+				// was discovered looks like; rediscovery tells it from a slow one.
+				return Result{Outcome: Unknown, Step: s.name, Err: err}
+			}
 			return f.failed(s.name, err, r)
 		}
+		first = false
 	}
 
 	if h.Pause.Paused() {
@@ -194,10 +216,19 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 	case resp.Defer:
 		return Result{Outcome: Deferred, Step: "helper", Err: fmt.Errorf("configuration deferred: %s", resp.Msg), Version: r.version}
 	case resp.Shutdown:
-		return f.shutdown(ctx, r, resp.Msg)
+		return f.shutdown(ctx, h, r, resp.Msg)
 	}
 
-	outcome, err := upgrade.Step(ctx, f.s.Upgrade, r.inv, resp.Upgrade, upgrade.NodeSender(r.node), r.log)
+	send := upgrade.NodeSender(r.node)
+	if h.Record != nil {
+		send = func(ctx context.Context, repository, version string) error {
+			if err := h.record(ctx, "release_update"); err != nil {
+				return err
+			}
+			return upgrade.NodeSender(r.node)(ctx, repository, version)
+		}
+	}
+	outcome, err := upgrade.Step(ctx, f.s.Upgrade, r.inv, resp.Upgrade, send, r.log)
 	switch outcome {
 	case upgrade.Sent:
 		return Result{Outcome: UpgradeSent, Step: "release_update", Version: r.version, Target: resp.Upgrade}
@@ -217,6 +248,9 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 	if _, err := r.node.Configure(ctx, cfg); err != nil {
 		return f.failed("configure", fmt.Errorf("configuration failed: %w", err), r)
 	}
+	if err := h.record(ctx, "restart"); err != nil {
+		return Result{Outcome: Failed, Step: "restart", Err: err, Version: r.version}
+	}
 	if _, err := r.node.Restart(ctx, f.s.RestartSplay); err != nil {
 		if unanswered(err) {
 			return Result{Outcome: Unknown, Step: "restart", Err: fmt.Errorf("restart failed: %w", err), Version: r.version}
@@ -226,11 +260,14 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 	return Result{Outcome: Provisioned, Version: r.version}
 }
 
-func (f *Flow) shutdown(ctx context.Context, r *run, msg string) Result {
+func (f *Flow) shutdown(ctx context.Context, h Host, r *run, msg string) Result {
 	if msg == "" {
 		r.log.Warn("shutting down host based on helper output, no reason given")
 	} else {
 		r.log.Warn("shutting down host based on helper output", "reason", msg)
+	}
+	if err := h.record(ctx, "shutdown"); err != nil {
+		return Result{Outcome: Failed, Step: "shutdown", Err: err, Version: r.version}
 	}
 	if err := r.node.Shutdown(ctx); err != nil {
 		if unanswered(err) {

@@ -33,8 +33,13 @@ const (
 	Paused
 	// Unknown: restart, release_update or shutdown got no reply. The node may have accepted and
 	// be restarting (its agent then answers nothing more), so the edge confirms by rediscovery
-	// instead of retrying into the agent's held mutex. Step says which of the three it was.
+	// instead of retrying into the agent's held mutex. Step says which of the three it was, or
+	// names the flow's first call when that one got no reply: the node may have left
+	// provisioning mode since it was discovered.
 	Unknown
+	// Gone: the flow's first call got no reply and rediscovery no longer finds the node in
+	// provisioning mode; an earlier lease took it out and its result never arrived.
+	Gone
 )
 
 // String names the outcome for logs and metric labels.
@@ -58,13 +63,15 @@ func (o Outcome) String() string {
 		return "paused"
 	case Unknown:
 		return "unknown"
+	case Gone:
+		return "gone"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
 // Outcomes lists every outcome, for metrics that should show zeros.
 func Outcomes() []Outcome {
-	return []Outcome{Provisioned, Deferred, Shutdown, UpgradeSent, LockHeld, Failed, Skipped, Paused, Unknown}
+	return []Outcome{Provisioned, Deferred, Shutdown, UpgradeSent, LockHeld, Failed, Skipped, Paused, Unknown, Gone}
 }
 
 // Result is what one run of the flow did to one node.
@@ -103,6 +110,8 @@ func (r Result) API() api.NodeResult {
 		n.Outcome = api.OutcomeUpgradeSent
 	case LockHeld:
 		n.Outcome = api.OutcomeLockHeld
+	case Gone:
+		n.Outcome = api.OutcomeGone
 	default:
 		n.Outcome = api.OutcomeFailed
 	}

@@ -61,6 +61,7 @@ type Journal struct {
 	path string
 	reqs chan req
 	done chan struct{}
+	lock *os.File // flocked while open: two edges on one journal would settle each other's intents
 }
 
 type req struct {
@@ -78,12 +79,18 @@ func Open(path string, log *slog.Logger) (*Journal, []Intent, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
 	}
+	lock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
+	}
 	open, err := read(path)
 	if err != nil {
+		_ = lock.Close()
 		return nil, nil, err
 	}
 	f, err := rewrite(path, open)
 	if err != nil {
+		_ = lock.Close()
 		return nil, nil, err
 	}
 	left := make([]Intent, 0, len(open))
@@ -94,7 +101,7 @@ func Open(path string, log *slog.Logger) (*Journal, []Intent, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &writer{path: path, f: f, open: open, records: len(open), log: log}
-	j := &Journal{path: path, reqs: make(chan req, 1024), done: make(chan struct{})}
+	j := &Journal{path: path, reqs: make(chan req, 1024), done: make(chan struct{}), lock: lock}
 	go w.run(j.reqs, j.done)
 	return j, left, nil
 }
@@ -128,7 +135,7 @@ func (j *Journal) End(node, lease string) {
 func (j *Journal) Close() error {
 	close(j.reqs)
 	<-j.done
-	return nil
+	return j.lock.Close()
 }
 
 // writer owns the file and the set of open intents; one goroutine runs it.

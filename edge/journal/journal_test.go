@@ -44,10 +44,14 @@ func TestJournal_OpenIntentsSurviveAKill(t *testing.T) {
 	}
 	j.End("b", "L1")
 	j.End("c", "L0") // another lease's: c's intent under L1 stays open
-	// A kill: the file is read as it is, without Close.
 	if err := j.Begin(ctx, intent("d", "L2")); err != nil {
 		t.Fatal(err)
 	}
+	// As a kill would leave it: once Begin returned, its record is in the file.
+	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), `"op":"begin","node":"d"`) {
+		t.Fatalf("after Begin returned the file holds %q (%v), want d's intent", data, err)
+	}
+	j.Close()
 	j2, left := open(t, path)
 	defer j2.Close()
 	var got []string
@@ -60,7 +64,6 @@ func TestJournal_OpenIntentsSurviveAKill(t *testing.T) {
 	if want := intent("a", "L1"); left[0].Token != want.Token || left[0].Edge != "e1" || left[0].Region != "eu" || left[0].Step != "restart" || left[0].At.IsZero() {
 		t.Fatalf("intent read back as %+v", left[0])
 	}
-	j.Close()
 }
 
 func TestJournal_TornTailIgnoredCorruptLineRefused(t *testing.T) {
@@ -172,4 +175,15 @@ func BenchmarkJournal_BeginEnd(b *testing.B) {
 			j.End(node, "L")
 		}
 	})
+}
+
+func TestJournal_OneEdgePerFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	j, _ := open(t, path)
+	if _, _, err := journal.Open(path, nil); err == nil || !strings.Contains(err.Error(), "another edge uses this state_dir") {
+		t.Fatalf("a second Open of a journal in use = %v, want it refused", err)
+	}
+	j.Close()
+	j2, _ := open(t, path) // free again once closed
+	j2.Close()
 }

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package hostflow_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/choria-io/go-choria/backoff"
+
+	"github.com/seed96588659/muster/edge/helper"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/rpc"
+)
+
+// script answers each action with answer's replies and logs what was sent, in order.
+type script struct {
+	mu     sync.Mutex
+	log    []string
+	answer func(action string) []rpc.Reply
+}
+
+func (s *script) Request(_ context.Context, req rpc.Request) ([]rpc.Reply, error) {
+	s.note(req.Label())
+	return s.answer(req.Label()), nil
+}
+
+func (s *script) note(what string) {
+	s.mu.Lock()
+	s.log = append(s.log, what)
+	s.mu.Unlock()
+}
+
+func (s *script) sent() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.log, " ")
+}
+
+// answering is a node in provisioning mode that answers every call; silent lists the actions
+// it never answers.
+func answering(id string, silent ...string) func(string) []rpc.Reply {
+	return func(action string) []rpc.Reply {
+		for _, s := range silent {
+			if s == action {
+				return nil
+			}
+		}
+		data := `{"message":"ok"}`
+		if action == "rpcutil#inventory" {
+			data = `{"version":"0.30.0","agents":["choria_provision"],"facts":{}}`
+		}
+		return []rpc.Reply{{Sender: id, Data: []byte(data)}}
+	}
+}
+
+type configures struct{}
+
+func (configures) Run(context.Context, *helper.Request) (*helper.Response, error) {
+	return &helper.Response{Configuration: map[string]string{"plugin.choria.srv_domain": "example.net"}}, nil
+}
+
+func scriptedFlow(t *testing.T, tr rpc.Transport) *hostflow.Flow {
+	t.Helper()
+	reg := metrics.New()
+	w, err := rpc.NewWrapper(rpc.WrapperOptions{Site: "s", Metrics: reg, Policy: backoff.Policy{Millis: []int{1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := hostflow.New(hostflow.Settings{Site: "s", Interval: time.Minute, RestartSplay: 1},
+		hostflow.Deps{Helper: configures{}, Metrics: reg, Wrapper: w, Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var running = rpc.PauseFunc(func() bool { return false })
+
+func TestFlow_RecordsTheRestartBeforeSendingIt(t *testing.T) {
+	tr := &script{answer: answering("n1")}
+	f := scriptedFlow(t, tr)
+	res := f.Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running, Record: func(_ context.Context, step string) error {
+		tr.note("record:" + step)
+		return nil
+	}})
+	if res.Outcome != hostflow.Provisioned {
+		t.Fatalf("outcome %s (%v)", res.Outcome, res.Err)
+	}
+	if want := "rpcutil#inventory choria_provision#configure record:restart choria_provision#restart"; tr.sent() != want {
+		t.Fatalf("sent %q, want %q", tr.sent(), want)
+	}
+}
+
+func TestFlow_AFailedRecordSendsNoRestart(t *testing.T) {
+	tr := &script{answer: answering("n1")}
+	f := scriptedFlow(t, tr)
+	res := f.Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running, Record: func(context.Context, string) error {
+		return errors.New("disk full")
+	}})
+	if res.Outcome != hostflow.Failed || res.Step != "restart" || !strings.Contains(res.Err.Error(), "disk full") {
+		t.Fatalf("outcome %s step %s (%v), want failed at restart", res.Outcome, res.Step, res.Err)
+	}
+	if strings.Contains(tr.sent(), "choria_provision#restart") {
+		t.Fatalf("restart sent without its record: %s", tr.sent())
+	}
+}
+
+// Silence at the first call is settled by rediscovery (Unknown naming the step); silence later
+// in the flow, from a node that answered before, is a failure.
+func TestFlow_UnansweredFirstCallIsUnknown(t *testing.T) {
+	tr := &script{answer: answering("n1", "rpcutil#inventory")}
+	res := scriptedFlow(t, tr).Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running})
+	if res.Outcome != hostflow.Unknown || res.Step != "inventory" {
+		t.Fatalf("outcome %s step %s (%v), want unknown at inventory", res.Outcome, res.Step, res.Err)
+	}
+	tr = &script{answer: answering("n1", "choria_provision#configure")}
+	res = scriptedFlow(t, tr).Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running})
+	if res.Outcome != hostflow.Failed || res.Step != "configure" {
+		t.Fatalf("outcome %s step %s (%v), want failed at configure", res.Outcome, res.Step, res.Err)
+	}
+}

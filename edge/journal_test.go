@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/journal"
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// reports is a lease source (the standalone queue underneath) that keeps every report it is
+// handed, and answers those of leases it never granted as applied, as the ledger answers a late
+// result of its own earlier grant.
+type reports struct {
+	*lease.Local
+	mu  sync.Mutex
+	got map[string]reported
+}
+
+type reported struct {
+	lease  api.Lease
+	result api.NodeResult
+}
+
+func newReports() *reports {
+	return &reports{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"}), got: map[string]reported{}}
+}
+
+func (s *reports) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+	s.mu.Lock()
+	for _, r := range results {
+		s.got[r.Identity] = reported{lease: l, result: r}
+	}
+	s.mu.Unlock()
+	resp, err := s.Local.Report(ctx, l, results)
+	if len(resp.Rejected) == len(results) {
+		resp = api.ReportResponse{Applied: identitiesOf(results)}
+	}
+	return resp, err
+}
+
+func (s *reports) of(id string) (reported, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.got[id]
+	return r, ok
+}
+
+func identitiesOf(results []api.NodeResult) []string {
+	var out []string
+	for _, r := range results {
+		out = append(out, r.Identity)
+	}
+	return out
+}
+
+func openJournal(t *testing.T, path string) (*journal.Journal, []journal.Intent) {
+	t.Helper()
+	j, left, err := journal.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, left
+}
+
+// An edge SIGKILLed after sending restarts leaves their intents open; the next run settles each
+// by rediscovery and reports it under the lease id and token it was sent under.
+func TestEdge_JournalReplayReportsUnderTheOriginalLease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	prev, _ := openJournal(t, path)
+	old := time.Now().Add(-time.Minute)
+	for _, in := range []journal.Intent{
+		{Node: "restarted", Step: "restart", Lease: "L-old", Token: 3, Edge: "e", Region: "r", At: old},
+		{Node: "stayed", Step: "restart", Lease: "L-old", Token: 3, Edge: "e", Region: "r", At: old},
+		{Node: "shut", Step: "shutdown", Lease: "L-older", Token: 2, Edge: "e", Region: "r", At: old},
+	} {
+		if err := prev.Begin(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prev.Close() // the kill: nothing was ever reported
+
+	j, replay := openJournal(t, path)
+	if len(replay) != 3 {
+		t.Fatalf("%d intents left open, want 3", len(replay))
+	}
+	src := newReports()
+	f := &finder{present: func(id string) bool { return id == "stayed" }}
+	_, stop := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: newFlow(provisioned),
+		Finder: f, Source: src, Journal: j, Replay: replay})
+	waitFor(t, 10*time.Second, "three replayed results reported", func() bool {
+		_, a := src.of("restarted")
+		_, b := src.of("stayed")
+		_, c := src.of("shut")
+		return a && b && c
+	})
+	want := map[string]struct {
+		outcome api.Outcome
+		lease   string
+		token   uint64
+	}{
+		"restarted": {api.OutcomeProvisioned, "L-old", 3},
+		"stayed":    {api.OutcomeFailed, "L-old", 3},
+		"shut":      {api.OutcomeShutdown, "L-older", 2},
+	}
+	for id, w := range want {
+		r, _ := src.of(id)
+		if r.result.Outcome != w.outcome || r.lease.ID != w.lease || r.lease.Token != w.token || r.lease.Edge != "e" || r.lease.Region != "r" {
+			t.Errorf("%s reported %s under lease %s token %d (%s in %s), want %s under %s token %d", id, r.result.Outcome, r.lease.ID, r.lease.Token, r.lease.Edge, r.lease.Region, w.outcome, w.lease, w.token)
+		}
+	}
+	stop()
+	j.Close()
+	if _, left := openJournal(t, path); len(left) != 0 {
+		t.Fatalf("intents still open after their reports were answered: %+v", left)
+	}
+}
+
+// The flow's hook records the intent before the restart goes out; the report's answer closes
+// it. A restart the edge stopped before confirming stays open for the next run.
+func TestEdge_JournalRecordsBeforeTheCallAndClosesOnTheAnswer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	j, _ := openJournal(t, path)
+	var mu sync.Mutex
+	recorded := map[string]bool{}
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		if h.Record == nil {
+			return hostflow.Result{Outcome: hostflow.Failed, Err: errors.New("no Record hook with a journal")}
+		}
+		if err := h.Record(ctx, "restart"); err != nil {
+			return hostflow.Result{Outcome: hostflow.Failed, Err: err}
+		}
+		mu.Lock()
+		recorded[h.Identity] = true
+		mu.Unlock()
+		if h.Identity == "silent" {
+			return hostflow.Result{Outcome: hostflow.Unknown, Step: "restart", Err: errors.New("no reply")}
+		}
+		return hostflow.Result{Outcome: hostflow.Provisioned}
+	})
+	src := newReports()
+	e, stop := run(t, edge.Options{Workers: 4, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: fl,
+		Finder: &finder{ids: []string{"a", "b", "silent"}}, Source: src, Journal: j})
+	waitFor(t, 10*time.Second, "a and b provisioned, silent's restart sent", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return e.Stats().Outcomes[hostflow.Provisioned] == 2 && recorded["silent"]
+	})
+	stop() // silent is waiting an hour for its confirmation: the edge stops first
+	j.Close()
+	_, left := openJournal(t, path)
+	if len(left) != 1 || left[0].Node != "silent" || left[0].Step != "restart" || left[0].Lease == "" {
+		t.Fatalf("open intents after the run: %+v, want only silent's restart under its lease", left)
+	}
+	if r, _ := src.of("a"); left[0].Lease == "" || r.lease.ID == "" {
+		t.Fatalf("a was reported under lease %q", r.lease.ID)
+	}
+}
+
+// A node that does not answer the flow's first call and is not found again left provisioning
+// mode under an earlier lease: it is gone, not failed (no attempt burnt on it).
+func TestEdge_FirstCallUnansweredSettledByRediscovery(t *testing.T) {
+	f := &finder{ids: []string{"left", "slow"}, present: func(id string) bool { return id == "slow" }}
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		return hostflow.Result{Outcome: hostflow.Unknown, Step: "jwt", Err: errors.New("no reply")}
+	})
+	src := newReports()
+	// ConfirmAfter is long: a first call is settled at once, there is no restart splay to wait out.
+	run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: fl, Finder: f, Source: src})
+	waitFor(t, 10*time.Second, "both reported", func() bool {
+		_, a := src.of("left")
+		_, b := src.of("slow")
+		return a && b
+	})
+	if r, _ := src.of("left"); r.result.Outcome != api.OutcomeGone {
+		t.Errorf("left reported %s, want gone", r.result.Outcome)
+	}
+	if r, _ := src.of("slow"); r.result.Outcome != api.OutcomeFailed || !contains(r.result.Error, "still in provisioning mode") {
+		t.Errorf("slow reported %s (%s), want failed", r.result.Outcome, r.result.Error)
+	}
+}
