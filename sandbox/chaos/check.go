@@ -198,6 +198,8 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 			} else {
 				c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s and never recorded the result (not delivered: the edge died or gave up first)", ln.State), Actions: byNode[id], Ledger: fp})
 			}
+		case ln.State == api.StateGone:
+			c.Ledger = append(c.Ledger, Finding{Node: id, What: "ledger says gone (found out of provisioning mode), the fleet's record shows it never provisioned", Actions: byNode[id], Ledger: lp})
 		case !final(ln.State):
 			c.Ledger = append(c.Ledger, Finding{Node: id, What: fmt.Sprintf("ledger state %s is not final", ln.State), Actions: byNode[id], Ledger: lp})
 		case (ln.State == api.StateProvisioned) != fleet:
@@ -273,7 +275,7 @@ func recordedProvisioned(n api.Node, since time.Time) (time.Time, bool) {
 
 func final(s api.NodeState) bool {
 	switch s {
-	case api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned:
+	case api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned, api.StateGone:
 		return true
 	}
 	return false

@@ -5,6 +5,7 @@ package chaos
 import (
 	"bufio"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -44,6 +45,28 @@ func readRefusals(edge, path string) []Refusal {
 		}
 		r.Nodes = strings.Fields(strings.Trim(logField(line, "nodes"), "[]"))
 		out = append(out, r)
+	}
+	return out
+}
+
+// replayMsg is the edge's log message when it starts with calls its previous run never reported.
+const replayMsg = `msg="settling calls the previous run sent and never reported"`
+
+// readReplays returns the intents count of each such start in an edge's log, oldest first.
+func readReplays(path string) []int {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []int
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for sc.Scan() {
+		if line := sc.Text(); strings.Contains(line, replayMsg) {
+			n, _ := strconv.Atoi(logField(line, "intents"))
+			out = append(out, n)
+		}
 	}
 	return out
 }

@@ -77,6 +77,7 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 		Args: []string{"run", "--lab", spec.LabJSON, "--region", region,
 			"--choria-config", client.Config, "--choria-identity", client.Identity, "--edge-name", client.Identity,
 			"--coordinators", strings.Join(urls, ","), "--monitor-port", strconv.Itoa(port),
+			"--state-dir", filepath.Join(spec.Dir, e.Name+".state"),
 			"--helper", helper, "--helper-persistent", "--workers", strconv.Itoa(spec.Workers)},
 		Env: []string{
 			"MUSTER_EDGE_COORDINATOR_TOKEN=" + spec.EdgeToken,

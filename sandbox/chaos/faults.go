@@ -171,13 +171,22 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 		}
 		defer in.releaseEdge(e)
 		ev.Target, ev.Edge, ev.Start = e.Name, e, time.Now()
+		before := len(readReplays(e.Proc.LogPath))
 		if err := e.Proc.Kill(); err != nil {
 			ev.Err = err
 			return
 		}
 		sleepCtx(ctx, 500*time.Millisecond)
 		e.Restarts++
-		ev.Err = e.Start(ctx)
+		if ev.Err = e.Start(ctx); ev.Err == nil {
+			// Start returns after /readyz, which the edge answers once its journal was read.
+			replays := readReplays(e.Proc.LogPath)
+			n := 0
+			if len(replays) > before {
+				n = replays[len(replays)-1]
+			}
+			ev.Detail = fmt.Sprintf("restarted; its journal held %d calls sent and never reported", n)
+		}
 	case EdgePartition:
 		e := in.pickEdge(rng)
 		if e == nil {

@@ -69,6 +69,8 @@ func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 	}
 	client := l.Region(spec.region).Clients()[spec.n-1]
 	cfg.ChoriaConfig, cfg.ChoriaIdentity, cfg.EdgeName = client.Config, client.Identity, client.Identity
+	// One journal per edge (the lab's default is one per region); a restarted edge finds its own.
+	cfg.StateDir = filepath.Join(filepath.Dir(l.InfoFile()), "edge-state", client.Identity)
 	cfg.Interval = 2 * time.Second
 	cfg.Workers = 16
 	cfg.BatchSize = 8
