@@ -30,6 +30,12 @@ type Finder interface {
 	Listen(ctx context.Context, component string, found func(identity string), bad func(error)) error
 }
 
+// Reconnecter is a Finder that says when its broker connection came back, e.g. after a broker
+// restart dropped the startup events published meanwhile.
+type Reconnecter interface {
+	OnReconnect(f func())
+}
+
 // Options configure an Edge. Flow, Source, Finder and Metrics are required.
 type Options struct {
 	Site   string
@@ -162,6 +168,12 @@ func (e *Edge) Run(ctx context.Context) error {
 		return fmt.Errorf("edge: listen for startup events: %w", err)
 	}
 
+	if rc, ok := e.o.Finder.(Reconnecter); ok {
+		rc.OnReconnect(func() {
+			e.log.Warn("discovery connection back after a broker outage: sweeping now")
+			e.wakeDiscovery()
+		})
+	}
 	var wg sync.WaitGroup
 	if w, ok := e.o.Source.(lease.PauseWatcher); ok {
 		wg.Add(1)

@@ -248,3 +248,31 @@ func TestEdge_UnknownRestartSettledByRediscovery(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// reconnecting is a finder whose broker connection can be made to come back.
+type reconnecting struct {
+	finder
+	mu sync.Mutex
+	f  func()
+}
+
+func (r *reconnecting) OnReconnect(f func()) { r.mu.Lock(); r.f = f; r.mu.Unlock() }
+
+func (r *reconnecting) reconnect() {
+	r.mu.Lock()
+	f := r.f
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// Startup events published while the broker was down are lost: a reconnect sweeps at once
+// rather than at the next interval.
+func TestEdge_BrokerReconnectSweepsAtOnce(t *testing.T) {
+	f := &reconnecting{finder: finder{ids: []string{"a"}}}
+	e, _ := run(t, edge.Options{Workers: 2, Interval: time.Hour, Flow: newFlow(provisioned), Finder: f})
+	waitFor(t, 10*time.Second, "the first sweep", func() bool { return f.sweeps.Load() == 1 && e.Ready() })
+	f.reconnect()
+	waitFor(t, 10*time.Second, "a sweep after the reconnect", func() bool { return f.sweeps.Load() == 2 })
+}
