@@ -13,9 +13,6 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Outcome names of muster_edge_results_total, in the order summaries list them.
-var outcomeNames = []string{"provisioned", "upgrade_sent", "deferred", "shutdown", "failed", "lock_held", "unknown", "skipped", "paused"}
-
 // Snapshot is what one read of the edge's /metrics says.
 type Snapshot struct {
 	// Discovered is choria_provisioner_discovered: nodes queued by discovery sweeps.

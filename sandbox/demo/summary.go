@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/report"
 )
@@ -86,8 +87,8 @@ func (s Summary) Print(w io.Writer) {
 	}
 	fmt.Fprintln(tw, "\t\t")
 	fmt.Fprintln(tw, "EDGE RESULT (muster_edge_results_total, both edges)\tCOUNT\t")
-	for _, o := range outcomeNames {
-		fmt.Fprintf(tw, "%s\t%d\t\n", o, s.Outcomes[o])
+	for _, o := range hostflow.Outcomes() {
+		fmt.Fprintf(tw, "%s\t%d\t\n", o, s.Outcomes[o.String()])
 	}
 	fmt.Fprintln(tw, "\t\t")
 	t := s.Report.Totals
