@@ -7,15 +7,18 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
-// shortPlan is the chaos suite's short version for `make test`: a leader SIGKILL mid-batch,
-// then an operator pause with a clock step, then a leader partition with a cluster restart.
-var shortPlan = [][]Kind{{LeaderKill}, {OperatorPause, ClockStep}, {LeaderPartition, ClusterRestart}}
+// shortPlan is the chaos suite's short version for `make test`: a leader SIGKILL mid-batch, an
+// operator pause with a clock step, a leader partition with a cluster restart, an edge SIGKILL
+// (its journal) with an edge SIGSTOP, then a mix drawn from the seed, which is random unless
+// MUSTER_CHAOS_SEED names one (the output prints it).
+var shortPlan = [][]Kind{{LeaderKill}, {OperatorPause, ClockStep}, {LeaderPartition, ClusterRestart}, {EdgeKill, EdgeStop}, nil}
 
 // TestChaos_ShortRun runs three rounds of the chaos suite against real coordinator and edge
 // processes: every check must pass and every planned fault must have been injected.
@@ -33,21 +36,27 @@ func TestChaos_ShortRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var seed uint64 // random
+	if s := os.Getenv("MUSTER_CHAOS_SEED"); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("MUSTER_CHAOS_SEED: %v", err)
+		}
+	}
 	var out bytes.Buffer
 	sum, err := Run(ctx, Options{
-		Dir: filepath.Join(dir, "run"), Rounds: len(shortPlan), Seed: 20261201, Emulated: 150, Real: 1,
+		Dir: filepath.Join(dir, "run"), Rounds: len(shortPlan), Seed: seed, Emulated: 150, Real: 1,
 		NodeBinary: bin, Plan: shortPlan, Out: &out,
 	})
 	t.Logf("chaos output:\n%s", out.String())
 	if err != nil {
-		t.Fatalf("%v (directory kept: %s)", err, dir)
+		t.Fatalf("%v (directory kept: %s; rerun with MUSTER_CHAOS_SEED=%d)", err, dir, sum.Seed)
 	}
 	defer os.RemoveAll(dir)
 	if len(sum.Rounds) != len(shortPlan) || !sum.Passed() {
-		t.Fatalf("%d rounds, passed %v", len(sum.Rounds), sum.Passed())
+		t.Fatalf("%d rounds, passed %v (rerun with MUSTER_CHAOS_SEED=%d)", len(sum.Rounds), sum.Passed(), sum.Seed)
 	}
 	for i, r := range sum.Rounds {
-		if len(r.Events) != len(shortPlan[i]) {
+		if shortPlan[i] != nil && len(r.Events) != len(shortPlan[i]) {
 			t.Errorf("round %d injected %d faults, want %d", r.Round, len(r.Events), len(shortPlan[i]))
 		}
 		for _, e := range r.Events {
@@ -56,7 +65,7 @@ func TestChaos_ShortRun(t *testing.T) {
 			}
 		}
 	}
-	if len(sum.Stalls()) != 1 {
-		t.Errorf("stalls %v, want one for the leader SIGKILL", sum.Stalls())
+	if len(sum.Stalls()) < 1 {
+		t.Errorf("stalls %v, want one for the leader SIGKILL at least", sum.Stalls())
 	}
 }

@@ -42,7 +42,7 @@ type Options struct {
 	// Kinds the rounds draw faults from; default AllKinds. Round i <= len(Kinds) injects
 	// Kinds[i-1] alone, later rounds mix 2 or 3.
 	Kinds []Kind
-	// Plan overrides the faults of each round when set.
+	// Plan overrides the faults of each round when set; a nil round draws a mix from the seed.
 	Plan [][]Kind
 	// Root is the repository root (for building); found from the working directory when empty.
 	Root string
@@ -315,11 +315,12 @@ func (r *Runner) stop() {
 
 // plan is the faults of round i.
 func (r *Runner) plan(i int) []Kind {
-	if len(r.opts.Plan) > 0 {
-		return r.opts.Plan[(i-1)%len(r.opts.Plan)]
-	}
 	ks := r.opts.Kinds
-	if i <= len(ks) {
+	if len(r.opts.Plan) > 0 {
+		if p := r.opts.Plan[(i-1)%len(r.opts.Plan)]; p != nil {
+			return p
+		}
+	} else if i <= len(ks) {
 		return []Kind{ks[i-1]}
 	}
 	n := 2 + r.rng.IntN(2)
