@@ -27,12 +27,13 @@ const (
 	CmdExtend   CommandType = 6
 	CmdPause    CommandType = 7
 	CmdMember   CommandType = 8
+	CmdRetry    CommandType = 9
 )
 
 // known reports whether this version of the ledger applies commands of type t.
 func (t CommandType) known() bool {
 	switch t &^ IgnoreUnknown {
-	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember:
+	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry:
 		return true
 	}
 	return false
@@ -57,6 +58,8 @@ func (t CommandType) String() string {
 		return "pause"
 	case CmdMember:
 		return "member"
+	case CmdRetry:
+		return "retry"
 	}
 	return fmt.Sprintf("type-%d", uint8(t))
 }
@@ -160,6 +163,18 @@ type Member struct {
 	Remove     bool   `json:"remove,omitempty"`
 }
 
+// Retry sends the named nodes back to waiting on the operator's word: attempts reset, no backoff.
+// A node leased, not in a final state, or (when Region or State is set) no longer in the region
+// or state the leader selected it by is refused by name and left as it is.
+type Retry struct {
+	Now    time.Time     `json:"now"`
+	By     string        `json:"by,omitempty"`
+	Policy Policy        `json:"policy"`
+	Nodes  []string      `json:"nodes"`
+	Region string        `json:"region,omitempty"`
+	State  api.NodeState `json:"state,omitempty"`
+}
+
 func (c Register) stamp() time.Time { return c.Now }
 func (c Grant) stamp() time.Time    { return c.Now }
 func (c Renew) stamp() time.Time    { return c.Now }
@@ -167,6 +182,7 @@ func (c Report) stamp() time.Time   { return c.Now }
 func (c Expire) stamp() time.Time   { return c.Now }
 func (c Extend) stamp() time.Time   { return c.Now }
 func (c Pause) stamp() time.Time    { return c.Now }
+func (c Retry) stamp() time.Time    { return c.Now }
 
 // Command is the body of a log entry; its Type is the entry's first byte.
 type Command interface {
@@ -196,6 +212,9 @@ func (Pause) Type() CommandType { return CmdPause }
 
 // Type is the command's type byte.
 func (Member) Type() CommandType { return CmdMember }
+
+// Type is the command's type byte.
+func (Retry) Type() CommandType { return CmdRetry }
 
 // EncodeCommand returns the log entry for a command: the type byte then the JSON body.
 func EncodeCommand(c Command) ([]byte, error) {

@@ -24,6 +24,11 @@ var (
 	ErrNotInLease = errors.New("node not held by this lease")
 	// ErrUnknownNode means the node is not in the ledger.
 	ErrUnknownNode = errors.New("unknown node")
+	// ErrNotRetryable means the node is leased (a worker may be on it) or not in a state an
+	// operator's retry moves (abandoned, gone, deferred), or left it since it was selected.
+	ErrNotRetryable = errors.New("node not retryable")
+	// ErrUnknownRegion means no node of the ledger is in that region.
+	ErrUnknownRegion = errors.New("unknown region")
 	// ErrPaused means the operator paused provisioning, so no lease is granted.
 	ErrPaused = errors.New("provisioning paused")
 	// ErrClosed means the ledger was closed.

@@ -48,6 +48,9 @@ func applyExpire(t *txn, c *Expire) (any, error) {
 			if err := t.putNode(old, &n); err != nil {
 				return nil, storageError{err}
 			}
+			if err := t.noteFailure(&n); err != nil {
+				return nil, storageError{err}
+			}
 		}
 		if err := t.leases.Delete([]byte(ls.ID)); err != nil {
 			return nil, storageError{fmt.Errorf("delete lease %s: %w", ls.ID, err)}

@@ -72,6 +72,11 @@ func applyReport(t *txn, c *Report) (any, error) {
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}
 		}
+		if failureOutcome(r.Outcome) {
+			if err := t.noteFailure(&n); err != nil {
+				return nil, storageError{err}
+			}
+		}
 		done[r.Identity] = true
 		res.Accepted++
 		res.Applied = append(res.Applied, r.Identity)

@@ -2,7 +2,11 @@
 
 package ledger
 
-import "time"
+import (
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
 
 // Rejection names one node a command did not apply to, and why.
 type Rejection struct {
@@ -60,6 +64,22 @@ type ExpireResult struct {
 // ExtendResult counts the leases that were extended.
 type ExtendResult struct {
 	Extended int
+}
+
+// RetryResult lists the nodes a Retry moved back to waiting, as they were before, and those it
+// refused.
+type RetryResult struct {
+	Retried  []RetriedNode
+	Rejected []Rejection
+}
+
+// RetriedNode is a node as it was when a retry moved (or, planned, would move) it.
+type RetriedNode struct {
+	Identity  string
+	Region    string
+	From      api.NodeState
+	Attempts  int
+	LastError string
 }
 
 // PauseState is the replicated operator pause flag.

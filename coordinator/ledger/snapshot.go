@@ -4,11 +4,13 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -151,7 +153,7 @@ func checkFile(path string) error {
 	defer db.Close()
 	return db.View(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil {
+			if tx.Bucket(b) == nil && !slices.ContainsFunc(laterBuckets, func(l []byte) bool { return bytes.Equal(l, b) }) {
 				return fmt.Errorf("bucket %s missing", b)
 			}
 		}

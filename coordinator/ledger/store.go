@@ -29,15 +29,23 @@ var (
 	// bucketReportTimes indexes them by time(8B BE ns) + that key so old ones are forgotten.
 	bucketReports     = []byte("reports")
 	bucketReportTimes = []byte("report_times")
+	// bucketFailures keeps the newest FailureMemory failures by sequence number (8B BE).
+	bucketFailures = []byte("failures")
 
 	keyAppliedIndex = []byte("applied_index")
 	keyAppliedTerm  = []byte("applied_term")
 	keyPause        = []byte("pause")
 	// keyStamp is the latest leader time of any applied command (unix ns): the ledger's time.
 	keyStamp = []byte("stamp")
+	// keyFailureSeq is the sequence number of the latest failure recorded.
+	keyFailureSeq = []byte("failure_seq")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes}
+var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes, bucketFailures}
+
+// laterBuckets were added after the first format: a snapshot of an older member lacks them, and
+// opening the restored file creates them empty.
+var laterBuckets = [][]byte{bucketFailures}
 
 // Options tune how a Ledger opens its file.
 type Options struct {

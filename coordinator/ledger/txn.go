@@ -24,6 +24,7 @@ type txn struct {
 	members     *bolt.Bucket
 	reports     *bolt.Bucket
 	reportTimes *bolt.Bucket
+	failures    *bolt.Bucket
 
 	deltas       map[string]int64
 	regions      map[string]struct{}
@@ -43,6 +44,7 @@ func newTxn(tx *bolt.Tx) *txn {
 		members:     tx.Bucket(bucketMembers),
 		reports:     tx.Bucket(bucketReports),
 		reportTimes: tx.Bucket(bucketReportTimes),
+		failures:    tx.Bucket(bucketFailures),
 		deltas:      map[string]int64{},
 		regions:     map[string]struct{}{},
 	}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/seed96588659/muster/pkg/api"
+	bolt "go.etcd.io/bbolt"
+)
+
+// retryReason is spelled out in the record, not given a reason code (codec.go), so a member of
+// the previous build that installs a newer member's snapshot still decodes it.
+const retryReason = "retried by the operator"
+
+func applyRetry(t *txn, c *Retry) (any, error) {
+	if err := validBatch(c.Now, c.Policy, len(c.Nodes), "retry", "nodes"); err != nil {
+		return nil, err
+	}
+	if len(c.Nodes) == 0 {
+		return nil, errorf("retry names no node")
+	}
+	if c.State != "" && !slices.Contains(api.RetryableStates(), c.State) {
+		return nil, errorf("retry from state %q: only %v are retried", c.State, api.RetryableStates())
+	}
+	seen := make(map[string]struct{}, len(c.Nodes))
+	for _, id := range c.Nodes {
+		if err := validID("node identity", id); err != nil {
+			return nil, err
+		}
+		if _, dup := seen[id]; dup {
+			return nil, errorf("retry lists node %s twice", id)
+		}
+		seen[id] = struct{}{}
+	}
+	res := &RetryResult{}
+	reason := retryReason
+	if c.By != "" && c.By != "operator" {
+		reason += " (" + c.By + ")"
+	}
+	for _, id := range c.Nodes {
+		old, err := getNode(t.nodes, id)
+		if err != nil {
+			return nil, storageError{err}
+		}
+		if err := retryRefusal(old, id, c.Region, c.State); err != nil {
+			res.Rejected = append(res.Rejected, reject(id, err))
+			continue
+		}
+		res.Retried = append(res.Retried, RetriedNode{Identity: id, Region: old.Region, From: old.State, Attempts: old.Attempts, LastError: old.LastError})
+		n := *old
+		n.History = append([]api.Transition(nil), old.History...)
+		n.Attempts = 0
+		n.LastError = ""
+		// No backoff is left: eligible from now. The lock window is kept: go-choria's lock on the
+		// node itself does not know about the operator.
+		n.NotBefore = c.Now
+		n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: reason}, c.Policy.HistoryLimit)
+		if err := t.putNode(old, &n); err != nil {
+			return nil, storageError{err}
+		}
+	}
+	return res, nil
+}
+
+// retryRefusal is why node id (record old) may not be retried, or nil; region and state, when
+// set, are what the leader selected it by.
+func retryRefusal(old *Node, id, region string, state api.NodeState) error {
+	switch {
+	case old == nil:
+		return fmt.Errorf("%w: %s", ErrUnknownNode, id)
+	case old.State == api.StateLeased:
+		return fmt.Errorf("%w: node %s is leased to edge %s under lease %s: a worker may be on it", ErrNotRetryable, id, old.Edge, old.LeaseID)
+	case !slices.Contains(api.RetryableStates(), old.State):
+		return fmt.Errorf("%w: node %s is %s; only %v nodes are retried", ErrNotRetryable, id, old.State, api.RetryableStates())
+	case state != "" && old.State != state:
+		return fmt.Errorf("%w: node %s is %s now, not %s", ErrNotRetryable, id, old.State, state)
+	case region != "" && old.Region != region:
+		return fmt.Errorf("%w: node %s is in region %s now, not %s", ErrNotRetryable, id, old.Region, region)
+	}
+	return nil
+}
+
+// RetrySelection is what an operator asks to retry: the named Nodes, or up to Limit nodes of
+// Region in State.
+type RetrySelection struct {
+	Nodes  []string
+	Region string
+	State  api.NodeState
+	Limit  int
+}
+
+// RetryPlan is what a retry would move now, in order; More says the region holds more than Limit.
+type RetryPlan struct {
+	Nodes []RetriedNode
+	More  bool
+}
+
+// maxRefusalsNamed bounds the refusals one error message lists.
+const maxRefusalsNamed = 10
+
+// PlanRetry reads what a retry of sel would move, before anything is proposed: a named node that
+// may not be retried refuses the whole request (each such node named, up to ten), and a region
+// with no node at all is unknown. The ledger checks each node again when the retry applies.
+func (l *Ledger) PlanRetry(sel RetrySelection) (RetryPlan, error) {
+	if len(sel.Nodes) > 0 {
+		return l.planNamed(sel.Nodes)
+	}
+	var plan RetryPlan
+	if sel.Limit <= 0 {
+		sel.Limit = api.MaxRetryNodes
+	}
+	counts, err := l.Counts()
+	if err != nil {
+		return plan, err
+	}
+	if _, ok := counts[sel.Region]; !ok {
+		return plan, fmt.Errorf("%w: no node of the ledger is in region %q", ErrUnknownRegion, sel.Region)
+	}
+	if counts[sel.Region][sel.State] == 0 {
+		return plan, nil
+	}
+	f := NodeFilter{Region: sel.Region, State: sel.State, Limit: MaxBatch}
+	for {
+		page, next, err := l.Nodes(f)
+		if err != nil {
+			return plan, err
+		}
+		for _, n := range page {
+			if len(plan.Nodes) == sel.Limit {
+				plan.More = true
+				return plan, nil
+			}
+			plan.Nodes = append(plan.Nodes, RetriedNode{Identity: n.Identity, Region: n.Region, From: n.State, Attempts: n.Attempts, LastError: n.LastError})
+		}
+		if next == "" {
+			return plan, nil
+		}
+		f.After = next
+	}
+}
+
+func (l *Ledger) planNamed(ids []string) (RetryPlan, error) {
+	var plan RetryPlan
+	var refusals []string
+	var first, sentinel error
+	err := l.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketNodes)
+		for _, id := range ids {
+			n, err := getNode(b, id)
+			if err != nil {
+				return err
+			}
+			if rerr := retryRefusal(n, id, "", ""); rerr != nil {
+				if first == nil {
+					first = rerr
+				}
+				// A request naming a node that exists but may not move is a conflict; one
+				// naming only unknown nodes is not found.
+				if sentinel != ErrNotRetryable {
+					sentinel = ErrUnknownNode
+					if errors.Is(rerr, ErrNotRetryable) {
+						sentinel = ErrNotRetryable
+					}
+				}
+				refusals = append(refusals, rerr.Error())
+				continue
+			}
+			plan.Nodes = append(plan.Nodes, RetriedNode{Identity: id, Region: n.Region, From: n.State, Attempts: n.Attempts, LastError: n.LastError})
+		}
+		return nil
+	})
+	if err != nil {
+		return RetryPlan{}, err
+	}
+	if first != nil {
+		refused, more := len(refusals), ""
+		if len(refusals) > maxRefusalsNamed {
+			more = fmt.Sprintf("; and %d more", len(refusals)-maxRefusalsNamed)
+			refusals = refusals[:maxRefusalsNamed]
+		}
+		return RetryPlan{}, &planError{msg: fmt.Sprintf("retry refused for %d of %d nodes, nothing moved: %s%s", refused, len(ids), strings.Join(refusals, "; "), more), err: sentinel}
+	}
+	return plan, nil
+}
+
+// planError carries every refusal in its message and, for errors.Is, ErrNotRetryable when a named
+// node exists but may not move, else ErrUnknownNode.
+type planError struct {
+	msg string
+	err error
+}
+
+func (e *planError) Error() string { return e.msg }
+func (e *planError) Unwrap() error { return e.err }

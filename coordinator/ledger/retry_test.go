@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// abandon fails node id until the ledger abandons it (testPolicy: 3 attempts); it returns the
+// time after the last failure.
+func abandon(t *testing.T, h *harness, at time.Time, id string) time.Time {
+	t.Helper()
+	for h.node(id).State != api.StateAbandoned {
+		at = at.Add(10 * time.Second)
+		// Every eligible node of the region is granted; the others are released again.
+		ls := h.grant(at, "edge-a", h.node(id).Region, 100)
+		if ls == nil || !slices.Contains(ls.Nodes, id) {
+			t.Fatalf("grant at %s: %+v, want %s in it", at, ls, id)
+		}
+		c := &Report{Now: at, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy()}
+		for _, n := range ls.Nodes {
+			if n == id {
+				c.Results = append(c.Results, Result{Identity: n, Outcome: api.OutcomeFailed, Error: errIf(api.OutcomeFailed)})
+			} else {
+				c.Results = append(c.Results, Result{Identity: n, Outcome: api.OutcomeReleased})
+			}
+		}
+		mustResult[*ReportResult](t, h.apply(c))
+	}
+	return at
+}
+
+func (h *harness) retry(at time.Time, c Retry) any {
+	h.t.Helper()
+	c.Now, c.Policy = at, testPolicy()
+	if c.By == "" {
+		c.By = "operator"
+	}
+	return h.apply(&c)
+}
+
+func TestRetry_AbandonedNodeWaitsAgainWithAttemptsResetAndIsGrantedAtOnce(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "n1", "n2")
+	at := abandon(t, h, t0, "n1")
+	before := h.node("n1")
+	if before.Attempts != 3 || before.LastError == "" {
+		t.Fatalf("abandoned node: %+v", before)
+	}
+	at = at.Add(time.Second)
+	res := mustResult[*RetryResult](t, h.retry(at, Retry{Nodes: []string{"n1"}}))
+	if len(res.Rejected) != 0 || len(res.Retried) != 1 {
+		t.Fatalf("retry: %+v", res)
+	}
+	if r := res.Retried[0]; r.Identity != "n1" || r.Region != "eu" || r.From != api.StateAbandoned || r.Attempts != 3 || r.LastError != "inventory failed" {
+		t.Errorf("retried node as it was: %+v", r)
+	}
+	n := h.node("n1")
+	if n.State != api.StateWaiting || n.Attempts != 0 || n.LastError != "" || !n.NotBefore.Equal(at) {
+		t.Errorf("after retry: state %s attempts %d error %q not_before %s; want waiting 0 \"\" %s", n.State, n.Attempts, n.LastError, n.NotBefore, at)
+	}
+	last := n.History[len(n.History)-1]
+	if last.From != api.StateAbandoned || last.To != api.StateWaiting || last.Reason != "retried by the operator" || !last.At.Equal(at) {
+		t.Errorf("last transition %+v", last)
+	}
+	if c := h.counts()["eu"]; c[api.StateWaiting] != 2 || c[api.StateAbandoned] != 0 {
+		t.Errorf("counts after retry: %v", c)
+	}
+	// Eligible now: no backoff is left, and it fails three times again before it is abandoned.
+	ls := h.grant(at, "edge-a", "eu", 2)
+	if ls == nil || len(ls.Nodes) != 2 {
+		t.Fatalf("grant after retry: %+v", ls)
+	}
+	// The record survives a decode round trip with the spelled-out reason.
+	if got := h.node("n1").History; got[len(got)-1].Reason != "granted" || got[len(got)-2].Reason != "retried by the operator" {
+		t.Errorf("history after grant: %+v", got)
+	}
+}
+
+func TestRetry_GoneAndDeferredNodesWaitWithNoBackoffLeft(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "gone", "deferred")
+	ls := h.grant(t0, "edge-a", "eu", 2)
+	c := &Report{Now: t0, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Results: []Result{
+		{Identity: "gone", Outcome: api.OutcomeGone, Error: "not in provisioning mode"},
+		{Identity: "deferred", Outcome: api.OutcomeDeferred},
+	}}
+	mustResult[*ReportResult](t, h.apply(c))
+	at := t0.Add(100 * time.Millisecond) // the deferral's backoff (1s) has not passed
+	res := mustResult[*RetryResult](t, h.retry(at, Retry{Nodes: []string{"gone", "deferred"}}))
+	if len(res.Retried) != 2 || len(res.Rejected) != 0 {
+		t.Fatalf("retry: %+v", res)
+	}
+	for _, id := range []string{"gone", "deferred"} {
+		if n := h.node(id); n.State != api.StateWaiting || !n.NotBefore.Equal(at) {
+			t.Errorf("%s: %s not before %s", id, n.State, n.NotBefore)
+		}
+	}
+	if got := h.grant(at, "edge-a", "eu", 5); got == nil || len(got.Nodes) != 2 {
+		t.Errorf("grant right after the retry: %+v", got)
+	}
+}
+
+// A leased node is never touched (a worker may be on it); an unknown node, a waiting one and a
+// provisioned one are refused by name; the others of the command still move.
+func TestRetry_RefusesLeasedUnknownAndNotFinalNodesByName(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "abandoned", "leased", "provisioned", "waiting")
+	at := abandon(t, h, t0, "abandoned").Add(10 * time.Second)
+	ls := h.grant(at, "edge-a", "eu", 3)
+	if ls == nil || len(ls.Nodes) != 3 || slices.Contains(ls.Nodes, "abandoned") {
+		t.Fatalf("grant: %+v", ls)
+	}
+	c := &Report{Now: at, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Results: []Result{
+		{Identity: "provisioned", Outcome: api.OutcomeProvisioned}, {Identity: "waiting", Outcome: api.OutcomeReleased},
+	}}
+	mustResult[*ReportResult](t, h.apply(c))
+	for id, want := range map[string]api.NodeState{"leased": api.StateLeased, "provisioned": api.StateProvisioned, "waiting": api.StateWaiting} {
+		if got := h.node(id).State; got != want {
+			t.Fatalf("%s is %s, want %s", id, got, want)
+		}
+	}
+	leasedBefore := encodeNode(h.node("leased"))
+	res := mustResult[*RetryResult](t, h.retry(at.Add(time.Second), Retry{Nodes: []string{"leased", "nope", "waiting", "provisioned", "abandoned"}}))
+	if len(res.Retried) != 1 || res.Retried[0].Identity != "abandoned" {
+		t.Fatalf("retried %+v", res.Retried)
+	}
+	want := map[string]error{"leased": ErrNotRetryable, "nope": ErrUnknownNode, "waiting": ErrNotRetryable, "provisioned": ErrNotRetryable}
+	if len(res.Rejected) != len(want) {
+		t.Fatalf("rejected %+v", res.Rejected)
+	}
+	for _, r := range res.Rejected {
+		if !errors.Is(r.Err, want[r.Identity]) {
+			t.Errorf("%s refused with %v, want %v", r.Identity, r.Err, want[r.Identity])
+		}
+	}
+	if got := encodeNode(h.node("leased")); string(got) != string(leasedBefore) {
+		t.Errorf("the leased node was changed by a refused retry")
+	}
+	if n := h.node("provisioned"); n.State != api.StateProvisioned {
+		t.Errorf("provisioned node is %s", n.State)
+	}
+}
+
+// The leader selects a region's nodes, then proposes: a node that left the selected state or
+// region before the command applied is skipped.
+func TestRetry_StateAndRegionGuardsSkipNodesThatMovedSinceSelection(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a", "b")
+	at := abandon(t, h, t0, "a")
+	at = abandon(t, h, at, "b")
+	h.register(at.Add(time.Hour), "us", "b") // b moved region (it stays abandoned)
+	res := mustResult[*RetryResult](t, h.retry(at.Add(time.Hour), Retry{Region: "eu", State: api.StateGone, Nodes: []string{"a"}}))
+	if len(res.Retried) != 0 || len(res.Rejected) != 1 || !errors.Is(res.Rejected[0].Err, ErrNotRetryable) {
+		t.Errorf("state guard: %+v", res)
+	}
+	res = mustResult[*RetryResult](t, h.retry(at.Add(time.Hour), Retry{Region: "eu", State: api.StateAbandoned, Nodes: []string{"a", "b"}}))
+	if len(res.Retried) != 1 || res.Retried[0].Identity != "a" || len(res.Rejected) != 1 || res.Rejected[0].Identity != "b" {
+		t.Errorf("region guard: %+v", res)
+	}
+}
+
+func TestRetry_RefusesABadCommandWhole(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a")
+	big := make([]string, MaxBatch+1)
+	for i := range big {
+		big[i] = fmt.Sprintf("n%d", i)
+	}
+	for name, c := range map[string]Retry{
+		"too many":     {Nodes: big},
+		"no nodes":     {},
+		"guard state":  {Nodes: []string{"a"}, State: api.StateWaiting},
+		"listed twice": {Nodes: []string{"a", "a"}},
+		"empty id":     {Nodes: []string{""}},
+		"no time":      {Nodes: []string{"a"}},
+	} {
+		at := t0
+		if name == "no time" {
+			at = time.Time{}
+		}
+		mustErr(t, h.retry(at, c), ErrBadCommand)
+	}
+}
+
+func TestPlanRetry_SelectsARegionsNodesInAStateUpToTheLimit(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "e1", "e2", "e3", "e4")
+	h.register(t0, "us", "u1")
+	at := t0
+	for _, id := range []string{"e1", "e3", "e4", "u1"} {
+		at = abandon(t, h, at, id)
+	}
+	p, err := h.l.PlanRetry(RetrySelection{Region: "eu", State: api.StateAbandoned, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Nodes) != 2 || p.Nodes[0].Identity != "e1" || p.Nodes[1].Identity != "e3" || !p.More {
+		t.Errorf("limit 2: %+v", p)
+	}
+	p, err = h.l.PlanRetry(RetrySelection{Region: "eu", State: api.StateAbandoned, Limit: 3})
+	if err != nil || len(p.Nodes) != 3 || p.More {
+		t.Errorf("limit 3: %+v %v", p, err)
+	}
+	if _, err := h.l.PlanRetry(RetrySelection{Region: "mars", State: api.StateAbandoned, Limit: 3}); !errors.Is(err, ErrUnknownRegion) {
+		t.Errorf("unknown region: %v", err)
+	}
+	// Named nodes: the whole selection is refused, naming each node and why.
+	_, err = h.l.PlanRetry(RetrySelection{Nodes: []string{"e1", "e2", "ghost"}})
+	if !errors.Is(err, ErrNotRetryable) || !contains(err.Error(), "e2", "waiting", "ghost", "unknown node") {
+		t.Errorf("named: %v", err)
+	}
+	p, err = h.l.PlanRetry(RetrySelection{Nodes: []string{"u1", "e1"}})
+	if err != nil || len(p.Nodes) != 2 || p.Nodes[0].Identity != "u1" || p.Nodes[0].From != api.StateAbandoned {
+		t.Errorf("named plan: %+v %v", p, err)
+	}
+}
+
+func contains(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
