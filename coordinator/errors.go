@@ -32,6 +32,10 @@ var (
 	ErrLeaseExpired = ledger.ErrLeaseExpired
 	// ErrUnknownNode: no such node in the ledger (404).
 	ErrUnknownNode = ledger.ErrUnknownNode
+	// ErrNotRetryable: a node named for retry is leased or not abandoned, gone or deferred (409).
+	ErrNotRetryable = ledger.ErrNotRetryable
+	// ErrUnknownRegion: a retry names a region no node is in (404).
+	ErrUnknownRegion = ledger.ErrUnknownRegion
 	// ErrBadRequest: the ledger refused the command as invalid; nothing changed (400).
 	ErrBadRequest = ledger.ErrBadCommand
 	// ErrTimeout: the command was not committed in time; it may still apply (503).

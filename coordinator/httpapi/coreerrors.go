@@ -23,6 +23,8 @@ func CoreErrors() []ErrorMapping {
 		{coordinator.ErrWrongEdge, http.StatusForbidden, api.CodeWrongEdge},
 		{coordinator.ErrLeaseExpired, http.StatusConflict, api.CodeLeaseExpired},
 		{coordinator.ErrUnknownNode, http.StatusNotFound, api.CodeNotFound},
+		{coordinator.ErrUnknownRegion, http.StatusNotFound, api.CodeNotFound},
+		{coordinator.ErrNotRetryable, http.StatusConflict, api.CodeConflict},
 		{coordinator.ErrBadRequest, http.StatusBadRequest, api.CodeBadRequest},
 	}
 }

@@ -132,6 +132,11 @@ func (s *Server) remove() http.Handler {
 	})
 }
 
+// retry is an admin write: the admin token only, never an edge credential or a read certificate.
+func (s *Server) retry() http.Handler {
+	return postJSON(s, endpoint{route: api.PathRetry, admin: true}, s.svc.Retry)
+}
+
 func (s *Server) snapshot() http.Handler {
 	return postJSON(s, endpoint{route: api.PathSnapshot, admin: true, emptyOK: true}, func(ctx context.Context, _ empty) (api.SnapshotResponse, error) {
 		return s.svc.Snapshot(ctx)

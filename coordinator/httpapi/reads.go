@@ -115,6 +115,40 @@ func (s *Server) nodes() http.Handler {
 	})
 }
 
+// failures lists the ledger's recent failures, newest first, read on the leader unless stale=true.
+// It reads the failure index only, so the status page may poll it at any ledger size.
+func (s *Server) failures() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, ok := s.getGuard(w, r, api.PathFailures, "limit", "stale")
+		if !ok {
+			return
+		}
+		limit := api.DefaultFailures
+		if v := q.Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > api.MaxFailures {
+				writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter limit: %q is not a number in 1..%d", v, api.MaxFailures), "")
+				return
+			}
+			limit = n
+		}
+		local, ok := stale(w, q)
+		if !ok {
+			return
+		}
+		if !local && !s.svc.IsLeader() {
+			s.toLeader(w, r, api.PathFailures, nil)
+			return
+		}
+		out, err := s.svc.Failures(r.Context(), limit)
+		if err != nil {
+			s.fail(w, r, api.PathFailures, nil, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+}
+
 // node returns one node with its history, read on the leader unless stale=true.
 func (s *Server) node() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

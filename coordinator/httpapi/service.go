@@ -23,6 +23,8 @@ type Service interface {
 	Join(ctx context.Context, req api.JoinRequest) error
 	Remove(ctx context.Context, req api.RemoveRequest) error
 	Snapshot(ctx context.Context) (api.SnapshotResponse, error)
+	Retry(ctx context.Context, req api.RetryRequest) (api.RetryResponse, error)
+	Failures(ctx context.Context, limit int) (api.FailuresResponse, error)
 	IsLeader() bool
 	LeaderAPIAddress() string
 }

@@ -36,6 +36,7 @@ type Metrics struct {
 	ResultsApplied    *prometheus.CounterVec
 	ApplyLatency      *prometheus.HistogramVec
 	LeadershipChanges prometheus.Counter
+	RetriedNodes      prometheus.Counter
 }
 
 // New creates the metrics and registers them on reg.
@@ -62,10 +63,12 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"command"}),
 		LeadershipChanges: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "muster_coordinator_leadership_changes_total", Help: "Times this member gained or lost leadership."}),
+		RetriedNodes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_retried_nodes_total", Help: "Nodes the operator sent back to waiting (retry) through this member while leader."}),
 	}
 	cs := []prometheus.Collector{
 		m.LeaseGrants, m.LeaseReplays, m.ReportReplays, m.LeaseNodesGranted, m.LeaseRenewals, m.LeaseExpiries, m.StaleReports,
-		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges,
+		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges, m.RetriedNodes,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leader", Help: "1 when this member is the Raft leader."},
 			func() float64 { return b2f(src.Leader()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_term", Help: "Current Raft term."},

@@ -224,6 +224,28 @@ func (c *Client) Snapshot(ctx context.Context) (SnapshotResponse, error) {
 	return call[SnapshotResponse](ctx, c, http.MethodPost, PathSnapshot, nil, &struct{}{})
 }
 
+// Retry sends abandoned, gone or deferred nodes back to waiting on the leader (with DryRun, says
+// which would move). The request is checked before anything is sent.
+func (c *Client) Retry(ctx context.Context, req RetryRequest) (RetryResponse, error) {
+	if err := req.Validate(); err != nil {
+		return RetryResponse{}, err
+	}
+	return call[RetryResponse](ctx, c, http.MethodPost, PathRetry, nil, &req)
+}
+
+// Failures returns up to limit of the ledger's recent failures, newest first, read on the leader
+// (DefaultFailures when limit is 0, at most MaxFailures).
+func (c *Client) Failures(ctx context.Context, limit int) (FailuresResponse, error) {
+	if limit < 0 || limit > MaxFailures {
+		return FailuresResponse{}, fmt.Errorf("limit: %d is not in 0..%d", limit, MaxFailures)
+	}
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	return call[FailuresResponse](ctx, c, http.MethodGet, PathFailures, q, nil)
+}
+
 // call is do for a call that answers with a T. (A "return out, c.do(..., &out)" would leave it to
 // the compiler whether out is read before or after do fills it.)
 func call[T any](ctx context.Context, c *Client, method, path string, q url.Values, in any) (T, error) {

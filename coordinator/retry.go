@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// retryChunk is how many nodes one retry command carries, for the reason registerChunk gives.
+const retryChunk = registerChunk
+
+// Retry gives nodes another chance on the operator's word: the named ones, or up to req.Limit
+// nodes of req.Region in req.State, go back to waiting with their attempts reset. The leader
+// checks the selection before proposing anything (a named node that is unknown, leased or not in
+// a retryable state refuses the whole request), then proposes it in commands of retryChunk nodes;
+// a node that changed in between is skipped and named in the answer. With DryRun it only reads.
+func (s *Service) Retry(ctx context.Context, req api.RetryRequest) (api.RetryResponse, error) {
+	resp := api.RetryResponse{DryRun: req.DryRun, Nodes: []api.RetriedNode{}}
+	if err := req.Validate(); err != nil {
+		return resp, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if err := s.leaderOnly(); err != nil {
+		return resp, err
+	}
+	plan, err := s.ledger.PlanRetry(ledger.RetrySelection{Nodes: req.Nodes, Region: req.Region, State: req.State, Limit: req.Limit})
+	if err != nil {
+		return resp, fmt.Errorf("retry: %w", err)
+	}
+	resp.More = plan.More
+	if req.DryRun {
+		for _, n := range plan.Nodes {
+			resp.Nodes = append(resp.Nodes, toAPIRetried(n))
+		}
+		return resp, nil
+	}
+	policy := s.leases.Load().Config().Policy
+	for start := 0; start < len(plan.Nodes); start += retryChunk {
+		chunk := plan.Nodes[start:min(start+retryChunk, len(plan.Nodes))]
+		cmd := &ledger.Retry{Now: s.leases.Load().Now(), By: "operator", Policy: policy, Region: req.Region, State: req.State, Nodes: make([]string, len(chunk))}
+		for i, n := range chunk {
+			cmd.Nodes[i] = n.Identity
+		}
+		res, err := s.propose(ctx, cmd)
+		if err != nil {
+			// The chunks before this one are applied: say so, the operator may run it again.
+			return resp, fmt.Errorf("retry %d nodes (after %d retried): %w", len(chunk), len(resp.Nodes), err)
+		}
+		r := res.(*ledger.RetryResult)
+		for _, n := range r.Retried {
+			resp.Nodes = append(resp.Nodes, toAPIRetried(n))
+		}
+		for _, rej := range r.Rejected {
+			resp.Skipped = append(resp.Skipped, api.SkippedNode{Identity: rej.Identity, Reason: rej.Reason})
+		}
+		s.metrics.RetriedNodes.Add(float64(len(r.Retried)))
+	}
+	return resp, nil
+}
+
+func toAPIRetried(n ledger.RetriedNode) api.RetriedNode {
+	return api.RetriedNode{Identity: n.Identity, Region: n.Region, From: n.From, Attempts: n.Attempts, LastError: n.LastError}
+}
+
+// Failures returns up to limit recent failures from this member's ledger, newest first. It reads
+// the ledger's failure index, not the nodes, so its cost is the same at any ledger size.
+func (s *Service) Failures(ctx context.Context, limit int) (api.FailuresResponse, error) {
+	fs, err := s.ledger.Failures(limit)
+	if err != nil {
+		return api.FailuresResponse{}, fmt.Errorf("recent failures: %w", err)
+	}
+	resp := api.FailuresResponse{Failures: make([]api.Failure, len(fs))}
+	for i, f := range fs {
+		resp.Failures[i] = api.Failure{At: f.At, Identity: f.Identity, Region: f.Region, Edge: f.Edge, LeaseID: f.LeaseID,
+			State: f.State, Attempts: f.Attempts, Reason: f.Reason, Error: f.Error}
+	}
+	return resp, nil
+}
