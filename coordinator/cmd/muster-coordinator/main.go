@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command muster-coordinator runs a member of Muster's coordinator cluster (serve) and drives a
-// running cluster through its admin API (status, nodes, node, pause, resume, join, remove, snapshot);
+// running cluster through its admin API (status, nodes, node, pause, resume, join, remove, snapshot, retry);
 // recover rewrites a stopped member's membership after quorum is lost for good.
 package main
 
@@ -60,6 +60,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newJoinCmd(),
 		newRemoveCmd(),
 		newSnapshotCmd(),
+		newRetryCmd(),
 		newRecoverCmd(),
 	)
 	return root
