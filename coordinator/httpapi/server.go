@@ -32,7 +32,7 @@ type Config struct {
 	// its CA. A certificate whose common name is the Edge of an Edges entry without a Token is
 	// bound to that entry; with no such entries any verified certificate may act as any edge.
 	ClientCerts bool
-	// ReadCerts lets a verified client certificate use the admin reads (status, nodes, node)
+	// ReadCerts lets a verified client certificate use the admin reads (status, nodes, node, failures)
 	// without the admin token, for the status page; the admin writes still need the token.
 	ReadCerts bool
 	// Insecure opens the edge API without a credential; only for local experiments.
