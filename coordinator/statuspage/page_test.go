@@ -128,3 +128,24 @@ func TestAssets_ShowEveryNodeState(t *testing.T) {
 		t.Fatalf("app.js STATES = %v, want api.NodeStates() %v", got, want)
 	}
 }
+
+// TestAssets_ReadFailuresFromTheIndexNotTheNodes: the page reads recent failures from the
+// ledger's failure index; the only node listing it asks for is filtered to the leased state (a
+// bounded set), so no poll reads the whole ledger.
+func TestAssets_ReadFailuresFromTheIndexNotTheNodes(t *testing.T) {
+	b, err := fs.ReadFile(statuspage.Assets(), "app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := string(b)
+	if !strings.Contains(js, "get('"+api.PathFailures+"'") {
+		t.Errorf("app.js does not read %s", api.PathFailures)
+	}
+	calls := regexp.MustCompile(`get\('` + regexp.QuoteMeta(api.PathNodes) + `', (\w+)\)`).FindAllStringSubmatch(js, -1)
+	if len(calls) != 1 {
+		t.Fatalf("app.js lists nodes %d times, want once (the leases in flight)", len(calls))
+	}
+	if !regexp.MustCompile(`const ` + calls[0][1] + ` = \{ state: 'leased'`).MatchString(js) {
+		t.Errorf("app.js's node listing is not filtered to the leased state")
+	}
+}

@@ -10,12 +10,11 @@
   const TOKEN_KEY = 'muster.adminToken';
   const POLL_MS = 1000;
   const REQUEST_TIMEOUT_MS = 5000;
-  const FAILURES_EVERY = 5; // polls between two failure scans: a scan reads every node
+  const FAILURES_EVERY = 2; // polls between two reads of the ledger's failure index (cheap at any size)
   const HISTORY_EVERY = 2; // polls between two reads of the selected node
   const MAX_SAMPLES = 600; // ten minutes of per-region counts at one sample a second
   const PAGE_LIMIT = 10000; // the admin API's largest page
-  const FAILURE_SCAN_PAGES = 5; // at most 50,000 nodes read per failure scan
-  const MAX_FAILURES = 50;
+  const MAX_FAILURES = 50; // of the ledger's newest 500
   const MAX_LEASE_NODES_SHOWN = 6;
   const STATES = ['waiting', 'leased', 'provisioned', 'deferred', 'shutdown', 'abandoned', 'gone']; // api.NodeStates(), in its order
 
@@ -28,7 +27,7 @@
     generation: 0, // bumped on log-in and log-out so a poll of an old session stops
     selected: '',
     readSelected: false,
-    failuresDue: true, // the next poll scans for failures (set again when a scan fails)
+    failuresDue: true, // the next poll reads the failures (set again when a read fails)
   };
 
   class APIError extends Error {
@@ -227,40 +226,27 @@
     $('leases').tBodies[0].replaceChildren(...rows);
   }
 
-  // ---- recent failures: nodes whose last attempt left an error ---------------------------------
+  // ---- recent failures: the ledger's index of failed attempts, abandoned and gone nodes ---------
 
+  // The ledger keeps its newest failures in an index written with each result, so this reads
+  // at most MAX_FAILURES records, never the nodes: the same cost at a hundred nodes or a million.
   async function recentFailures() {
-    const failed = [];
-    let after = '';
-    let truncated = false;
-    for (let i = 0; ; i++) {
-      if (i === FAILURE_SCAN_PAGES) {
-        truncated = true;
-        break;
-      }
-      const q = { limit: String(PAGE_LIMIT) };
-      if (after) q.after = after;
-      const resp = await get('/v1/admin/nodes', q);
-      for (const n of resp.nodes || []) if (n.last_error) failed.push(n);
-      if (!resp.next) break;
-      after = resp.next;
-    }
-    const when = (n) => [n.finished_at || '', n.leased_at || ''].sort().pop();
-    failed.sort((a, b) => (when(a) < when(b) ? 1 : when(a) > when(b) ? -1 : a.identity < b.identity ? -1 : 1));
-    return { failed: failed.slice(0, MAX_FAILURES), total: failed.length, truncated };
+    const resp = await get('/v1/admin/failures', { limit: String(MAX_FAILURES) });
+    return resp.failures || [];
   }
 
-  function renderFailures(f) {
-    $('failure-count').textContent = `(${f.total}${f.truncated ? '+, first ' + FAILURE_SCAN_PAGES * PAGE_LIMIT + ' nodes read' : ''})`;
-    const rows = f.failed.map((n) =>
-      el('tr', { 'data-node': n.identity },
-        el('td', {}, nodeButton(n.identity)),
-        el('td', {}, n.region),
-        el('td', {}, n.state),
-        el('td', { class: 'num' }, n.attempts),
-        el('td', { class: 'error' }, n.last_error),
-        el('td', { class: 'time' }, fmtTime(n.leased_at))));
-    if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 6 }, 'no failure')));
+  function renderFailures(failures) {
+    $('failure-count').textContent = `(newest ${failures.length})`;
+    const rows = failures.map((f) =>
+      el('tr', { 'data-node': f.identity, 'data-edge': f.edge || '' },
+        el('td', {}, nodeButton(f.identity)),
+        el('td', {}, f.region),
+        el('td', {}, f.state),
+        el('td', { class: 'num' }, f.attempts || 0),
+        el('td', { class: 'error' }, f.error || f.reason),
+        el('td', { class: 'edge' }, f.edge || ''),
+        el('td', { class: 'time' }, fmtTime(f.at))));
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 7 }, 'no failure')));
     $('failures').tBodies[0].replaceChildren(...rows);
   }
 
