@@ -14,13 +14,16 @@ import (
 // BenchmarkFailuresQuery measures the status page's "recent failures" read on a one-member
 // cluster of 100,000 nodes in 10 regions (loaded as BenchmarkClusterScale loads them), 100 of
 // which failed once:
+//
 //   - before/page-scan: what the page did until the failure index: pages of 10,000 nodes through
 //     Service.Nodes, at most 5 (50,000 nodes, so it missed the failures of the other half),
 //     keeping the nodes with a last error, newest first;
+//
 //   - before/full-scan: the same over every page, the cost of a complete answer;
+//
 //   - after/index: Service.Failures(50), the ledger's failure index.
 //
-//	go test -run '^$' -bench BenchmarkFailuresQuery -benchtime 20x .
+//     go test -run '^$' -bench BenchmarkFailuresQuery -benchtime 20x .
 func BenchmarkFailuresQuery(b *testing.B) {
 	const nodes, failed = 100_000, 100
 	s := startScaleLeader(b)

@@ -126,7 +126,7 @@ func TestFailures_RecordAttemptFailuresAbandonsAndGoneNodesWithTheirDetails(t *t
 		t.Fatalf("failures:\n got %+v\nwant %+v", got, want)
 	}
 	// The last attempt abandons: that failure says so.
-	at = abandon(t, h, exp, "failed")
+	abandon(t, h, exp, "failed")
 	if f := h.failures(1)[0]; f.Identity != "failed" || f.State != api.StateAbandoned || f.Attempts != 3 || f.Reason != "failed; abandoned after 3 attempts" {
 		t.Errorf("abandon: %+v", f)
 	}

@@ -141,7 +141,7 @@ func TestAssets_ReadFailuresFromTheIndexNotTheNodes(t *testing.T) {
 	if !strings.Contains(js, "get('"+api.PathFailures+"'") {
 		t.Errorf("app.js does not read %s", api.PathFailures)
 	}
-	calls := regexp.MustCompile(`get\('` + regexp.QuoteMeta(api.PathNodes) + `', (\w+)\)`).FindAllStringSubmatch(js, -1)
+	calls := regexp.MustCompile(`get\('`+regexp.QuoteMeta(api.PathNodes)+`', (\w+)\)`).FindAllStringSubmatch(js, -1)
 	if len(calls) != 1 {
 		t.Fatalf("app.js lists nodes %d times, want once (the leases in flight)", len(calls))
 	}
