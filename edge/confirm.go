@@ -143,6 +143,9 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 			c.e.m.confirms.WithLabelValues("present").Inc()
 		default:
 			res.Outcome, res.Err = settledOutcome(res.Step), nil
+			if res.Outcome == hostflow.Gone {
+				res.Err = fmt.Errorf("%s got no reply and discovery no longer finds the node in provisioning mode", res.Step)
+			}
 			c.e.m.confirms.WithLabelValues("gone").Inc()
 		}
 		c.out <- res

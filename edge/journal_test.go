@@ -181,8 +181,8 @@ func TestEdge_FirstCallUnansweredSettledByRediscovery(t *testing.T) {
 		_, b := src.of("slow")
 		return a && b
 	})
-	if r, _ := src.of("left"); r.result.Outcome != api.OutcomeGone {
-		t.Errorf("left reported %s, want gone", r.result.Outcome)
+	if r, _ := src.of("left"); r.result.Outcome != api.OutcomeGone || !contains(r.result.Error, "no longer finds the node in provisioning mode") {
+		t.Errorf("left reported %s (%q), want gone with its reason", r.result.Outcome, r.result.Error)
 	}
 	if r, _ := src.of("slow"); r.result.Outcome != api.OutcomeFailed || !contains(r.result.Error, "still in provisioning mode") {
 		t.Errorf("slow reported %s (%s), want failed", r.result.Outcome, r.result.Error)

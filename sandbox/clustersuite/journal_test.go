@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package clustersuite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/lab"
+)
+
+// lostReports is a lease source whose reports never arrive: as far as the ledger can tell, the
+// edge died after restarting its nodes and before reporting them.
+type lostReports struct{ lease.Source }
+
+func (lostReports) Report(context.Context, api.Lease, []api.NodeResult) (api.ReportResponse, error) {
+	return api.ReportResponse{}, errors.New("report lost: the edge died first")
+}
+
+// An edge that restarted its nodes and died before its reports arrived: started again on the
+// same state_dir, it reports them from its journal and the ledger records them provisioned;
+// started without it (its disk lost), the ledger offers them again, the edge finds them out of
+// provisioning mode and reports them gone. Either way no node is restarted twice and none is
+// abandoned.
+func TestCluster_EdgeDiedBeforeReporting(t *testing.T) {
+	for _, tc := range []struct {
+		name, region string
+		keepState    bool
+		want         api.NodeState
+	}{
+		{"journal kept", "jk", true, api.StateProvisioned},
+		{"journal lost", "jl", false, api.StateGone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const count = 6
+			l := startLab(t, lab.Options{Regions: []string{tc.region}, Emulated: count})
+			ctx := ctxT(t, 4*time.Minute)
+			first := startEdge(t, l, edgeSpec{region: tc.region, n: 1, tuneEdge: func(o *edge.Options) { o.Source = lostReports{o.Source} }})
+			waitFor(t, 2*time.Minute, "every node restarted by the first edge", func() (bool, string) {
+				done := 0
+				for i := range count {
+					for _, r := range first.resultsOf(emu(tc.region, i)) {
+						if r.Outcome == hostflow.Provisioned {
+							done++
+							break
+						}
+					}
+				}
+				return done == count, fmt.Sprintf("%d of %d", done, count)
+			})
+			first.shutdown(t)
+			if !tc.keepState {
+				if err := os.RemoveAll(filepath.Join(filepath.Dir(l.InfoFile()), "edge-state", first.name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ns, err := suite.cluster.nodes(ctx, tc.region)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id, n := range ns {
+				if n.State != api.StateLeased {
+					t.Fatalf("%s is %s before the edge started again, want leased (no report arrived)", id, n.State)
+				}
+			}
+
+			startEdge(t, l, edgeSpec{region: tc.region, n: 1})
+			waitFor(t, 3*time.Minute, "every node "+string(tc.want), func() (bool, string) {
+				ns, err := suite.cluster.nodes(ctx, tc.region)
+				if err != nil {
+					return false, err.Error()
+				}
+				var not []string
+				for id, n := range ns {
+					if n.State != tc.want {
+						not = append(not, id+"="+string(n.State))
+					}
+				}
+				return len(ns) == count && len(not) == 0, strings.Join(not, " ")
+			})
+			for i := range count {
+				n, err := suite.cluster.admin.Node(ctx, emu(tc.region, i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.want == api.StateGone && !strings.Contains(n.LastError, "provisioning mode") {
+					t.Errorf("%s is gone with error %q, want the reason it was not found", n.Identity, n.LastError)
+				}
+			}
+			rep := testkit.LabReport(t, l)
+			if len(rep.DoubleProvisioned) > 0 {
+				t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
+			}
+			for i := range count {
+				id := emu(tc.region, i)
+				if got := rep.Nodes[id]; got == nil || got.Actions["choria_provision#restart"] == nil || got.Actions["choria_provision#restart"].OK != 1 {
+					t.Errorf("%s: restarts %+v, want exactly one", id, got)
+				}
+			}
+		})
+	}
+}
