@@ -26,26 +26,15 @@ const refusalMsg = `msg="results refused by the lease source`
 
 // readRefusals parses an edge's text log for refused results.
 func readRefusals(edge, path string) []Refusal {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	var out []Refusal
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.Contains(line, refusalMsg) {
-			continue
-		}
+	scanLog(path, refusalMsg, func(line string) {
 		r := Refusal{Edge: edge, Line: line, Lease: logField(line, "lease"), Token: logField(line, "token")}
 		if t, err := time.Parse(time.RFC3339Nano, logField(line, "time")); err == nil {
 			r.Time = t
 		}
 		r.Nodes = strings.Fields(strings.Trim(logField(line, "nodes"), "[]"))
 		out = append(out, r)
-	}
+	})
 	return out
 }
 
@@ -54,21 +43,29 @@ const replayMsg = `msg="settling calls the previous run sent and never reported"
 
 // readReplays returns the intents count of each such start in an edge's log, oldest first.
 func readReplays(path string) []int {
+	var out []int
+	scanLog(path, replayMsg, func(line string) {
+		n, _ := strconv.Atoi(logField(line, "intents"))
+		out = append(out, n)
+	})
+	return out
+}
+
+// scanLog calls found for every line of the log at path that holds msg; a log not there yet
+// has none.
+func scanLog(path, msg string, found func(line string)) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return
 	}
 	defer f.Close()
-	var out []int
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
 	for sc.Scan() {
-		if line := sc.Text(); strings.Contains(line, replayMsg) {
-			n, _ := strconv.Atoi(logField(line, "intents"))
-			out = append(out, n)
+		if line := sc.Text(); strings.Contains(line, msg) {
+			found(line)
 		}
 	}
-	return out
 }
 
 // logField is the value of key=value in a slog text line, unquoted (quotes hold no escapes in
