@@ -318,3 +318,21 @@ func FuzzV1ReplyLayers(f *testing.F) {
 		sameLayers(t, data)
 	})
 }
+
+// BenchmarkV1DecodeReplyCaptured decodes every captured reply once per op, a node's worth of
+// actions from a real and an emulated server, with the scanner and with encoding/json alone.
+func BenchmarkV1DecodeReplyCaptured(b *testing.B) {
+	replies := capturedReplies(b)
+	for name, decode := range map[string]func([]byte, string) (Reply, error){"scanner": decodeV1Reply, "encoding-json": decodeV1ReplyStd} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, c := range replies {
+					if _, err := decode(c.transport, c.requestID); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
