@@ -201,5 +201,7 @@ func scanRPCReply(data []byte) (v1RPCReply, bool) {
 	if !ok1 || !ok2 {
 		return v1RPCReply{}, false
 	}
+	// The data is not copied: it lies in memory this decode allocated (the base64 output or an
+	// unescaped message), never in the caller's message.
 	return v1RPCReply{Statuscode: code, Statusmsg: string(msg), Data: v[2]}, true
 }
