@@ -128,6 +128,11 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 		if len(replies) != 1 {
 			return &ResponseCountError{What: what, Count: len(replies), Identity: n.identity}
 		}
+		if replies[0].Sender != n.identity {
+			// Only a server subscribed to this node's subject under another identity can send
+			// it; its answer is not the node's (choria-provisioner would take it).
+			return fmt.Errorf("could not %s: the reply came from %s while expecting a response from %s", what, replies[0].Sender, n.identity)
+		}
 		return handle(replies[0])
 	})
 }

@@ -85,3 +85,17 @@ func TestNode_ConfigureRefusesAnEmptyConfigurationAsACountedAttempt(t *testing.T
 		}
 	}
 }
+
+// A reply is the node's answer only when the node sent it: one from another identity (a server
+// misconfigured onto this node's subject) fails the attempt instead of being taken for it.
+func TestNode_ReplyFromAnotherSenderIsNotTheNodesAnswer(t *testing.T) {
+	tr := &scripted{answer: func(try int, req Request) ([]Reply, error) {
+		return []Reply{{Sender: "impostor.example.net", Data: json.RawMessage(`{"version":"0.30.0"}`)}}, nil
+	}}
+	w, _ := newTestWrapper(t)
+	n := NewNode(w, tr, "n1.example.net", "token", never)
+	_, err := n.Inventory(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "impostor.example.net") || !strings.Contains(err.Error(), "n1.example.net") {
+		t.Fatalf("Inventory with a reply from another sender = %v, want it refused naming both", err)
+	}
+}
