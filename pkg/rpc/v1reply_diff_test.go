@@ -177,6 +177,8 @@ func layerInputs() []string {
 		`{"envelope":{"senderid":"n1","time":1700000000,"x":[{}]}}`, `{"envelope":{"senderid":"n1"}`,
 		`{} x`, `{}}`, `{,}`, `{"a":1,}`, `{"a" 1}`, `{"a"x1}`, `{"a",1}`, `{"a":{"b"x1}}`, `{"a":[{"b"x1}]}`, `{"a":1 "b":2}`, `{"a":[1,]}`, `{"a":[1 2]}`, `{a:1}`,
 		`{"a":1}{"b":2}`, `{"a":"b"` + strings.Repeat(" ", 20) + `}`,
+		// A closing bracket that does not match its opener.
+		`{"a":[1}`, `{"a":{"b":1]}`, `{"a":[1,2}]}`, `{"a":[}`, `{"a":{]}`, `{"a":[1]]}`, `{"a":[{"b":1]}]}`, `{"a":1]`, `[1}`,
 		`{"x":` + strings.Repeat("[", maxScanDepth+2) + strings.Repeat("]", maxScanDepth+2) + `}`,
 		`{"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`,
 		`{"x":` + strings.Repeat(`{"y":`, maxScanDepth-2) + `1` + strings.Repeat("}", maxScanDepth-2) + `}`,
