@@ -23,6 +23,7 @@ func (l *Ledger) applyOne(t *txn, index uint64, data []byte) any {
 	if len(data) == 0 {
 		return fmt.Errorf("%w: empty log entry at index %d", ErrBadCommand, index)
 	}
+	t.command(index)
 	typ := CommandType(data[0])
 	body := data[1:]
 	switch typ &^ IgnoreUnknown {

@@ -32,8 +32,9 @@ type Failure struct {
 }
 
 // noteFailure records the transition node n just made (its last history entry) in the failure
-// index, in the same transaction, and forgets the entries older than the newest FailureMemory.
-// Entries are numbered in apply order, so every member keeps the same ones under the same keys.
+// index, in the same transaction. The key is the raft index of the command being applied and the
+// failure's position within it, so every member keeps the same entries under the same keys
+// however late it started recording; finish trims the index to the newest FailureMemory.
 func (t *txn) noteFailure(n *Node) error {
 	tr := n.History[len(n.History)-1]
 	f := Failure{At: tr.At, Identity: n.Identity, Region: n.Region, Edge: tr.Edge, LeaseID: tr.LeaseID,
@@ -42,25 +43,88 @@ func (t *txn) noteFailure(n *Node) error {
 	if err != nil {
 		return fmt.Errorf("encode failure of %s: %w", n.Identity, err)
 	}
-	seq := getUint(t.meta.Get(keyFailureSeq)) + 1
-	if err := t.meta.Put(keyFailureSeq, putUint(seq)); err != nil {
-		return fmt.Errorf("store failure sequence: %w", err)
-	}
-	if err := t.failures.Put(putUint(seq), v); err != nil {
+	k := failureKey(t.index, t.failurePos)
+	t.failurePos++
+	if err := t.failures.Put(k, v); err != nil {
 		return fmt.Errorf("store failure of %s: %w", n.Identity, err)
 	}
-	if seq <= FailureMemory {
+	t.failuresNoted = true
+	return nil
+}
+
+// failureKey is index (8B BE) then pos (4B BE): the bucket's order is apply order. One command
+// records at most MaxBatch leases of MaxBatch nodes, well inside 32 bits.
+func failureKey(index uint64, pos uint32) []byte {
+	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(make([]byte, 0, failureKeyLen), index), pos)
+}
+
+const failureKeyLen = 12
+
+// describeFailureKey names an entry of the failure index in an error.
+func describeFailureKey(k []byte) string {
+	if len(k) != failureKeyLen {
+		return fmt.Sprintf("key %x", k)
+	}
+	return fmt.Sprintf("%d.%d", binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint32(k[8:]))
+}
+
+// trimFailures deletes every entry older than the newest FailureMemory. It runs once per
+// transaction: the result is the same as trimming after each failure, whatever the batch.
+func trimFailures(b *bolt.Bucket) error {
+	c := b.Cursor()
+	k, _ := c.Last()
+	for i := 1; i < FailureMemory && k != nil; i++ {
+		k, _ = c.Prev()
+	}
+	if k == nil {
 		return nil
 	}
-	// Normally exactly one entry falls out; the loop also trims an index kept longer before.
-	cut := putUint(seq - FailureMemory)
-	c := t.failures.Cursor()
-	for k, _ := c.First(); k != nil && bytes.Compare(k, cut) <= 0; k, _ = c.First() {
-		if err := t.failures.Delete(bytes.Clone(k)); err != nil {
-			return fmt.Errorf("forget failure %d: %w", binary.BigEndian.Uint64(k), err)
+	// A copy: the cursor's key lives in pages the deletes below may rewrite.
+	oldest := bytes.Clone(k)
+	for k, _ := c.First(); k != nil && bytes.Compare(k, oldest) < 0; k, _ = c.First() {
+		if err := b.Delete(bytes.Clone(k)); err != nil {
+			return fmt.Errorf("forget failure %s: %w", describeFailureKey(k), err)
 		}
 	}
 	return nil
+}
+
+// migrateFailures converts the failure index of the build that keyed it by a per-member sequence
+// (8B keys, meta/failure_seq): its entries keep their order under log index 0, which no command
+// has, so they sort before every failure recorded since and are the first trimmed. It runs when a
+// file is opened or a snapshot restored and does nothing to an index that has no such entry.
+func migrateFailures(tx *bolt.Tx) error {
+	b, meta := tx.Bucket(bucketFailures), tx.Bucket(bucketMeta)
+	var old [][2][]byte
+	next := uint32(0)
+	err := b.ForEach(func(k, v []byte) error {
+		switch {
+		case len(k) != failureKeyLen:
+			old = append(old, [2][]byte{bytes.Clone(k), bytes.Clone(v)})
+		case binary.BigEndian.Uint64(k[:8]) == 0:
+			next = binary.BigEndian.Uint32(k[8:]) + 1
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read failure index: %w", err)
+	}
+	if meta.Get(keyOldFailureSeq) == nil && len(old) == 0 {
+		return nil
+	}
+	for _, e := range old {
+		if err := b.Delete(e[0]); err != nil {
+			return fmt.Errorf("convert failure %s: %w", describeFailureKey(e[0]), err)
+		}
+		if err := b.Put(failureKey(0, next), e[1]); err != nil {
+			return fmt.Errorf("convert failure %s: %w", describeFailureKey(e[0]), err)
+		}
+		next++
+	}
+	if err := meta.Delete(keyOldFailureSeq); err != nil {
+		return fmt.Errorf("forget failure sequence: %w", err)
+	}
+	return trimFailures(b)
 }
 
 // failureOutcome reports whether a result with outcome o, once applied, is a failure to record.
@@ -82,7 +146,7 @@ func (l *Ledger) Failures(limit int) ([]Failure, error) {
 		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
 			var f Failure
 			if err := json.Unmarshal(v, &f); err != nil {
-				return fmt.Errorf("decode failure %d: %w", getUint(k), err)
+				return fmt.Errorf("decode failure %s: %w", describeFailureKey(k), err)
 			}
 			out = append(out, f)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
 )
@@ -218,5 +219,172 @@ func TestFailures_ASnapshotWithoutTheIndexRestores(t *testing.T) {
 	mustResult[*ReportResult](t, other.report(t0, ls, api.OutcomeFailed, "a"))
 	if got := other.failures(5); len(got) != 1 || got[0].Identity != "a" {
 		t.Errorf("failures after restore and one failure: %+v", got)
+	}
+}
+
+// applyBoth applies cmd to a and b at the same log index (the next of a's), as raft would to two
+// members, and returns a's result.
+func applyBoth(a, b *harness, cmd Command) any {
+	a.t.Helper()
+	lg := a.entry(cmd)
+	b.index = a.index
+	rb := b.l.ApplyLogs([]*raft.Log{lg})[0]
+	ra := a.l.ApplyLogs([]*raft.Log{lg})[0]
+	if !reflect.DeepEqual(ra, rb) {
+		a.t.Fatalf("index %d: the two ledgers answered %+v and %+v", lg.Index, ra, rb)
+	}
+	return ra
+}
+
+// failBoth registers n nodes named prefix<i> on a and b, grants them to one lease and fails them
+// in reports of 100 results.
+func failBoth(t *testing.T, a, b *harness, prefix string, n int) {
+	t.Helper()
+	ids := nodeIDs(prefix, n)
+	reg := &Register{Now: t0, Edge: "edge-a", Policy: testPolicy()}
+	for _, id := range ids {
+		reg.Nodes = append(reg.Nodes, RegisterNode{Identity: id, Region: prefix})
+	}
+	mustResult[*RegisterResult](t, applyBoth(a, b, reg))
+	g := &Grant{Now: t0, LeaseID: "lease-" + prefix, Edge: "edge-a", Region: prefix, Max: n, TTL: time.Minute, Policy: testPolicy()}
+	ls := mustResult[*GrantResult](t, applyBoth(a, b, g)).Lease
+	for start := 0; start < n; start += 100 {
+		c := &Report{Now: t0.Add(time.Second), LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy()}
+		for _, id := range ids[start:min(start+100, n)] {
+			c.Results = append(c.Results, Result{Identity: id, Outcome: api.OutcomeFailed, Error: "e-" + id})
+		}
+		mustResult[*ReportResult](t, applyBoth(a, b, c))
+	}
+}
+
+// failureBucket is the failure index as stored: every key and value in order.
+func failureBucket(t *testing.T, l *Ledger) [][2]string {
+	t.Helper()
+	var out [][2]string
+	if err := l.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketFailures).ForEach(func(k, v []byte) error {
+			out = append(out, [2]string{string(k), string(v)})
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// reopen closes h's ledger and opens its file again, as a restarted (upgraded) member does.
+func reopen(t *testing.T, h *harness) {
+	t.Helper()
+	path := h.l.Path()
+	if err := h.l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	h.l = l
+}
+
+// A staggered upgrade: member b ran a build without the failure index until after the first
+// failures, so it starts recording later than a. Once FailureMemory newer failures have applied
+// to both, they hold the same index under the same keys and their digests agree.
+func TestFailures_MembersThatStartedRecordingAtDifferentIndexesConverge(t *testing.T) {
+	a, b := newHarness(t), newHarness(t)
+	failBoth(t, a, b, "early", 250)
+	// b's build had no index: it is created empty when the upgraded build opens the file.
+	if err := b.l.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Delete([]byte("failure_seq")); err != nil {
+			return err
+		}
+		return tx.DeleteBucket(bucketFailures)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	reopen(t, b)
+	if len(failureBucket(t, b.l)) != 0 || len(failureBucket(t, a.l)) != 250 {
+		t.Fatalf("before: a holds %d failures, b %d", len(failureBucket(t, a.l)), len(failureBucket(t, b.l)))
+	}
+	failBoth(t, a, b, "late", FailureMemory)
+	fa, fb := failureBucket(t, a.l), failureBucket(t, b.l)
+	if len(fa) != FailureMemory || !reflect.DeepEqual(fa, fb) {
+		t.Fatalf("failure indexes differ: a holds %d, b %d, equal %v", len(fa), len(fb), reflect.DeepEqual(fa, fb))
+	}
+	if got := a.failures(1)[0].Identity; got != fmt.Sprintf("late%05d", FailureMemory-1) {
+		t.Errorf("newest failure %s", got)
+	}
+	if !bytes.Equal(digest(t, a.l), digest(t, b.l)) {
+		t.Error("digests differ although both ledgers hold the same failures")
+	}
+}
+
+// oldFailureFormat rewrites l's failure index as the build before it was keyed by log index
+// wrote it: sequence numbers from first (8B BE) and meta/failure_seq the latest.
+func oldFailureFormat(t *testing.T, l *Ledger, first uint64) {
+	t.Helper()
+	entries := failureBucket(t, l)
+	if err := l.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketFailures); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucket(bucketFailures)
+		if err != nil {
+			return err
+		}
+		seq := first
+		for _, e := range entries {
+			if err := b.Put(putUint(seq), []byte(e[1])); err != nil {
+				return err
+			}
+			seq++
+		}
+		return tx.Bucket(bucketMeta).Put([]byte("failure_seq"), putUint(seq-1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A snapshot of the build that numbered failures by a per-member sequence restores: its entries
+// keep their order behind every failure recorded since, the sequence is gone, and once
+// FailureMemory newer failures have applied the member agrees with one that never held them.
+func TestFailures_AnOldFormatSnapshotRestoresAndConverges(t *testing.T) {
+	src := newHarness(t)
+	src.register(t0, "eu", "a", "b", "c")
+	ls := src.grant(t0, "edge-a", "eu", 3)
+	mustResult[*ReportResult](t, src.report(t0, ls, api.OutcomeFailed, "a", "b", "c"))
+	want := src.failures(10)
+	current := persist(t, src.l)
+	oldFailureFormat(t, src.l, 7775)
+	old := persist(t, src.l)
+
+	restored, ref := newHarness(t), newHarness(t)
+	if err := restored.l.Restore(readCloser(old)); err != nil {
+		t.Fatalf("restore of an old-format snapshot: %v", err)
+	}
+	if err := ref.l.Restore(readCloser(current)); err != nil {
+		t.Fatal(err)
+	}
+	restored.index, ref.index = src.index, src.index
+	if got := restored.failures(10); !reflect.DeepEqual(got, want) {
+		t.Fatalf("failures after restore:\n got %+v\nwant %+v", got, want)
+	}
+	if err := restored.l.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get([]byte("failure_seq")); v != nil {
+			return fmt.Errorf("meta/failure_seq = %d is still there", getUint(v))
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+	mustResult[*RegisterResult](t, applyBoth(restored, ref, &Register{Now: t0, Policy: testPolicy(), Nodes: []RegisterNode{{Identity: "d", Region: "eu"}}}))
+	g := mustResult[*GrantResult](t, applyBoth(restored, ref, &Grant{Now: t0, LeaseID: "lease-d", Edge: "edge-a", Region: "eu", Max: 1, TTL: time.Minute, Policy: testPolicy()})).Lease
+	mustResult[*ReportResult](t, applyBoth(restored, ref, &Report{Now: t0, LeaseID: g.ID, Token: g.Token, Policy: testPolicy(), Results: []Result{{Identity: "d", Outcome: api.OutcomeFailed}}}))
+	if got := restored.failures(10); len(got) != 4 || got[0].Identity != "d" || !reflect.DeepEqual(got[1:], want) {
+		t.Fatalf("after one more failure: %+v", got)
+	}
+	failBoth(t, restored, ref, "late", FailureMemory)
+	if !reflect.DeepEqual(failureBucket(t, restored.l), failureBucket(t, ref.l)) || !bytes.Equal(digest(t, restored.l), digest(t, ref.l)) {
+		t.Error("the restored member still differs from one that never held the old entries")
 	}
 }

@@ -29,7 +29,8 @@ var (
 	// bucketReportTimes indexes them by time(8B BE ns) + that key so old ones are forgotten.
 	bucketReports     = []byte("reports")
 	bucketReportTimes = []byte("report_times")
-	// bucketFailures keeps the newest FailureMemory failures by sequence number (8B BE).
+	// bucketFailures keeps the newest FailureMemory failures by raft index (8B BE) and position
+	// within that command (4B BE).
 	bucketFailures = []byte("failures")
 
 	keyAppliedIndex = []byte("applied_index")
@@ -37,8 +38,9 @@ var (
 	keyPause        = []byte("pause")
 	// keyStamp is the latest leader time of any applied command (unix ns): the ledger's time.
 	keyStamp = []byte("stamp")
-	// keyFailureSeq is the sequence number of the latest failure recorded.
-	keyFailureSeq = []byte("failure_seq")
+	// keyOldFailureSeq numbered failures before they were keyed by log index; migrateFailures
+	// removes it.
+	keyOldFailureSeq = []byte("failure_seq")
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes, bucketFailures}
@@ -121,7 +123,7 @@ func (l *Ledger) openDB(path string) (*bolt.DB, error) {
 				return fmt.Errorf("create bucket %s: %w", b, err)
 			}
 		}
-		return nil
+		return migrateFailures(tx)
 	})
 	if err != nil {
 		db.Close()

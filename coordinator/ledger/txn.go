@@ -26,6 +26,12 @@ type txn struct {
 	reportTimes *bolt.Bucket
 	failures    *bolt.Bucket
 
+	// index is the raft index of the command being applied and failurePos the number of
+	// failures it has recorded: together the next failure's key.
+	index         uint64
+	failurePos    uint32
+	failuresNoted bool
+
 	deltas       map[string]int64
 	regions      map[string]struct{}
 	pauseChanged bool
@@ -96,8 +102,17 @@ func (t *txn) putLease(ls *Lease) error {
 	return nil
 }
 
-// finish writes the count deltas in key order and the applied index and term.
+// command starts applying the command at raft index index.
+func (t *txn) command(index uint64) { t.index, t.failurePos = index, 0 }
+
+// finish trims the failure index, writes the count deltas in key order and the applied index
+// and term.
 func (t *txn) finish(index, term uint64) error {
+	if t.failuresNoted {
+		if err := trimFailures(t.failures); err != nil {
+			return err
+		}
+	}
 	keys := make([]string, 0, len(t.deltas))
 	for k, d := range t.deltas {
 		if d != 0 {
