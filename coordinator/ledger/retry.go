@@ -55,9 +55,15 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		n.History = append([]api.Transition(nil), old.History...)
 		n.Attempts = 0
 		n.LastError = ""
-		// No backoff is left: eligible from now. The lock window is kept: go-choria's lock on the
-		// node itself does not know about the operator.
+		// The operator skips a deferral or a backoff, not go-choria's lock, which the node itself
+		// enforces: LockEdge and LockUntil stay, and so does the window of a lock_held result,
+		// which lives in NotBefore (applyOutcome). An abandoned node has no backoff (retry()
+		// abandons without one), so its NotBefore is ahead of now only for that window; every
+		// build writes it the same way, so every member keeps the same window.
 		n.NotBefore = c.Now
+		if old.State == api.StateAbandoned {
+			n.NotBefore = maxTime(old.NotBefore, c.Now)
+		}
 		n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: reason}, c.Policy.HistoryLimit)
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}

@@ -231,3 +231,35 @@ func contains(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// A lock_held result means another worker holds go-choria's lock on the node for a full window.
+// The operator's retry skips backoff, not that lock: no edge, the reporting one included, is
+// offered the node before the window ends, and it is offered once it has.
+func TestRetry_NodeAbandonedOnLockHeldWaitsOutTheLockWindow(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "n1")
+	at := t0
+	for h.node("n1").Attempts < testPolicy().MaxAttempts-1 {
+		at = at.Add(10 * time.Second)
+		ls := h.grant(at, "edge-a", "eu", 1)
+		mustResult[*ReportResult](t, h.report(at, ls, api.OutcomeFailed, "n1"))
+	}
+	locked := at.Add(10 * time.Second)
+	ls := h.grant(locked, "edge-a", "eu", 1)
+	mustResult[*ReportResult](t, h.report(locked, ls, api.OutcomeLockHeld, "n1"))
+	if n := h.node("n1"); n.State != api.StateAbandoned {
+		t.Fatalf("after the last attempt ended on lock_held: %s, want abandoned", n.State)
+	}
+	mustResult[*RetryResult](t, h.retry(locked.Add(time.Second), Retry{Nodes: []string{"n1"}}))
+	windowEnd := locked.Add(testPolicy().LockWindow)
+	for _, at := range []time.Time{locked.Add(time.Second), windowEnd.Add(-time.Nanosecond)} {
+		for _, e := range []string{"edge-a", "edge-b"} {
+			if g := h.grant(at, e, "eu", 1); g != nil {
+				t.Fatalf("%s was granted %v at %s, inside the lock window that ends %s", e, g.Nodes, at, windowEnd)
+			}
+		}
+	}
+	if g := h.grant(windowEnd, "edge-b", "eu", 1); g == nil || g.Nodes[0] != "n1" {
+		t.Fatalf("grant at the window's end: %+v, want n1", g)
+	}
+}

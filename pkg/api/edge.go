@@ -32,7 +32,7 @@ const (
 	// OutcomeGone means the node no longer answers in provisioning mode though the ledger offered
 	// it: it left it (restarted into a configuration, upgraded, powered off) under an earlier
 	// lease whose result never arrived. It is final until discovery sees it in provisioning mode
-	// again, and no attempt is counted.
+	// again after lease.reprovision_after, and no attempt is counted.
 	OutcomeGone Outcome = "gone"
 )
 

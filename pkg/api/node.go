@@ -26,7 +26,8 @@ const (
 	// StateAbandoned means the node failed the configured maximum number of attempts.
 	StateAbandoned NodeState = "abandoned"
 	// StateGone means an edge found the node out of provisioning mode with no result recorded
-	// (api.OutcomeGone); discovery seeing it in provisioning mode again makes it wait.
+	// (api.OutcomeGone); discovery seeing it in provisioning mode again, at least
+	// lease.reprovision_after after it was found gone, makes it wait.
 	StateGone NodeState = "gone"
 )
 
