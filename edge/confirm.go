@@ -108,9 +108,17 @@ func (c *confirmer) run() {
 	}
 }
 
+// sweepTries bounds the rediscoveries tried for one result before it is reported unconfirmed.
+const sweepTries = 3
+
 func (c *confirmer) settle(ready []due, stopping bool) {
 	if stopping {
 		for _, d := range ready {
+			if d.res.replayed {
+				// Its lease is a previous run's: a failure report would only be refused. The
+				// intent stays open for the next run.
+				continue
+			}
 			res := d.res
 			res.Outcome = hostflow.Failed
 			res.Err = fmt.Errorf("%s got no reply and the edge stopped before confirming it", res.Step)
@@ -133,9 +141,17 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 	for _, d := range ready {
 		res := d.res
 		switch {
+		case err != nil && res.sweeps+1 < sweepTries:
+			// A broker that failed the sweep says nothing about the node: look again later.
+			res.sweeps++
+			c.e.m.confirms.WithLabelValues("error").Inc()
+			c.addAt(res, c.e.o.Now().Add(c.e.o.ConfirmAfter))
+			continue
 		case err != nil:
 			res.Outcome = hostflow.Failed
-			res.Err = fmt.Errorf("%s got no reply and could not be confirmed by discovery: %w", res.Step, err)
+			res.Err = fmt.Errorf("%s got no reply and could not be confirmed by discovery (%d sweeps): %w", res.Step, sweepTries, err)
+			// What the node did is still unknown: the intent stays open for the next run.
+			res.unsettled = true
 			c.e.m.confirms.WithLabelValues("error").Inc()
 		case still[res.Identity]:
 			res.Outcome = hostflow.Failed

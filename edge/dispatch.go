@@ -29,6 +29,10 @@ type leased struct {
 	// unsettled is true when the edge stopped before it could confirm what the node did: its
 	// journal intent stays open for the next run to settle.
 	unsettled bool
+	// replayed is true for an intent a previous run left open; sweeps counts the rediscoveries
+	// that failed for it so far.
+	replayed bool
+	sweeps   int
 }
 
 // API is the result as reported to the source. A host the edge gave back without a failure of
@@ -239,7 +243,11 @@ func (e *Edge) recorder(id string, held *lease.Held) func(context.Context, strin
 	}
 	return func(ctx context.Context, step string) error {
 		l := held.Lease()
-		return e.o.Journal.Begin(ctx, journal.Intent{Node: id, Step: step, Lease: l.ID, Token: l.Token, Edge: l.Edge, Region: l.Region, At: time.Now()})
+		err := e.o.Journal.Begin(ctx, journal.Intent{Node: id, Step: step, Lease: l.ID, Token: l.Token, Edge: l.Edge, Region: l.Region, At: e.o.Wall()})
+		if err != nil && ctx.Err() == nil {
+			e.breakJournal(err)
+		}
+		return err
 	}
 }
 

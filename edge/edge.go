@@ -36,6 +36,15 @@ type Reconnecter interface {
 	OnReconnect(f func())
 }
 
+// Journal makes calls that take a node out of provisioning mode durable before they are sent
+// (journal.Journal).
+type Journal interface {
+	// Begin returns once the intent is durable.
+	Begin(ctx context.Context, in journal.Intent) error
+	// End closes the intent of node under lease.
+	End(node, lease string)
+}
+
 // Options configure an Edge. Flow, Source, Finder and Metrics are required.
 type Options struct {
 	Site   string
@@ -65,7 +74,7 @@ type Options struct {
 	// Journal, when set, records every restart, release_update and shutdown before it is sent
 	// and closes the record once its result's report was answered; Replay are the records a
 	// previous run left open, settled by rediscovery and reported under their own lease.
-	Journal *journal.Journal
+	Journal Journal
 	Replay  []journal.Intent
 
 	Flow    Flow
@@ -75,6 +84,9 @@ type Options struct {
 	Logger  *slog.Logger
 	// Now must return monotonic readings; default time.Now.
 	Now func() time.Time
+	// Wall is the wall clock journal intents are dated by (a restarted edge reads them with
+	// it); default time.Now.
+	Wall func() time.Time
 	// OnResult, when set, sees every final result (after confirmation), e.g. for progress bars.
 	OnResult func(hostflow.Result)
 }
@@ -86,6 +98,7 @@ type Edge struct {
 	log *slog.Logger
 
 	paused        atomic.Bool   // the operator's pause through this edge's own endpoint
+	journalBroken atomic.Bool   // a journal write failed: nothing more may be sent that needs it
 	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its latest answer
 	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
 
@@ -134,6 +147,9 @@ func New(o Options) (*Edge, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Wall == nil {
+		o.Wall = time.Now
 	}
 	m, err := newEdgeMetrics(o.Metrics, o.Site)
 	if err != nil {
@@ -197,8 +213,9 @@ func (e *Edge) Run(ctx context.Context) error {
 	return nil
 }
 
-// Ready is true while Run is past its start-up (startup events subscribed).
-func (e *Edge) Ready() bool { return e.ready.Load() }
+// Ready is true while Run is past its start-up (startup events subscribed) and its journal, if
+// it has one, still takes intents.
+func (e *Edge) Ready() bool { return e.ready.Load() && !e.journalBroken.Load() }
 
 // Pause makes every host read as paused at its next attempt boundary and stops discovery and
 // new leases until Resume.
@@ -230,7 +247,22 @@ func (e *Edge) setClusterPaused(p bool) {
 func (e *Edge) ClusterPaused() bool { return e.clusterPaused.Load() }
 
 // halted is true while either pause holds: no discovery, no new leases, hosts read as paused.
-func (e *Edge) halted() bool { return e.paused.Load() || e.clusterPaused.Load() }
+func (e *Edge) halted() bool {
+	return e.paused.Load() || e.clusterPaused.Load() || e.journalBroken.Load()
+}
+
+// breakJournal halts the edge for good once its journal refused an intent: every host would
+// otherwise stop before its restart, after its configure, and spend the node's attempts. The
+// hosts in flight stop at their next attempt boundary and are given back; /readyz fails so an
+// orchestrator replaces the edge.
+func (e *Edge) breakJournal(err error) {
+	e.m.journalFailures.Inc()
+	if e.journalBroken.Swap(true) {
+		return
+	}
+	e.m.paused.Set(1)
+	e.log.Error("the journal refused an intent: this edge takes no more leases until it is restarted with a working state_dir", "error", err)
+}
 
 func (e *Edge) wakeDiscovery() {
 	select {

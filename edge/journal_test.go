@@ -188,3 +188,105 @@ func TestEdge_FirstCallUnansweredSettledByRediscovery(t *testing.T) {
 		t.Errorf("slow reported %s (%s), want failed", r.result.Outcome, r.result.Error)
 	}
 }
+
+// failingJournal refuses every intent, as a journal on a failed disk does.
+type failingJournal struct{}
+
+func (failingJournal) Begin(context.Context, journal.Intent) error { return errors.New("disk full") }
+func (failingJournal) End(string, string)                          {}
+
+// A journal that refuses an intent halts the edge: the host whose restart could not be
+// recorded is given back (released: nothing irreversible was sent), no further lease is taken,
+// and /readyz turns false so the edge is replaced instead of failing every node of its region.
+func TestEdge_BrokenJournalHaltsTheEdge(t *testing.T) {
+	var mu sync.Mutex
+	started := map[string]bool{}
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		mu.Lock()
+		started[h.Identity] = true
+		mu.Unlock()
+		if err := h.Record(ctx, "restart"); err != nil {
+			return hostflow.Result{Outcome: hostflow.Paused, Step: "restart", Err: err}
+		}
+		return hostflow.Result{Outcome: hostflow.Provisioned}
+	})
+	src := newReports()
+	e, _ := run(t, edge.Options{Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: &finder{ids: []string{"a", "b", "c"}}, Source: src, Journal: failingJournal{}})
+	waitFor(t, 10*time.Second, "the first host reported", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for id := range started {
+			if _, ok := src.of(id); ok {
+				return true
+			}
+		}
+		return false
+	})
+	if e.Ready() {
+		t.Error("an edge whose journal failed still reads ready")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(started) != 1 {
+		t.Errorf("%d hosts started, want only the first: a broken journal must stop new work", len(started))
+	}
+	for id := range started {
+		if r, _ := src.of(id); r.result.Outcome != api.OutcomeReleased {
+			t.Errorf("%s reported %s, want released", id, r.result.Outcome)
+		}
+	}
+}
+
+// sweepFails is a finder whose targeted sweeps fail a number of times before they answer.
+type sweepFails struct {
+	finder
+	mu    sync.Mutex
+	fails int
+}
+
+func (f *sweepFails) Sweep(ctx context.Context, ids ...string) ([]string, error) {
+	if len(ids) > 0 {
+		f.mu.Lock()
+		fail := f.fails > 0
+		f.fails--
+		f.mu.Unlock()
+		if fail {
+			return nil, errors.New("broker unreachable")
+		}
+	}
+	return f.finder.Sweep(ctx, ids...)
+}
+
+// A failed rediscovery says nothing about the node: it is tried again, and a result that stays
+// unconfirmed keeps its journal intent open for the next run.
+func TestEdge_FailedRediscoveryIsTriedAgainAndKeepsTheIntent(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fails int
+		want  api.Outcome
+		open  int
+	}{{"answers on the third sweep", 2, api.OutcomeProvisioned, 0}, {"never answers", 100, api.OutcomeFailed, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "journal")
+			j, _ := openJournal(t, path)
+			fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+				if err := h.Record(ctx, "restart"); err != nil {
+					return hostflow.Result{Outcome: hostflow.Paused, Err: err}
+				}
+				return hostflow.Result{Outcome: hostflow.Unknown, Step: "restart", Err: errors.New("no reply")}
+			})
+			src := newReports()
+			f := &sweepFails{finder: finder{ids: []string{"a"}}, fails: tc.fails}
+			_, stop := run(t, edge.Options{Workers: 1, Interval: time.Hour, ConfirmAfter: 20 * time.Millisecond, Flow: fl, Finder: f, Source: src, Journal: j})
+			waitFor(t, 10*time.Second, "a reported", func() bool { _, ok := src.of("a"); return ok })
+			stop()
+			j.Close()
+			if r, _ := src.of("a"); r.result.Outcome != tc.want {
+				t.Errorf("a reported %s (%s), want %s", r.result.Outcome, r.result.Error, tc.want)
+			}
+			if _, left := openJournal(t, path); len(left) != tc.open {
+				t.Errorf("%d intents open after the run, want %d", len(left), tc.open)
+			}
+		})
+	}
+}

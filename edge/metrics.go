@@ -26,6 +26,8 @@ type edgeMetrics struct {
 	confirms   *prometheus.CounterVec
 	renewals   *prometheus.CounterVec
 	reported   *prometheus.CounterVec
+
+	journalFailures prometheus.Counter
 }
 
 func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
@@ -37,7 +39,8 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	confirms := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_confirmations_total", Help: "Unanswered restarts, upgrades and shutdowns settled by rediscovery, by what was found", ConstLabels: labels}, []string{"found"})
 	renewals := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_lease_renewals_total", Help: "Lease renewals by result: ok, error (tried again), refused (the lease is gone)", ConstLabels: labels}, []string{"result"})
 	reported := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_reported_results_total", Help: "Results handed to the lease source by what became of them: applied, rejected (stale lease or token), failed (not delivered)", ConstLabels: labels}, []string{"result"})
-	for _, c := range []prometheus.Collector{results, leases, lost, flow, confirms, renewals, reported} {
+	journalFailures := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_journal_failures_total", Help: "Intents the journal could not make durable; the first halts the edge", ConstLabels: labels})
+	for _, c := range []prometheus.Collector{results, leases, lost, flow, confirms, renewals, reported, journalFailures} {
 		if err := reg.Registerer().Register(c); err != nil {
 			return nil, fmt.Errorf("register edge metric: %w", err)
 		}
@@ -56,6 +59,8 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 		confirms:   confirms,
 		renewals:   renewals,
 		reported:   reported,
+
+		journalFailures: journalFailures,
 	}
 	for _, r := range []string{"ok", "error", "refused"} {
 		renewals.WithLabelValues(r)

@@ -175,17 +175,25 @@ func (r *reporter) report(held *lease.Held, b *batch) {
 
 // replay hands the intents a previous run left open to the confirmer: each is settled by
 // rediscovery once ConfirmAfter has passed since it was recorded, and reported under its own
-// lease id and token (the ledger takes a late provisioned or shutdown result from the lease
-// that granted the node).
+// lease id and token. The ledger takes a late provisioned or shutdown result from the lease
+// that granted the node; upgrade_sent only while that lease still lives (an edge restarted
+// within the lease's TTL), and refuses it after, when the lease's expiry already counted it.
 func (r *reporter) replay(intents []journal.Intent) {
+	// One held lease per lease id, so the intents of one lease are reported in one batch.
+	leases := map[string]*lease.Held{}
 	for _, in := range intents {
-		l := api.Lease{ID: in.Lease, Token: in.Token, Edge: in.Edge, Region: in.Region, Nodes: []string{in.Node}}
+		held := leases[in.Lease]
+		if held == nil {
+			held = lease.NewHeld(api.Lease{ID: in.Lease, Token: in.Token, Edge: in.Edge, Region: in.Region}, r.e.o.Now(), 0, r.e.o.LeaseMargin)
+			leases[in.Lease] = held
+		}
 		res := leased{
 			Result: hostflow.Result{Identity: in.Node, Outcome: hostflow.Unknown, Step: in.Step,
 				Err: fmt.Errorf("%s was recorded by the edge's previous run and never reported", in.Step)},
-			lease: lease.NewHeld(l, r.e.o.Now(), 0, r.e.o.LeaseMargin),
+			lease:    held,
+			replayed: true,
 		}
-		wait := max(r.e.o.ConfirmAfter-time.Since(in.At), 0)
+		wait := max(r.e.o.ConfirmAfter-r.e.o.Wall().Sub(in.At), 0)
 		r.confirm.addAt(res, r.e.o.Now().Add(wait))
 	}
 	if len(intents) > 0 {

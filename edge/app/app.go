@@ -152,7 +152,11 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		LifecycleComponent: cfg.LifecycleComponent, LeaseMargin: cfg.LeaseMargin,
 		Flow: flow, Source: source, Finder: a.finder, Cluster: !cfg.Standalone(),
 		Metrics: a.Metrics, Logger: log, OnResult: o.OnResult,
-		Journal: a.journal, Replay: replay,
+		Replay: replay,
+	}
+	if a.journal != nil {
+		// Never a nil *journal.Journal in the interface: standalone has no journal at all.
+		eo.Journal = a.journal
 	}
 	if o.Tune != nil {
 		o.Tune(&eo)

@@ -137,10 +137,14 @@ func (h Host) record(ctx context.Context, step string) error {
 		return nil
 	}
 	if err := h.Record(ctx, step); err != nil {
-		return fmt.Errorf("record %s of %s before sending it: %w", step, h.Identity, err)
+		return fmt.Errorf("record %s of %s before sending it: %w (%w)", step, h.Identity, err, errNotRecorded)
 	}
 	return nil
 }
+
+// errNotRecorded marks a call the flow did not send because its record failed: the node is
+// left as before the call, so the host is given back rather than failed (the edge halts).
+var errNotRecorded = errors.New("the call was not sent")
 
 // run is the state of one flow: what earlier steps learnt, for later ones and the helper.
 type run struct {
@@ -249,7 +253,7 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 		return f.failed("configure", fmt.Errorf("configuration failed: %w", err), r)
 	}
 	if err := h.record(ctx, "restart"); err != nil {
-		return Result{Outcome: Failed, Step: "restart", Err: err, Version: r.version}
+		return Result{Outcome: Paused, Step: "restart", Err: err, Version: r.version}
 	}
 	if _, err := r.node.Restart(ctx, f.s.RestartSplay); err != nil {
 		if unanswered(err) {
@@ -267,7 +271,7 @@ func (f *Flow) shutdown(ctx context.Context, h Host, r *run, msg string) Result 
 		r.log.Warn("shutting down host based on helper output", "reason", msg)
 	}
 	if err := h.record(ctx, "shutdown"); err != nil {
-		return Result{Outcome: Failed, Step: "shutdown", Err: err, Version: r.version}
+		return Result{Outcome: Paused, Step: "shutdown", Err: err, Version: r.version}
 	}
 	if err := r.node.Shutdown(ctx); err != nil {
 		if unanswered(err) {
@@ -285,7 +289,7 @@ func (f *Flow) failed(step string, err error, r *run) Result {
 	switch {
 	case errors.Is(err, rpc.ErrLocked):
 		res.Outcome = LockHeld
-	case errors.Is(err, rpc.ErrPaused):
+	case errors.Is(err, rpc.ErrPaused), errors.Is(err, errNotRecorded):
 		res.Outcome = Paused
 	}
 	return res

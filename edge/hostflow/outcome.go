@@ -28,7 +28,8 @@ const (
 	Failed
 	// Skipped: the node waited longer than twice the discovery interval and was not touched.
 	Skipped
-	// Paused: the operator paused or the lease ran out before the flow finished; the node was
+	// Paused: the operator paused, the lease ran out before the flow finished, or the call that
+	// would take the node out of provisioning mode could not be recorded first; the node was
 	// left at an attempt boundary.
 	Paused
 	// Unknown: restart, release_update or shutdown got no reply. The node may have accepted and

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/helper"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/upgrade"
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
 )
@@ -53,7 +54,7 @@ func answering(id string, silent ...string) func(string) []rpc.Reply {
 		}
 		data := `{"message":"ok"}`
 		if action == "rpcutil#inventory" {
-			data = `{"version":"0.30.0","agents":["choria_provision"],"facts":{}}`
+			data = `{"version":"0.30.0","upgradable":true,"agents":["choria_provision"],"facts":{}}`
 		}
 		return []rpc.Reply{{Sender: id, Data: []byte(data)}}
 	}
@@ -65,15 +66,28 @@ func (configures) Run(context.Context, *helper.Request) (*helper.Response, error
 	return &helper.Response{Configuration: map[string]string{"plugin.choria.srv_domain": "example.net"}}, nil
 }
 
+// helperSays answers every helper request with resp.
+type helperSays helper.Response
+
+func (h helperSays) Run(context.Context, *helper.Request) (*helper.Response, error) {
+	r := helper.Response(h)
+	return &r, nil
+}
+
 func scriptedFlow(t *testing.T, tr rpc.Transport) *hostflow.Flow {
+	t.Helper()
+	return scriptedFlowWith(t, tr, configures{}, upgrade.Settings{})
+}
+
+func scriptedFlowWith(t *testing.T, tr rpc.Transport, h hostflow.Helper, up upgrade.Settings) *hostflow.Flow {
 	t.Helper()
 	reg := metrics.New()
 	w, err := rpc.NewWrapper(rpc.WrapperOptions{Site: "s", Metrics: reg, Policy: backoff.Policy{Millis: []int{1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := hostflow.New(hostflow.Settings{Site: "s", Interval: time.Minute, RestartSplay: 1},
-		hostflow.Deps{Helper: configures{}, Metrics: reg, Wrapper: w, Transport: tr})
+	f, err := hostflow.New(hostflow.Settings{Site: "s", Interval: time.Minute, RestartSplay: 1, Upgrade: up},
+		hostflow.Deps{Helper: h, Metrics: reg, Wrapper: w, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +117,9 @@ func TestFlow_AFailedRecordSendsNoRestart(t *testing.T) {
 	res := f.Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running, Record: func(context.Context, string) error {
 		return errors.New("disk full")
 	}})
-	if res.Outcome != hostflow.Failed || res.Step != "restart" || !strings.Contains(res.Err.Error(), "disk full") {
-		t.Fatalf("outcome %s step %s (%v), want failed at restart", res.Outcome, res.Step, res.Err)
+	// Nothing irreversible was sent: the host is given back (paused), not failed.
+	if res.Outcome != hostflow.Paused || res.Step != "restart" || !strings.Contains(res.Err.Error(), "disk full") {
+		t.Fatalf("outcome %s step %s (%v), want paused at restart", res.Outcome, res.Step, res.Err)
 	}
 	if strings.Contains(tr.sent(), "choria_provision#restart") {
 		t.Fatalf("restart sent without its record: %s", tr.sent())
@@ -123,5 +138,44 @@ func TestFlow_UnansweredFirstCallIsUnknown(t *testing.T) {
 	res = scriptedFlow(t, tr).Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running})
 	if res.Outcome != hostflow.Failed || res.Step != "configure" {
 		t.Fatalf("outcome %s step %s (%v), want failed at configure", res.Outcome, res.Step, res.Err)
+	}
+}
+
+// Shutdown and release_update take the node out of provisioning mode as restart does: each is
+// recorded before it is sent, and not sent when its record fails.
+func TestFlow_RecordsShutdownAndUpgradeBeforeSendingThem(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		helper hostflow.Helper
+		up     upgrade.Settings
+		step   string
+		action string
+		ok     hostflow.Outcome
+	}{
+		{"shutdown", helperSays{Shutdown: true, Msg: "rejected"}, upgrade.Settings{}, "shutdown", "choria_provision#shutdown", hostflow.Shutdown},
+		{"release_update", helperSays{Upgrade: "0.31.0", Configuration: map[string]string{"a": "b"}}, upgrade.Settings{Enabled: true, Repository: "https://repo.example.net"},
+			"release_update", "choria_provision#release_update", hostflow.UpgradeSent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &script{answer: answering("n1")}
+			res := scriptedFlowWith(t, tr, tc.helper, tc.up).Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running, Record: func(_ context.Context, step string) error {
+				tr.note("record:" + step)
+				return nil
+			}})
+			if res.Outcome != tc.ok {
+				t.Fatalf("outcome %s (%v), want %s", res.Outcome, res.Err, tc.ok)
+			}
+			if want := "record:" + tc.step + " " + tc.action; !strings.HasSuffix(tr.sent(), want) {
+				t.Fatalf("sent %q, want it to end %q", tr.sent(), want)
+			}
+
+			tr = &script{answer: answering("n1")}
+			res = scriptedFlowWith(t, tr, tc.helper, tc.up).Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running, Record: func(context.Context, string) error {
+				return errors.New("disk full")
+			}})
+			if res.Outcome != hostflow.Paused || strings.Contains(tr.sent(), tc.action) {
+				t.Fatalf("with a failing record: outcome %s (%v), sent %q; want paused and no %s", res.Outcome, res.Err, tr.sent(), tc.action)
+			}
+		})
 	}
 }

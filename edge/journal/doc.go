@@ -7,7 +7,8 @@
 // believing the node still waits, and every later lease on it would fail. So the intent is on
 // disk (fsynced) before the call goes out, and closed once the report was answered; an edge
 // that starts with open intents settles them by rediscovery and reports them late under their
-// original lease id and token, which the ledger accepts from the lease that granted the node.
+// original lease id and token: the ledger records a late provisioned or shutdown result of the
+// lease that granted the node (an upgrade_sent only while that lease still lives).
 //
 // One file of JSON lines, appended; a torn last line (a kill mid-write) is ignored, any other
 // unreadable line refuses to open. Intents are grouped into one fsync while others wait for

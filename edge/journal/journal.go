@@ -62,6 +62,7 @@ type Journal struct {
 	reqs chan req
 	done chan struct{}
 	lock *os.File // flocked while open: two edges on one journal would settle each other's intents
+	w    *writer  // read by Close only, after the writer goroutine ended
 }
 
 type req struct {
@@ -101,7 +102,7 @@ func Open(path string, log *slog.Logger) (*Journal, []Intent, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &writer{path: path, f: f, open: open, records: len(open), log: log}
-	j := &Journal{path: path, reqs: make(chan req, 1024), done: make(chan struct{}), lock: lock}
+	j := &Journal{path: path, reqs: make(chan req, 1024), done: make(chan struct{}), lock: lock, w: w}
 	go w.run(j.reqs, j.done)
 	return j, left, nil
 }
@@ -135,7 +136,7 @@ func (j *Journal) End(node, lease string) {
 func (j *Journal) Close() error {
 	close(j.reqs)
 	<-j.done
-	return j.lock.Close()
+	return errors.Join(j.w.broken, j.lock.Close())
 }
 
 // writer owns the file and the set of open intents; one goroutine runs it.
@@ -185,13 +186,16 @@ func (w *writer) write(batch []req) error {
 		return w.broken
 	}
 	w.buf = w.buf[:0]
-	sync := false
 	for _, r := range batch {
 		line, err := json.Marshal(r.rec)
 		if err != nil {
 			return fmt.Errorf("journal %s: encode %s of %s: %w", w.path, r.rec.Op, r.rec.Node, err)
 		}
 		w.buf = append(append(w.buf, line...), '\n')
+	}
+	// The open set changes only once the whole batch encoded, so it always matches the file.
+	sync := false
+	for _, r := range batch {
 		switch r.rec.Op {
 		case opBegin:
 			w.open[r.rec.key()] = r.rec.Intent
