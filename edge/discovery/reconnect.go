@@ -4,7 +4,8 @@ package discovery
 
 import "github.com/nats-io/nats.go"
 
-// OnReconnect calls f each time the discovery connection is back after losing its broker:
+// OnReconnect calls f each time the discovery connection is back after losing its broker (call it
+// once, before Run: a second call chains a second handler):
 // startup events published meanwhile are lost (a broker restart drops every subscription), so
 // the edge sweeps at once instead of leaving new nodes to the next interval. Any handler
 // already set on the connection (go-choria's logging) still runs first.

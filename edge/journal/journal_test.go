@@ -30,7 +30,7 @@ func open(t *testing.T, path string) (*journal.Journal, []journal.Intent) {
 	return j, left
 }
 
-func TestJournal_OpenIntentsSurviveAKill(t *testing.T) {
+func TestJournal_OpenIntentsOutliveTheRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "journal")
 	j, left := open(t, path)
 	if len(left) != 0 {
