@@ -117,7 +117,8 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 	if err != nil {
 		return nil, err
 	}
-	deps := hostflow.Deps{Helper: a.runner, Metrics: a.Metrics, Logger: log, Wrapper: wrapper, Transport: a.conn, Token: cfg.Token}
+	deps := hostflow.Deps{Helper: a.runner, Metrics: a.Metrics, Logger: log, Wrapper: wrapper, Transport: a.conn, Token: cfg.Token,
+		Presence: a.present}
 	if err := credentials(cfg, &deps, log); err != nil {
 		return nil, err
 	}
@@ -212,6 +213,12 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	}
 	a.log.Info("cluster mode", "edge", name, "region", cfg.Region, "coordinators", cfg.Coordinators)
 	return a.Coordinator, nil
+}
+
+// present says whether identity answers a targeted discovery in provisioning mode.
+func (a *App) present(ctx context.Context, identity string) (bool, error) {
+	ids, err := a.finder.Sweep(ctx, identity)
+	return len(ids) > 0, err
 }
 
 // MonitorAddr is where the monitor endpoints listen, nil without monitor_port.

@@ -76,6 +76,10 @@ type Deps struct {
 	Transport rpc.Transport
 	// Token is the provisioning token every choria_provision action carries.
 	Token string
+	// Presence, when set, says whether identity still answers in provisioning mode (a targeted
+	// discovery): a restart, release_update or shutdown whose reply was lost is then not tried
+	// again into a node that already acted on it (rpc.Node.SetPresence).
+	Presence func(ctx context.Context, identity string) (bool, error)
 }
 
 // Flow runs choria-provisioner's Host.Provision for one node at a time; it is safe for
@@ -181,6 +185,9 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 		req:  helper.Request{Identity: h.Identity},
 		log:  f.d.Logger.With("node", h.Identity),
 	}
+	if f.d.Presence != nil {
+		r.node.SetPresence(func(ctx context.Context) (bool, error) { return f.d.Presence(ctx, h.Identity) })
+	}
 	steps := []struct {
 		name string
 		on   bool
@@ -237,6 +244,10 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 	case upgrade.Sent:
 		return Result{Outcome: UpgradeSent, Step: "release_update", Version: r.version, Target: resp.Upgrade}
 	case upgrade.Stop:
+		if errors.Is(err, rpc.ErrLeft) {
+			// Its reply was lost, and the node is gone: it acted on release_update.
+			return Result{Outcome: UpgradeSent, Step: "release_update", Version: r.version, Target: resp.Upgrade}
+		}
 		if unanswered(err) {
 			return Result{Outcome: Unknown, Step: "release_update", Err: err, Version: r.version, Target: resp.Upgrade}
 		}
@@ -256,6 +267,10 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 		return Result{Outcome: Paused, Step: "restart", Err: err, Version: r.version}
 	}
 	if _, err := r.node.Restart(ctx, f.s.RestartSplay); err != nil {
+		if errors.Is(err, rpc.ErrLeft) {
+			// Its reply was lost, and the node is gone: it restarted into its configuration.
+			return Result{Outcome: Provisioned, Version: r.version}
+		}
 		if unanswered(err) {
 			return Result{Outcome: Unknown, Step: "restart", Err: fmt.Errorf("restart failed: %w", err), Version: r.version}
 		}
@@ -274,6 +289,9 @@ func (f *Flow) shutdown(ctx context.Context, h Host, r *run, msg string) Result 
 		return Result{Outcome: Paused, Step: "shutdown", Err: err, Version: r.version}
 	}
 	if err := r.node.Shutdown(ctx); err != nil {
+		if errors.Is(err, rpc.ErrLeft) {
+			return Result{Outcome: Shutdown, Version: r.version}
+		}
 		if unanswered(err) {
 			return Result{Outcome: Unknown, Step: "shutdown", Err: err, Version: r.version}
 		}

@@ -79,15 +79,18 @@ func scriptedFlow(t *testing.T, tr rpc.Transport) *hostflow.Flow {
 	return scriptedFlowWith(t, tr, configures{}, upgrade.Settings{})
 }
 
-func scriptedFlowWith(t *testing.T, tr rpc.Transport, h hostflow.Helper, up upgrade.Settings) *hostflow.Flow {
+func scriptedFlowWith(t *testing.T, tr rpc.Transport, h hostflow.Helper, up upgrade.Settings, presence ...func(context.Context, string) (bool, error)) *hostflow.Flow {
 	t.Helper()
 	reg := metrics.New()
 	w, err := rpc.NewWrapper(rpc.WrapperOptions{Site: "s", Metrics: reg, Policy: backoff.Policy{Millis: []int{1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := hostflow.New(hostflow.Settings{Site: "s", Interval: time.Minute, RestartSplay: 1, Upgrade: up},
-		hostflow.Deps{Helper: h, Metrics: reg, Wrapper: w, Transport: tr})
+	d := hostflow.Deps{Helper: h, Metrics: reg, Wrapper: w, Transport: tr}
+	if len(presence) > 0 {
+		d.Presence = presence[0]
+	}
+	f, err := hostflow.New(hostflow.Settings{Site: "s", Interval: time.Minute, RestartSplay: 1, Upgrade: up}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,5 +180,19 @@ func TestFlow_RecordsShutdownAndUpgradeBeforeSendingThem(t *testing.T) {
 				t.Fatalf("with a failing record: outcome %s (%v), sent %q; want paused and no %s", res.Outcome, res.Err, tr.sent(), tc.action)
 			}
 		})
+	}
+}
+
+// A restart whose reply was lost to a node that is gone since is the node restarting: the flow
+// ends provisioned after one try instead of three reply windows and a confirmation.
+func TestFlow_LostRestartReplyOfAGoneNodeIsProvisioned(t *testing.T) {
+	tr := &script{answer: answering("n1", "choria_provision#restart")}
+	gone := func(context.Context, string) (bool, error) { return false, nil }
+	res := scriptedFlowWith(t, tr, configures{}, upgrade.Settings{}, gone).Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running})
+	if res.Outcome != hostflow.Provisioned {
+		t.Fatalf("outcome %s (%v), want provisioned", res.Outcome, res.Err)
+	}
+	if n := strings.Count(tr.sent(), "choria_provision#restart"); n != 1 {
+		t.Fatalf("restart sent %d times: %s", n, tr.sent())
 	}
 }

@@ -26,6 +26,9 @@ var (
 	ErrInvalidResponse = errors.New("invalid response")
 	// ErrEmptyConfiguration is matched when configure was given nothing to configure.
 	ErrEmptyConfiguration = errors.New("empty configuration")
+	// ErrLeft is matched when a restart, release_update or shutdown got no reply and the node's
+	// presence check (SetPresence) no longer finds it in provisioning mode: it acted on the call.
+	ErrLeft = errors.New("the node left provisioning mode")
 )
 
 // stopError ends the wrapper's loop at once: a retry could only fail the same way.

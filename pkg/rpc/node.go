@@ -46,7 +46,14 @@ type Node struct {
 	unsigned  atomic.Bool
 	// tentative: unsigned only until a try goes unanswered (TryUnsigned).
 	tentative atomic.Bool
+	present   func(ctx context.Context) (bool, error)
 }
+
+// SetPresence gives the node a check of whether it still answers in provisioning mode (a
+// targeted discovery). Before retrying a restart, release_update or shutdown whose last try got
+// no reply, the node asks it: a node that is gone acted on the call (its agent answers nothing
+// more once it has), so the call ends with ErrLeft instead of two more reply windows.
+func (n *Node) SetPresence(present func(ctx context.Context) (bool, error)) { n.present = present }
 
 // NewNode binds identity, the provisioning token and the pause source of its host flow.
 func NewNode(w *Wrapper, t Transport, identity, token string, pause PauseSource) *Node {
@@ -110,7 +117,14 @@ func (n *Node) send(ctx context.Context, agent, action, what string, tries int, 
 // attempt and each try may carry new input.
 func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries int, input func() (json.RawMessage, error), handle func(Reply) error) error {
 	req := Request{Agent: agent, Action: action, Identity: n.identity}
+	unanswered := false // the last try got no reply
 	return n.wrapper.run(ctx, n.identity, n.pause, req.Label(), tries, func(ctx context.Context) error {
+		if unanswered && n.present != nil && leavesProvisioning(agent, action) {
+			// A failed check says nothing: try again as before.
+			if here, err := n.present(ctx); err == nil && !here {
+				return stop(fmt.Errorf("could not %s: no reply, and %s no longer answers in provisioning mode: %w", what, n.identity, ErrLeft))
+			}
+		}
 		req := req
 		req.Unsigned = n.unsigned.Load()
 		data, err := input()
@@ -122,6 +136,7 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 		if err != nil {
 			return err
 		}
+		unanswered = len(replies) == 0
 		if len(replies) == 0 && req.Unsigned && n.tentative.CompareAndSwap(true, false) {
 			n.unsigned.Store(false)
 		}
@@ -135,6 +150,12 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 		}
 		return handle(replies[0])
 	})
+}
+
+// leavesProvisioning is true for the actions after which a node that accepted them stops
+// answering in provisioning mode.
+func leavesProvisioning(agent, action string) bool {
+	return agent == agentProvision && (action == "restart" || action == "release_update" || action == "shutdown")
 }
 
 func decode(r Reply, into any) error {

@@ -99,3 +99,45 @@ func TestNode_ReplyFromAnotherSenderIsNotTheNodesAnswer(t *testing.T) {
 		t.Fatalf("Inventory with a reply from another sender = %v, want it refused naming both", err)
 	}
 }
+
+// A restart whose reply was lost (a broker restart between the node's answer and us) is not
+// sent again into the agent's held mutex for two more reply windows when the node is already
+// gone: with a presence check, the next try asks discovery first and ends with ErrLeft.
+func TestNode_UnansweredRestartStopsWhenTheNodeLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		present  bool
+		requests int
+		left     bool
+	}{{"node gone", false, 1, true}, {"node still there", true, TriesRestart, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &scripted{answer: func(int, Request) ([]Reply, error) { return nil, nil }}
+			w, _ := newTestWrapper(t)
+			n := NewNode(w, tr, "n1.example.net", "token", never)
+			checks := 0
+			n.SetPresence(func(ctx context.Context) (bool, error) { checks++; return tc.present, nil })
+			_, err := n.Restart(context.Background(), 1)
+			if err == nil || errors.Is(err, ErrLeft) != tc.left {
+				t.Fatalf("Restart = %v, want ErrLeft %v", err, tc.left)
+			}
+			if len(tr.requests) != tc.requests || checks != tc.requests-boolInt(!tc.left) {
+				t.Fatalf("%d requests and %d presence checks, want %d requests", len(tr.requests), checks, tc.requests)
+			}
+		})
+	}
+	// The first call of a flow, and calls that did get a reply, never ask.
+	tr := &scripted{answer: func(int, Request) ([]Reply, error) { return nil, nil }}
+	w, _ := newTestWrapper(t)
+	n := NewNode(w, tr, "n1.example.net", "token", never)
+	n.SetPresence(func(ctx context.Context) (bool, error) { t.Error("presence asked for inventory"); return false, nil })
+	if _, err := n.Inventory(context.Background()); err == nil || errors.Is(err, ErrLeft) {
+		t.Fatalf("Inventory = %v", err)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
