@@ -85,6 +85,17 @@ type AcquireResponse struct {
 	// Held is how long the leader held the request before it granted the lease (its monotonic
 	// clock): the edge counts the lease from its send + Held, see ValidUntil.
 	Held Duration `json:"held,omitempty"`
+	// Queue is the region's queue after this answer; nil from a coordinator older than the field.
+	Queue *RegionQueue `json:"queue,omitempty"`
+}
+
+// RegionQueue is how many of a region's nodes the ledger holds waiting and leased, from its
+// per-region state counts; a pointer in answers, so an edge tells "none sent" from zeros.
+type RegionQueue struct {
+	// Waiting counts nodes waiting for a lease, those inside a backoff or lock window included.
+	Waiting int `json:"waiting"`
+	// Leased counts nodes under a lease of any edge of the region.
+	Leased int `json:"leased"`
 }
 
 // ValidUntil is when an edge that sent the acquire at sent must stop acting on the lease: sent +
@@ -162,4 +173,6 @@ type HeartbeatResponse struct {
 	Paused bool      `json:"paused"`
 	Leader string    `json:"leader,omitempty"`
 	Time   time.Time `json:"time"`
+	// Queue is the edge's region's queue; nil from a coordinator older than the field.
+	Queue *RegionQueue `json:"queue,omitempty"`
 }
