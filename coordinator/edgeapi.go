@@ -92,7 +92,20 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 		}
 	}
 	resp.Lease, resp.Paused, resp.Held = toAPILease(a.Lease), a.Paused, api.Duration(a.Held)
+	resp.Queue = s.regionQueue(req.Region)
 	return resp, nil
+}
+
+// regionQueue is the region's waiting and leased counts for an edge's gauges, read from the
+// ledger's per-region state counts after the grant (its nodes count as leased). A failed read
+// leaves the queue out: the edge then keeps its gauges, and the answer still carries the lease.
+func (s *Service) regionQueue(region string) *api.RegionQueue {
+	c, err := s.ledger.RegionCounts(region)
+	if err != nil {
+		s.log.Warn("read the region's counts for an edge answer", "region", region, "error", err)
+		return nil
+	}
+	return &api.RegionQueue{Waiting: c[api.StateWaiting], Leased: c[api.StateLeased]}
 }
 
 // Renew extends a lease by the configured TTL from now.
@@ -149,6 +162,7 @@ func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.
 		return resp, fmt.Errorf("heartbeat of %s: read pause flag: %w", req.Edge, err)
 	}
 	resp.Paused = p.Paused
+	resp.Queue = s.regionQueue(req.Region)
 	s.edgesMu.Lock()
 	s.edges[req.Edge] = EdgeSeen{Region: req.Region, At: resp.Time, Leases: append([]string(nil), req.Leases...)}
 	s.edgesMu.Unlock()

@@ -135,6 +135,21 @@ func (l *Ledger) Counts() (map[string]map[api.NodeState]int, error) {
 	return out, err
 }
 
+// RegionCounts returns the number of nodes per state in one region, reading only that region's
+// count keys: an edge's acquire and heartbeat ask it for their answers, several times a second.
+func (l *Ledger) RegionCounts(region string) (map[api.NodeState]int, error) {
+	out := map[api.NodeState]int{}
+	prefix := countKey(region, "")
+	err := l.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketCounts).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			out[api.NodeState(k[len(prefix):])] = int(getUint(v))
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Leases returns every outstanding lease in id order.
 func (l *Ledger) Leases() ([]Lease, error) {
 	var out []Lease
