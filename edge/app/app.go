@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/choria-io/go-choria/backoff"
@@ -141,7 +142,8 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 
 	var replay []journal.Intent
 	if !cfg.Standalone() {
-		path := filepath.Join(cfg.StateDir, "journal")
+		// Named for the edge, so edges of one host (a lab's region) may share a state_dir.
+		path := filepath.Join(cfg.StateDir, journalName(name))
 		if a.journal, replay, err = journal.Open(path, log); err != nil {
 			return nil, fmt.Errorf("state_dir: %w", err)
 		}
@@ -213,6 +215,17 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	}
 	a.log.Info("cluster mode", "edge", name, "region", cfg.Region, "coordinators", cfg.Coordinators)
 	return a.Coordinator, nil
+}
+
+// journalName is the journal's file name for edge name: path separators and other characters
+// a file name should not hold become '_'.
+func journalName(name string) string {
+	return "journal-" + strings.Map(func(r rune) rune {
+		if r == '-' || r == '.' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // present says whether identity answers a targeted discovery in provisioning mode.

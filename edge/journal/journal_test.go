@@ -180,7 +180,7 @@ func BenchmarkJournal_BeginEnd(b *testing.B) {
 func TestJournal_OneEdgePerFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal")
 	j, _ := open(t, path)
-	if _, _, err := journal.Open(path, nil); err == nil || !strings.Contains(err.Error(), "another edge uses this state_dir") {
+	if _, _, err := journal.Open(path, nil); err == nil || !strings.Contains(err.Error(), "another edge with the same edge_name") {
 		t.Fatalf("a second Open of a journal in use = %v, want it refused", err)
 	}
 	j.Close()
