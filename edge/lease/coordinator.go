@@ -30,6 +30,10 @@ type CoordinatorOptions struct {
 	ReportFor time.Duration
 	// Logger receives heartbeat failures; nil discards them.
 	Logger *slog.Logger
+	// Changed, when set, is called with the region's queue from every acquire and heartbeat
+	// answer that carries one (the coordinator's ledger counts, every edge of the region
+	// included); an answer without one (an older coordinator) calls nothing.
+	Changed func(Counts)
 }
 
 // Coordinator is the cluster-mode source: it registers discovered nodes with the coordinator,
@@ -111,7 +115,16 @@ func (c *Coordinator) Acquire(ctx context.Context, max int, wait time.Duration) 
 			return Grant{Paused: resp.Paused}, err
 		}
 	}
+	c.queue(resp.Queue)
 	return g, nil
+}
+
+// queue hands an answer's region queue to Changed; nil (not sent) changes nothing, so the
+// gauges of an edge talking to an older coordinator keep their value instead of reading 0.
+func (c *Coordinator) queue(q *api.RegionQueue) {
+	if q != nil && c.o.Changed != nil {
+		c.o.Changed(Counts{Waiting: q.Waiting, Leased: q.Leased})
+	}
 }
 
 // check refuses a lease for another edge or region: an edge only ever touches its own region.
@@ -185,7 +198,8 @@ func retryableStatus(status int) bool {
 	return status == 421 || status >= 500
 }
 
-// WatchPause heartbeats the leader every Heartbeat and hands each answer's pause flag to changed.
+// WatchPause heartbeats the leader every Heartbeat and hands each answer's pause flag to changed
+// (and its region queue to the options' Changed).
 // A heartbeat that fails changes nothing: the lease deadlines, not the heartbeat, decide whether
 // the edge may go on.
 func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool)) {
@@ -202,6 +216,7 @@ func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool))
 				c.o.Logger.Info("coordinator heartbeat answered again", "leader", c.o.Client.Leader())
 				failing = false
 			}
+			c.queue(resp.Queue)
 			changed(resp.Paused)
 		case ctx.Err() != nil:
 			return

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lease_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// fakeCoordinator answers acquire and heartbeat with the raw bodies a test sets, so an answer
+// from an older coordinator (no queue key at all) is exactly what it would send.
+type fakeCoordinator struct {
+	acquire, heartbeat atomic.Value // string
+}
+
+func (f *fakeCoordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body any
+	switch r.URL.Path {
+	case api.PathAcquire:
+		body = f.acquire.Load()
+	case api.PathHeartbeat:
+		body = f.heartbeat.Load()
+	}
+	if body == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(body.(string)))
+}
+
+// queueRecorder keeps every count the source handed to Changed.
+type queueRecorder struct {
+	mu  sync.Mutex
+	got []lease.Counts
+}
+
+func (q *queueRecorder) changed(c lease.Counts) {
+	q.mu.Lock()
+	q.got = append(q.got, c)
+	q.mu.Unlock()
+}
+
+func (q *queueRecorder) all() []lease.Counts {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]lease.Counts(nil), q.got...)
+}
+
+func newFakeSource(t *testing.T) (*fakeCoordinator, *lease.Coordinator, *queueRecorder) {
+	t.Helper()
+	f := &fakeCoordinator{}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	client, err := api.NewClient([]string{srv.URL}, api.WithAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &queueRecorder{}
+	src, err := lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: "edge-eu-1", Region: "eu", Heartbeat: 10 * time.Millisecond, Changed: rec.changed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, src, rec
+}
+
+const grantForThisEdge = `"lease":{"id":"l-1","edge":"edge-eu-1","region":"eu","nodes":["n1"],"token":4,"expires_at":"2026-01-02T03:04:05Z","ttl":"30s"}`
+
+// An acquire answer's queue reaches Changed, zeros included; an older coordinator's answer (no
+// queue) and an answer the edge refuses (a lease for another edge) call nothing, so the gauges
+// keep their last value rather than drop to 0.
+func TestCoordinator_AcquireHandsTheAnswersQueueToChanged(t *testing.T) {
+	f, src, rec := newFakeSource(t)
+	ctx := context.Background()
+
+	f.acquire.Store(`{"paused":false,` + grantForThisEdge + `,"queue":{"waiting":5,"leased":3}}`)
+	if g, err := src.Acquire(ctx, 10, 0); err != nil || g.Lease == nil {
+		t.Fatalf("acquire: %+v, %v", g, err)
+	}
+	f.acquire.Store(`{"paused":false}`) // an older coordinator: nothing granted, no queue
+	if _, err := src.Acquire(ctx, 10, 0); err != nil {
+		t.Fatalf("acquire from an older coordinator: %v", err)
+	}
+	f.acquire.Store(`{"paused":false,"lease":{"id":"l-2","edge":"edge-eu-2","region":"eu","nodes":["n2"],"token":5,"expires_at":"2026-01-02T03:04:05Z","ttl":"30s"},"queue":{"waiting":9,"leased":9}}`)
+	if _, err := src.Acquire(ctx, 10, 0); err == nil {
+		t.Fatal("a lease for another edge was accepted")
+	}
+	f.acquire.Store(`{"paused":false,"queue":{"waiting":0,"leased":0}}`)
+	if _, err := src.Acquire(ctx, 10, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []lease.Counts{{Waiting: 5, Leased: 3}, {}}
+	if got := rec.all(); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("Changed got %+v, want %+v", got, want)
+	}
+}
+
+// Every heartbeat answer with a queue reaches Changed before its pause flag reaches changed;
+// once the answers stop carrying one (the edge now talks to an older coordinator), heartbeats go
+// on and Changed is not called again.
+func TestCoordinator_HeartbeatHandsTheAnswersQueueToChanged(t *testing.T) {
+	f, src, rec := newFakeSource(t)
+	f.heartbeat.Store(`{"paused":false,"time":"2026-01-02T03:04:05Z","queue":{"waiting":2,"leased":1}}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	beats := make(chan bool, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src.WatchPause(ctx, func(paused bool) {
+			select {
+			case beats <- paused:
+			default:
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	waitBeat := func() {
+		t.Helper()
+		select {
+		case <-beats:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no heartbeat answered")
+		}
+	}
+
+	waitBeat()
+	got := rec.all()
+	if len(got) == 0 || got[len(got)-1] != (lease.Counts{Waiting: 2, Leased: 1}) {
+		t.Fatalf("after a heartbeat with a queue, Changed got %+v", got)
+	}
+
+	f.heartbeat.Store(`{"paused":true,"time":"2026-01-02T03:04:05Z"}`)
+	// Drain until an answer of the older coordinator (paused) arrived, then two more.
+	for paused := false; !paused; {
+		select {
+		case paused = <-beats:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no heartbeat answered")
+		}
+	}
+	before := len(rec.all())
+	waitBeat()
+	waitBeat()
+	if after := rec.all(); len(after) != before || after[len(after)-1] != (lease.Counts{Waiting: 2, Leased: 1}) {
+		t.Fatalf("answers without a queue called Changed: %+v (had %d calls)", after, before)
+	}
+}
