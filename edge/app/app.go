@@ -182,13 +182,16 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 // leaseSource is the local source when standalone, else the coordinators' under this edge's
 // credential (bound there to name and the region).
 func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Source, error) {
+	// The same gauges in both modes: the local queue's counts standalone, the region's ledger
+	// counts from the coordinators' answers in cluster mode.
+	waiting := a.Metrics.WorkQueueEntries.WithLabelValues(cfg.Site)
+	unprovisioned := a.Metrics.WaitingNodes.WithLabelValues(cfg.Site)
+	changed := func(c lease.Counts) {
+		waiting.Set(float64(c.Waiting))
+		unprovisioned.Set(float64(c.Waiting + c.Leased))
+	}
 	if cfg.Standalone() {
-		waiting := a.Metrics.WorkQueueEntries.WithLabelValues(cfg.Site)
-		unprovisioned := a.Metrics.WaitingNodes.WithLabelValues(cfg.Site)
-		a.Source = lease.NewLocal(lease.LocalOptions{Edge: name, Region: cfg.Region, Changed: func(c lease.Counts) {
-			waiting.Set(float64(c.Waiting))
-			unprovisioned.Set(float64(c.Waiting + c.Leased))
-		}})
+		a.Source = lease.NewLocal(lease.LocalOptions{Edge: name, Region: cfg.Region, Changed: changed})
 		return a.Source, nil
 	}
 	hc := o.CoordinatorHTTP
@@ -209,7 +212,7 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	if err != nil {
 		return nil, fmt.Errorf("coordinators: %w", err)
 	}
-	a.Coordinator, err = lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: name, Region: cfg.Region, Logger: a.log})
+	a.Coordinator, err = lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: name, Region: cfg.Region, Logger: a.log, Changed: changed})
 	if err != nil {
 		return nil, err
 	}
