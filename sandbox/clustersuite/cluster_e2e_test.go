@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/faults"
@@ -82,6 +84,21 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 		ok := len(ledger) == 2*perRegion && counts[api.StateProvisioned] == 2*perRegion-2 &&
 			ledger[broken].State == api.StateAbandoned && ledger[locked].State == api.StateWaiting && ledger[locked].Attempts == 1
 		return ok, fmt.Sprintf("%d nodes %v", len(ledger), counts)
+	})
+
+	// choria-provisioner's queue gauges follow the region's ledger counts through the
+	// coordinators' answers: eu's locked node waits out its lock window, us has nothing left.
+	waitFor(t, time.Minute, "the edges' queue gauges to show their region's waiting nodes", func() (bool, string) {
+		var last []string
+		ok := true
+		for _, e := range edges {
+			want := map[string]float64{"eu": 1, "us": 0}[e.app.Config.Region]
+			entries := testutil.ToFloat64(e.app.Metrics.WorkQueueEntries.WithLabelValues(e.app.Config.Site))
+			waiting := testutil.ToFloat64(e.app.Metrics.WaitingNodes.WithLabelValues(e.app.Config.Site))
+			ok = ok && entries == want && waiting == want
+			last = append(last, fmt.Sprintf("%s: work_queue_entries %v waiting_nodes %v, want %v", e.name, entries, waiting, want))
+		}
+		return ok, strings.Join(last, "; ")
 	})
 
 	// The fleet agrees with the ledger.
