@@ -64,17 +64,17 @@ func run(m *testing.M) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start coordinators:", err)
 		if suite.cluster != nil {
-			_ = suite.cluster.stop()
+			_ = suite.cluster.Stop()
 		}
 		return 1
 	}
 	code := m.Run()
-	if err := suite.cluster.stop(); err != nil {
+	if err := suite.cluster.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
 	if code != 0 {
-		fmt.Fprintln(os.Stderr, suite.cluster.logs())
+		fmt.Fprintln(os.Stderr, suite.cluster.Logs(4000))
 	}
 	return code
 }
