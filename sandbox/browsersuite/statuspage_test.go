@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/internal/coordproc"
 )
 
 // Expressions the page is read with, as a user reads it: what is in the tables.
@@ -46,7 +47,7 @@ func TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange(t *testing.T) {
 	c, st := startCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	edge, admin := c.client(edgeToken, ""), c.client(adminToken, "")
+	edge, admin := c.client(edgeToken), c.client(adminToken)
 
 	register(ctx, t, edge, "ams", 6)
 	register(ctx, t, edge, "fra", 4)
@@ -60,9 +61,9 @@ func TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange(t *testing.T) {
 	}
 
 	// The page is opened on a follower: it must work there, and survive the leader's death.
-	var page *member
-	for _, m := range c.members {
-		if m.id != st.LeaderID {
+	var page *coordproc.Member
+	for _, m := range c.Members() {
+		if m.ID != st.LeaderID {
 			page = m
 			break
 		}
@@ -131,12 +132,12 @@ func TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange(t *testing.T) {
 
 	// The leader dies; the page names its successor.
 	st = c.waitLeader(3, "")
-	if st.LeaderID == page.id {
+	if st.LeaderID == page.ID {
 		// Leadership moved onto the member serving the page since it opened (a loaded machine):
 		// the page is opened on a follower again, before the kill.
-		t.Logf("leadership moved to %s, which serves the page: opening it on a follower", page.id)
-		for _, m := range c.members {
-			if m.id != st.LeaderID {
+		t.Logf("leadership moved to %s, which serves the page: opening it on a follower", page.ID)
+		for _, m := range c.Members() {
+			if m.ID != st.LeaderID {
 				page = m
 				break
 			}
@@ -147,7 +148,7 @@ func TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange(t *testing.T) {
 	b.waitJS("the page to name "+old+" before the kill", fmt.Sprintf(`%s === %s`, leaderJS, js(old)), 30*time.Second)
 	polls := b.eval(`document.querySelector('#updated').dataset.polls`)
 	c.kill(c.member(old))
-	t.Logf("SIGKILL sent to leader %s; the page is on %s", old, page.id)
+	t.Logf("SIGKILL sent to leader %s; the page is on %s", old, page.ID)
 	successor := b.waitJS("the page to name a new leader", fmt.Sprintf(`(() => { const l = %s; return l !== '' && l !== %s && l; })()`, leaderJS, js(old)), 60*time.Second)
 	pageAgreesWithMember(t, b, admin, page, successor)
 	// Every read the follower forwards goes through the new leader again: nothing is left stale.
@@ -170,10 +171,10 @@ func TestStatusPage_ShowsTheClusterLiveAndFollowsALeaderChange(t *testing.T) {
 
 // login opens the page of m, is refused a wrong token, then logs in with the admin token and
 // marks the window so a reload would show.
-func login(b *browser, m *member) {
+func login(b *browser, m *coordproc.Member) {
 	b.t.Helper()
-	b.do("open the page of "+m.id, 30*time.Second, chromedp.Navigate(m.url+"/status/"), chromedp.WaitVisible(chromedp.CSS("#login")))
-	b.screenshot("login-" + m.id)
+	b.do("open the page of "+m.ID, 30*time.Second, chromedp.Navigate(m.API+"/status/"), chromedp.WaitVisible(chromedp.CSS("#login")))
+	b.screenshot("login-" + m.ID)
 	b.do("log in with a wrong token", 10*time.Second,
 		chromedp.SendKeys(chromedp.CSS("#token"), "not-the-admin-token"), chromedp.Click(chromedp.CSS("#login-button")))
 	b.waitJS("the wrong token refused", `(() => { const e = document.querySelector('#login-error'); return !e.hidden && e.textContent.includes('does not open the admin API'); })()`, 20*time.Second)
@@ -181,17 +182,17 @@ func login(b *browser, m *member) {
 		chromedp.SendKeys(chromedp.CSS("#token"), adminToken), chromedp.Click(chromedp.CSS("#login-button")),
 		chromedp.WaitVisible(chromedp.CSS("#board")))
 	b.eval(`window.__opened = 'before'`)
-	b.waitJS("the member serving the page", fmt.Sprintf(`document.querySelector('#member').textContent.startsWith(%s + ' ')`, js(m.id)), 20*time.Second)
+	b.waitJS("the member serving the page", fmt.Sprintf(`document.querySelector('#member').textContent.startsWith(%s + ' ')`, js(m.ID)), 20*time.Second)
 }
 
 // pageAgreesWithMember waits until the leader the page names is the one the member serving it
 // reports through the API (either may lag the other by a poll).
-func pageAgreesWithMember(t *testing.T, b *browser, admin *api.Client, m *member, named string) {
+func pageAgreesWithMember(t *testing.T, b *browser, admin *api.Client, m *coordproc.Member, named string) {
 	t.Helper()
-	waitFor(t, "the page and "+m.id+" to name the same leader", 30*time.Second, func() (bool, string) {
+	waitFor(t, "the page and "+m.ID+" to name the same leader", 30*time.Second, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		st, err := admin.StatusOf(ctx, m.url)
+		st, err := admin.StatusOf(ctx, m.API)
 		if err != nil {
 			return false, err.Error()
 		}
