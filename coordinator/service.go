@@ -129,7 +129,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.node, s.ledger = node, node.Ledger()
 
-	s.metrics, err = metrics.New(cfg.Registry, metrics.Sources{
+	s.metrics, err = metrics.New(cfg.Registry, cfg.ID, metrics.Sources{
 		Leader:              node.IsLeader,
 		Term:                node.Term,
 		AppliedIndex:        func() uint64 { i, _, _ := s.ledger.AppliedIndex(); return i },

@@ -57,10 +57,10 @@ func TestAcquire_LostAnswerIsRetriedIntoTheSameLease(t *testing.T) {
 	if len(leases) != 1 || leases[0].ID != got.Lease.ID || leases[0].Token != got.Lease.Token || !slices.Equal(leases[0].Nodes, got.Lease.Nodes) {
 		t.Fatalf("ledger holds %+v, client got %+v: want exactly the one lease", leases, got.Lease)
 	}
-	if n := counter(t, leader, "muster_coordinator_lease_replays_total", nil); n != 1 {
+	if n := counter(t, leader, "muster_coordinator_lease_replays_total", map[string]string{"member": leader.id}); n != 1 {
 		t.Errorf("lease replays counted %v, want 1", n)
 	}
-	if n := counter(t, leader, "muster_coordinator_lease_grants_total", nil); n != 1 {
+	if n := counter(t, leader, "muster_coordinator_lease_grants_total", map[string]string{"member": leader.id}); n != 1 {
 		t.Errorf("lease grants counted %v, want 1", n)
 	}
 }
@@ -115,7 +115,7 @@ func TestReport_LostAnswerIsRetriedIntoTheSameOutcomes(t *testing.T) {
 	if err != nil || n.Attempts != 1 {
 		t.Fatalf("failed node after a retried report: %+v %v (want attempts 1: applied once)", n, err)
 	}
-	if v := counter(t, leader, "muster_coordinator_stale_reports_total", nil); v != 0 {
+	if v := counter(t, leader, "muster_coordinator_stale_reports_total", map[string]string{"member": leader.id}); v != 0 {
 		t.Errorf("stale reports counted %v, want 0", v)
 	}
 }

@@ -77,7 +77,7 @@ func TestRetry_AdminOnlyRefusalsAndAMoveThroughAFollower(t *testing.T) {
 			t.Errorf("%s after retry: %+v %v", id, n, err)
 		}
 	}
-	if v := counter(t, ms[0], "muster_coordinator_retried_nodes_total", nil); v != 2 {
+	if v := counter(t, ms[0], "muster_coordinator_retried_nodes_total", map[string]string{"member": ms[0].id}); v != 2 {
 		t.Errorf("leader's retried counter %v, want 2", v)
 	}
 	// Retrying again is refused: they wait already.

@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,8 +40,14 @@ type Metrics struct {
 	RetriedNodes      prometheus.Counter
 }
 
-// New creates the metrics and registers them on reg.
-func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
+// New creates the metrics and registers them on reg, every one with the constant label
+// member="<member>" (this member's Raft server id), so dashboards and alerts name the member
+// rather than the scrape address.
+func New(reg prometheus.Registerer, member string, src Sources) (*Metrics, error) {
+	if member == "" {
+		return nil, errors.New("register coordinator metrics: the member id for the member label is empty")
+	}
+	reg = prometheus.WrapRegistererWith(prometheus.Labels{"member": member}, reg)
 	m := &Metrics{
 		LeaseGrants: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "muster_coordinator_lease_grants_total", Help: "Leases granted by this member while leader."}),
