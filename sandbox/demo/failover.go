@@ -24,21 +24,25 @@ func (r *runner) failover(ctx context.Context, sum Summary) error {
 	if err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	old := c.member(v0.Leader)
+	old := c.Member(v0.Leader)
 	if old == nil {
 		return fmt.Errorf("failover: no leader to kill (status names %q)", v0.Leader)
 	}
-	f := &Failover{Killed: old.id, KilledPID: old.PID(), OldTerm: v0.Term}
+	f := &Failover{Killed: old.ID, KilledPID: old.PID(), OldTerm: v0.Term}
 	r.res.Failover = f
 	r.say("\n== failover: kill -9 %d (%s, the leader in term %d)", f.KilledPID, f.Killed, f.OldTerm)
 	killed := time.Now()
-	old.kill()
+	if err := old.Kill(); err != nil {
+		return fmt.Errorf("failover: %w", err)
+	}
 	wctx, cancel := context.WithTimeout(ctx, failoverTimeout)
-	v1, err := c.waitView(wctx, func(v ClusterView) bool { return v.Leader != "" && v.Leader != old.id && v.Term > f.OldTerm })
+	_, st, err := c.WaitLeader(wctx, len(c.Members()), old.ID)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("failover: no new leader after %s was killed: %w", old.id, err)
+		return fmt.Errorf("failover: no new leader after %s was killed: %w", old.ID, err)
 	}
+	// The new leader's own status: its ledger is caught up, so its counts are the ledger's.
+	v1 := c.viewOf(st)
 	f.NewLeader, f.NewTerm, f.Elected = v1.Leader, v1.Term, time.Since(killed)
 	r.say("   new leader %s (pid %d) in term %d, %s after the kill", v1.Leader, v1.LeaderPID, v1.Term, f.Elected.Round(10*time.Millisecond))
 	for _, rs := range sum.Regions {

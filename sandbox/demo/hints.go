@@ -23,7 +23,7 @@ const watchPeriod = time.Second
 func (r *runner) hints() {
 	o := r.o
 	coord := r.binPath(CoordinatorName)
-	addrs := strings.Join(r.cluster.urls(), ",")
+	addrs := strings.Join(r.cluster.URLs(), ",")
 	creds := filepath.Join(o.Dir, CredentialsName)
 	cmd := o.Command
 	if cmd == "" {
@@ -38,9 +38,9 @@ func (r *runner) hints() {
 	}
 	r.say("   %s pause --addr %s --reason 'trying it'    # every edge stops starting hosts (choria_provisioner_paused 1)", coord, addrs)
 	r.say("   %s resume --addr %s", coord, addrs)
-	for _, m := range r.cluster.members {
-		if m.running() {
-			r.say("   open %s%s    # the status page (paste the admin token from %s)", m.apiURL, statusPagePath, creds)
+	for _, m := range r.cluster.Members() {
+		if m.Running() {
+			r.say("   open %s%s    # the status page (paste the admin token from %s)", m.API, statusPagePath, creds)
 			break
 		}
 	}
@@ -74,10 +74,10 @@ func (r *runner) watch(ctx context.Context) error {
 	var lastErr error
 	gone := map[string]bool{}
 	for {
-		for _, m := range r.cluster.members {
-			if !m.running() && !gone[m.id] {
-				gone[m.id] = true
-				r.say("   %s coordinator %s (pid %d) exited: %v", time.Now().Format(time.TimeOnly), m.id, m.PID(), m.waitErr)
+		for _, m := range r.cluster.Members() {
+			if !m.Running() && !gone[m.ID] {
+				gone[m.ID] = true
+				r.say("   %s coordinator %s (pid %d) exited: %v", time.Now().Format(time.TimeOnly), m.ID, m.PID(), m.ExitErr())
 			}
 		}
 		v, err := r.cluster.view(ctx)

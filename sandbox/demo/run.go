@@ -199,20 +199,18 @@ func (r *runner) startCluster(ctx context.Context, sec secrets) error {
 		return fmt.Errorf("coordinator dir: %w", err)
 	}
 	r.say("== starting %d %s members (c1 bootstraps, the others join); data and logs in %s", o.Coordinators, CoordinatorName, dir)
-	c, err := startCluster(ctx, memberSpec{bin: bin, dir: dir, secrets: sec, stopWait: o.StopGrace}, o.Coordinators)
-	r.cluster = c
-	if c != nil {
-		r.res.Started = append(r.res.Started, c.pids()...)
-		r.res.Coordinators = c.urls()
-	}
+	c, err := startCluster(ctx, coordinatorSpec(bin, dir, sec, o.Coordinators, o.StopGrace))
 	if err != nil {
 		return fmt.Errorf("start coordinators: %w", err)
 	}
-	for _, m := range c.members {
-		r.say("   %s pid %d, api %s, raft %s", m.id, m.PID(), m.apiURL, m.raft)
+	r.cluster = c
+	r.res.Started = append(r.res.Started, c.pids()...)
+	r.res.Coordinators = c.URLs()
+	for _, m := range c.Members() {
+		r.say("   %s pid %d, api %s, raft %s", m.ID, m.PID(), m.API, m.Raft)
 	}
 	creds := filepath.Join(o.Dir, CredentialsName)
-	if err := sec.write(creds, c.urls()); err != nil {
+	if err := sec.write(creds, c.URLs()); err != nil {
 		return err
 	}
 	r.say("   fresh admin and edge tokens in %s (mode 0600)", creds)
@@ -231,7 +229,7 @@ func (r *runner) startEdges(ctx context.Context, sec secrets) error {
 		e, err := startEdge(edgeSpec{
 			binDir: o.BinDir, labJSON: r.lab.InfoFile(), region: region,
 			client: client.Identity, clientConfig: client.Config,
-			coordinators: r.cluster.urls(), token: sec.edges[region].token,
+			coordinators: r.cluster.URLs(), token: sec.edges[region].token,
 			broker: ri.BrokerURL, ca: ri.CA, caKey: ri.CAKey,
 			deferRE: p.deferRE, shutRE: p.shutdownRE, workers: o.Workers, upgrade: TargetVersion,
 			logFile: logFile, stopWait: o.StopGrace,
@@ -398,7 +396,7 @@ func (r *runner) stop() error {
 		}
 	}
 	if r.cluster != nil {
-		if err := r.cluster.stop(); err != nil {
+		if err := r.cluster.Stop(); err != nil {
 			errs = append(errs, err)
 		}
 	}

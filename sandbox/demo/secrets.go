@@ -50,19 +50,14 @@ func token() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// authEdges is the coordinators' auth.edges: EDGE@REGION=TOKEN, comma separated.
-func (s secrets) authEdges() string {
+// authEdges are the coordinators' auth.edges items: EDGE@REGION=TOKEN.
+func (s secrets) authEdges() []string {
 	var items []string
 	for _, r := range slices.Sorted(maps.Keys(s.edges)) {
 		e := s.edges[r]
 		items = append(items, fmt.Sprintf("%s@%s=%s", e.name, r, e.token))
 	}
-	return strings.Join(items, ",")
-}
-
-// coordinatorEnv is what a member reads its credentials from.
-func (s secrets) coordinatorEnv() []string {
-	return []string{"MUSTER_AUTH_ADMIN_TOKEN=" + s.admin, "MUSTER_AUTH_EDGES=" + s.authEdges()}
+	return items
 }
 
 // write saves the tokens as a shell file only the user can read: sourcing it sets the admin
