@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/internal/coordproc"
 )
 
 // ClusterSpec is how the coordinator members run.
@@ -30,13 +31,11 @@ type ClusterSpec struct {
 	AdminToken       string
 }
 
-// Member is one coordinator process: its API on a fixed port, its Raft port behind a proxy
-// that every other member dials (the advertised Raft address), its failpoints directory.
+// Member is one coordinator process (its API on a fixed port, restarted with the same flags)
+// with its Raft port behind a proxy that every other member dials (the advertised Raft
+// address), and its failpoints directory.
 type Member struct {
-	ID        string
-	Proc      *Proc
-	API       string // http://127.0.0.1:PORT, the member's own listener (admin calls)
-	raftBind  string
+	*coordproc.Member
 	RaftProxy *Proxy
 	// APIProxy is the advertised API address (http.advertise): leaders name it to edges and
 	// members forward through it, so an edge cut off by socket owner stays cut off after the
@@ -48,6 +47,7 @@ type Member struct {
 // Cluster is the running coordinator cluster.
 type Cluster struct {
 	spec    ClusterSpec
+	procs   *coordproc.Cluster
 	Members []*Member
 	admin   *api.Client
 
@@ -55,82 +55,87 @@ type Cluster struct {
 	pids map[string]int
 }
 
-// StartCluster starts the first member with --bootstrap and the others with --join, and waits
-// for a leader of all of them.
+// StartCluster starts the first member with --bootstrap, waits for it to lead, starts the
+// others with --join, and waits for a leader of all of them.
 func StartCluster(ctx context.Context, spec ClusterSpec) (*Cluster, error) {
 	c := &Cluster{spec: spec, pids: map[string]int{}}
-	for i := 1; i <= spec.Members; i++ {
-		m := &Member{ID: fmt.Sprintf("c%d", i)}
-		apiPort, err := freePort()
-		if err != nil {
-			return nil, err
+	fronts := map[string]*Member{} // each member's proxies and failpoints, from its last try
+	closeFronts := func() {
+		for _, f := range fronts {
+			f.closeProxies()
 		}
-		raftPort, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		m.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
-		m.raftBind = fmt.Sprintf("127.0.0.1:%d", raftPort)
-		if m.RaftProxy, err = NewProxy("raft-"+m.ID, m.raftBind, c.origin); err != nil {
-			return nil, err
-		}
-		if m.APIProxy, err = NewProxy("api-"+m.ID, strings.TrimPrefix(m.API, "http://"), c.origin); err != nil {
-			return nil, err
-		}
-		m.fpDir = filepath.Join(spec.Dir, m.ID, "failpoints")
-		if err := os.MkdirAll(m.fpDir, 0o755); err != nil {
-			return nil, fmt.Errorf("member %s: %w", m.ID, err)
-		}
-		c.Members = append(c.Members, m)
 	}
-	var urls []string
-	for _, m := range c.Members {
-		urls = append(urls, m.API)
-	}
-	admin, err := api.NewClient(urls, api.WithToken(spec.AdminToken), api.WithRetryDelay(100*time.Millisecond), api.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+	procs, err := coordproc.Start(ctx, coordproc.Spec{
+		Bin: spec.Bin, Dir: spec.Dir, Size: spec.Members,
+		Auth: coordproc.Auth{AdminToken: spec.AdminToken, EdgeTokens: []string{spec.EdgeToken}},
+		Lease: coordproc.Lease{
+			TTL: spec.LeaseTTL, Grace: spec.LeaseGrace, MaxClockDrift: spec.LeaseGrace / 2,
+			MaxWait: spec.MaxWait, ReprovisionAfter: spec.ReprovisionAfter,
+			RetryBackoff: time.Second, RetryBackoffMax: 5 * time.Second,
+		},
+		LogLevel:            "info",
+		Configure:           func(m *coordproc.MemberConfig) error { return c.front(m, fronts) },
+		OnStart:             c.Track,
+		ProcessGroup:        true,
+		JoinAfterFirstLeads: true,
+		StartTimeout:        60 * time.Second,
+		LeaderTimeout:       90 * time.Second,
+		StopGrace:           15 * time.Second,
+	})
 	if err != nil {
+		closeFronts()
 		return nil, err
 	}
-	c.admin = admin
-	for i, m := range c.Members {
-		m.Proc = &Proc{Name: "coordinator " + m.ID, Bin: spec.Bin, LogPath: filepath.Join(spec.Dir, m.ID+".log"), Args: c.args(m, i == 0),
-			Env: []string{"MUSTER_AUTH_EDGE_TOKENS=" + spec.EdgeToken, "MUSTER_AUTH_ADMIN_TOKEN=" + spec.AdminToken, "MUSTER_FAILPOINTS_DIR=" + m.fpDir}}
-		if err := c.startMember(ctx, m); err != nil {
-			c.Stop()
-			return nil, err
-		}
-		if i == 0 {
-			if _, err := c.WaitLeader(ctx, 1, ""); err != nil {
-				c.Stop()
-				return nil, err
-			}
-		}
+	c.procs = procs
+	for _, pm := range procs.Members() {
+		m := fronts[pm.ID]
+		m.Member = pm
+		c.Members = append(c.Members, m)
 	}
-	if _, err := c.WaitLeader(ctx, spec.Members, ""); err != nil {
+	admin, err := api.NewClient(procs.URLs(), api.WithToken(spec.AdminToken), api.WithRetryDelay(100*time.Millisecond), api.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+	if err != nil {
 		c.Stop()
 		return nil, err
 	}
+	c.admin = admin
 	return c, nil
 }
 
-func (c *Cluster) args(m *Member, bootstrap bool) []string {
-	s := c.spec
-	args := []string{"serve", "--node-id", m.ID, "--data-dir", filepath.Join(s.Dir, m.ID, "data"),
-		"--raft-bind", m.raftBind, "--raft-advertise", m.RaftProxy.Addr(),
-		"--http-bind", strings.TrimPrefix(m.API, "http://"), "--http-advertise", "http://" + m.APIProxy.Addr(),
-		"--lease-ttl", s.LeaseTTL.String(), "--lease-grace", s.LeaseGrace.String(),
-		"--lease-max-clock-drift", (s.LeaseGrace / 2).String(),
-		"--lease-max-wait", s.MaxWait.String(), "--lease-reprovision-after", s.ReprovisionAfter.String(),
-		"--lease-retry-backoff", "1s", "--lease-retry-backoff-max", "5s",
-		"--log-level", "info"}
-	if bootstrap {
-		return append(args, "--bootstrap")
+// front puts proxies in front of m's Raft and API listeners and advertises them, and gives m
+// its failpoints directory. A try of m on other ports replaces the proxies of the last one.
+func (c *Cluster) front(m *coordproc.MemberConfig, fronts map[string]*Member) error {
+	if old := fronts[m.ID]; old != nil {
+		old.closeProxies()
 	}
-	// A restart passes the same flags, as an unchanged unit file would: joining again is a no-op.
-	return append(args, "--join", c.Members[0].API)
+	f := &Member{fpDir: filepath.Join(c.spec.Dir, m.ID, "failpoints")}
+	fronts[m.ID] = f
+	var err error
+	if f.RaftProxy, err = NewProxy("raft-"+m.ID, m.Raft, c.origin); err != nil {
+		return err
+	}
+	if f.APIProxy, err = NewProxy("api-"+m.ID, strings.TrimPrefix(m.API, "http://"), c.origin); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.fpDir, 0o755); err != nil {
+		return fmt.Errorf("member %s: %w", m.ID, err)
+	}
+	m.AdvertiseRaft, m.AdvertiseAPI = f.RaftProxy.Addr(), "http://"+f.APIProxy.Addr()
+	m.DataDir = filepath.Join(c.spec.Dir, m.ID, "data")
+	m.Env = append(m.Env, "MUSTER_FAILPOINTS_DIR="+f.fpDir)
+	return nil
 }
 
-// Track names pid as the process of name (an edge) for the proxies' socket-owner lookups.
+// closeProxies closes m's proxies.
+func (m *Member) closeProxies() {
+	for _, p := range []*Proxy{m.RaftProxy, m.APIProxy} {
+		if p != nil {
+			_ = p.Close()
+		}
+	}
+}
+
+// Track names pid as the process of name (a member or an edge) for the proxies' socket-owner
+// lookups.
 func (c *Cluster) Track(name string, pid int) {
 	c.mu.Lock()
 	c.pids[name] = pid
@@ -163,28 +168,6 @@ func (c *Cluster) origin(remote *net.TCPAddr) string {
 	return socketOwner(remote.Port, pids)
 }
 
-// startMember starts m and waits until its API answers /healthz.
-func (c *Cluster) startMember(ctx context.Context, m *Member) error {
-	if err := m.Proc.Start(); err != nil {
-		return err
-	}
-	c.Track(m.ID, m.Proc.PID())
-	hc := &http.Client{Timeout: 2 * time.Second}
-	return waitFor(ctx, "member "+m.ID+" API", 60*time.Second, func() (bool, string) {
-		select {
-		case <-m.Proc.Exited():
-			return false, fmt.Sprintf("exited: %v (see %s)", m.Proc.ExitErr(), m.Proc.LogPath)
-		default:
-		}
-		resp, err := hc.Get(m.API + "/healthz")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
-}
-
 // Admin is the admin API client over every member.
 func (c *Cluster) Admin() *api.Client { return c.admin }
 
@@ -198,32 +181,14 @@ func (c *Cluster) Member(id string) *Member {
 	return nil
 }
 
-// WaitLeader waits until some member reports a leader (not "not") with want members.
+// WaitLeader waits until a member other than "not" leads want members, ready.
 func (c *Cluster) WaitLeader(ctx context.Context, want int, not string) (*Member, error) {
-	var leader *Member
-	err := waitFor(ctx, fmt.Sprintf("a leader (not %q) of %d members", not, want), 90*time.Second, func() (bool, string) {
-		for _, m := range c.Members {
-			if m.Proc == nil || !m.Proc.Running() {
-				continue
-			}
-			sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			st, err := c.admin.StatusOf(sctx, m.API)
-			cancel()
-			if err != nil {
-				continue
-			}
-			if st.LeaderID != "" && st.LeaderID != not && len(st.Members) == want && st.State == "Leader" {
-				leader = c.Member(st.LeaderID)
-				return leader != nil, ""
-			}
-		}
-		return false, "no member leads"
-	})
-	return leader, err
+	m, _, err := c.procs.WaitLeader(ctx, want, not)
+	if err != nil {
+		return nil, err
+	}
+	return c.Member(m.ID), nil
 }
-
-// Restart starts a stopped member again with its flags and ports.
-func (c *Cluster) Restart(ctx context.Context, m *Member) error { return c.startMember(ctx, m) }
 
 // Isolate partitions m from the other members: its own Raft proxy refuses everything, and the
 // others' proxies cut the connections m opened.
@@ -261,21 +226,9 @@ func (c *Cluster) StepClock(m *Member, d time.Duration) error {
 
 // Stop ends every member and proxy.
 func (c *Cluster) Stop() {
-	var wg sync.WaitGroup
+	_ = c.procs.Stop()
 	for _, m := range c.Members {
-		if m.Proc == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = m.Proc.Stop(15 * time.Second)
-		}()
-	}
-	wg.Wait()
-	for _, m := range c.Members {
-		_ = m.RaftProxy.Close()
-		_ = m.APIProxy.Close()
+		m.closeProxies()
 	}
 }
 

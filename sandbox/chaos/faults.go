@@ -153,7 +153,7 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 		}
 		ev.Target = leader.ID
 		ev.Start = time.Now()
-		if err := leader.Proc.Kill(); err != nil {
+		if err := leader.Kill(); err != nil {
 			ev.Err = err
 			return
 		}
@@ -162,7 +162,7 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 			ev.Detail = fmt.Sprintf("new leader %s after %s", next.ID, time.Since(ev.Start).Round(time.Millisecond))
 		}
 		sleepCtx(ctx, time.Second)
-		ev.Err = c.Restart(ctx, leader)
+		ev.Err = leader.Restart(ctx)
 	case EdgeKill:
 		e := in.pickEdge(rng)
 		if e == nil {
@@ -266,7 +266,7 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_ = m.Proc.Stop(15 * time.Second)
+				_ = m.Stop()
 			}()
 		}
 		wg.Wait()
@@ -275,7 +275,7 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = c.Restart(ctx, m)
+				errs[i] = m.Restart(ctx)
 			}()
 		}
 		wg.Wait()
