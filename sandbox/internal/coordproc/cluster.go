@@ -33,8 +33,8 @@ const portTries = 3
 type Spec struct {
 	Bin  string // muster-coordinator
 	Dir  string // each member's log (ID.log) and, unless Configure moves it, data dir (ID/)
-	Size int
-	Auth Auth
+	Size int    // members: c1 to cSize
+	Auth Auth   // the members' credentials
 	// Lease is the members' lease settings.
 	Lease Lease
 	// LogLevel is --log-level; "" passes none.
@@ -62,14 +62,14 @@ type Spec struct {
 
 // MemberConfig is what Spec.Configure may change of one member before it starts.
 type MemberConfig struct {
-	ID   string
+	ID   string // the member's id (read only)
 	API  string // http://127.0.0.1:PORT, the member's listener (read only)
 	Raft string // 127.0.0.1:PORT, its Raft bind address (read only)
 	// AdvertiseAPI is http.advertise, the address leaders name to edges; "" advertises API.
 	AdvertiseAPI string
 	// AdvertiseRaft is raft.advertise, the address other members dial; "" advertises Raft.
 	AdvertiseRaft string
-	DataDir       string
+	DataDir       string   // --data-dir; Spec.Dir/ID unless changed
 	Env           []string // more KEY=VALUE for the member's environment
 }
 

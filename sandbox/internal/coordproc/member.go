@@ -21,11 +21,11 @@ const killWait = 30 * time.Second
 // Member is one muster-coordinator serve process. Its id, addresses, data directory and log
 // file stay the same across restarts; the log is appended to.
 type Member struct {
-	ID      string
+	ID      string // --node-id: c1, c2, ...
 	API     string // http://127.0.0.1:PORT, the member's own listener
 	Raft    string // 127.0.0.1:PORT, its Raft bind address
-	DataDir string
-	LogPath string
+	DataDir string // --data-dir
+	LogPath string // its standard output and error, appended across restarts
 
 	bin     string
 	args    []string
