@@ -28,7 +28,8 @@ type LocalOptions struct {
 	Changed func(Counts)
 }
 
-// Counts are the local source's queue figures.
+// Counts are a source's queue figures: the local queue's, or the region's as the coordinator
+// last told them.
 type Counts struct {
 	// Waiting is how many nodes are queued for a worker.
 	Waiting int

@@ -357,7 +357,8 @@ func scrapeCoordinator(t *testing.T) string {
 	if !waitFor(30*time.Second, func() bool {
 		text = get(base + "/metrics")
 		return strings.Contains(text, `muster_coordinator_ledger_nodes{member="c1",region="eu",state="abandoned"} 1`) &&
-			strings.Contains(text, `muster_coordinator_results_applied_total{member="c1",outcome="provisioned"} 1`)
+			strings.Contains(text, `muster_coordinator_results_applied_total{member="c1",outcome="provisioned"} 1`) &&
+			strings.Contains(text, `muster_coordinator_http_requests_total{member="c1",`)
 	}) {
 		t.Errorf("the coordinator's /metrics never showed the abandoned and the provisioned node:\n%s", text)
 	}

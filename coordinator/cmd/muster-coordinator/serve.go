@@ -90,7 +90,8 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		ForwardClient: memberHTTP,
 		Self:          cfg.HTTP.Advertise,
 		Logger:        logger,
-		Registry:      reg,
+		// The member label, as every muster_coordinator_* metric carries (coordinator/metrics).
+		Registry: prometheus.WrapRegistererWith(prometheus.Labels{"member": cfg.NodeID}, reg),
 	})
 	if err != nil {
 		return err
