@@ -294,6 +294,8 @@ func scrapeCoordinator(t *testing.T) string {
 		"--lease-max-attempts", "1", "--lease-retry-backoff", "0s")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "MUSTER_AUTH_EDGE_TOKENS="+edgeToken, "MUSTER_AUTH_ADMIN_TOKEN="+adminToken)
+	// Dies with the test binary: a panic elsewhere runs no cleanup (three leaked members seen).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Error(err)
 		return ""

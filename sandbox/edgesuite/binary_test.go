@@ -42,6 +42,7 @@ func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 
 	cmd := exec.Command(bin, "run", "--lab", l.InfoFile(), "--monitor-port", fmt.Sprint(freePort(t)), "--loglevel", "info")
 	cmd.Env = append(os.Environ(), "MUSTER_EDGE_PAUSE_TOKEN=pause-secret-0123")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with a panicking test
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

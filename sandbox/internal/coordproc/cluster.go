@@ -45,9 +45,9 @@ type Spec struct {
 	Configure func(*MemberConfig) error
 	// OnStart, when set, is told each process id a member starts with, before its API answers.
 	OnStart func(id string, pid int)
-	// ProcessGroup starts each member in its own process group that dies with this process
-	// (Pdeathsig on Linux): nothing is left behind when the caller is killed, and a terminal's
-	// Ctrl-C reaches the caller alone, which stops the members in its own order.
+	// ProcessGroup starts each member in its own process group, so a terminal's Ctrl-C reaches
+	// the caller alone, which stops the members in its own order. Members die with this process
+	// either way (Pdeathsig on Linux): a killed caller or a panicking test leaves none behind.
 	ProcessGroup bool
 	// JoinAfterFirstLeads waits for c1 to lead alone before the others start; otherwise they
 	// start at once and their joins retry until it leads.

@@ -96,9 +96,7 @@ func (m *Member) start(ctx context.Context) error {
 	cmd := exec.Command(m.bin, m.args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), m.env...)
-	if m.group {
-		cmd.SysProcAttr = groupAttr()
-	}
+	cmd.SysProcAttr = procAttr(m.group)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("member %s: start %s: %w", m.ID, m.bin, err)

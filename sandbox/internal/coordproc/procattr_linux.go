@@ -4,8 +4,9 @@ package coordproc
 
 import "syscall"
 
-// groupAttr starts a child in its own process group, so a terminal's Ctrl-C does not reach it,
-// and has the kernel kill it if this process dies without stopping it.
-func groupAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// procAttr has the kernel kill a member if this process dies without stopping it (a test binary
+// that panics runs no cleanup); with group, the member also gets its own process group, so a
+// terminal's Ctrl-C does not reach it.
+func procAttr(group bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: group, Pdeathsig: syscall.SIGKILL}
 }

@@ -6,5 +6,5 @@ package coordproc
 
 import "syscall"
 
-// groupAttr starts a child in its own process group (no parent-death signal off Linux).
-func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// procAttr gives a member its own process group with group (no parent-death signal off Linux).
+func procAttr(group bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: group} }
