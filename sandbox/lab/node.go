@@ -43,6 +43,7 @@ func (n *realNode) start() error {
 		Path:   n.bin,
 		Args:   []string{n.bin, "node", "--dir", n.dir},
 		Dir:    n.dir,
+		Env:    append(os.Environ(), fmt.Sprintf("%s=%d", realnode.ParentEnv, os.Getpid())),
 		Stdout: logf,
 		Stderr: logf,
 		// the node dies with the lab even when the lab is killed

@@ -29,6 +29,9 @@ import (
 // release_update re-exec os.Args[0], so the process must be started with an absolute path to
 // the node's own binary copy.
 func Run(ctx context.Context, dir string) error {
+	if err := dieWithParent(); err != nil {
+		return err
+	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("node dir: %w", err)
