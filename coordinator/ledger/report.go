@@ -53,18 +53,13 @@ func applyReport(t *txn, c *Report) (any, error) {
 			return nil, storageError{err}
 		}
 		if rej := reportRefusal(old, r.Identity, ls); rej != nil {
-			if errors.Is(rej, ErrNotInLease) && lateOutcome(r.Outcome) {
-				rej = applyLate(t, old, r, ls.ID, ls.Token, ls.Edge, ls.Region, c.Now, c.Policy)
-				if se, ok := rej.(storageError); ok {
-					return nil, se
+			if errors.Is(rej, ErrNotInLease) {
+				var fatal error
+				if rej, fatal = tryLate(t, old, r, rej, ls.ID, ls.Token, ls.Edge, ls.Region, c); fatal != nil {
+					return nil, fatal
 				}
 			}
-			if rej != nil {
-				res.Rejected = append(res.Rejected, reject(r.Identity, rej))
-				continue
-			}
-			res.Accepted++
-			res.Applied = append(res.Applied, r.Identity)
+			res.note(r.Identity, rej)
 			continue
 		}
 		n := *old
@@ -78,8 +73,7 @@ func applyReport(t *txn, c *Report) (any, error) {
 			}
 		}
 		done[r.Identity] = true
-		res.Accepted++
-		res.Applied = append(res.Applied, r.Identity)
+		res.note(r.Identity, nil)
 	}
 	if err := finishLeaseNodes(t, ls, done, res); err != nil {
 		return nil, err
@@ -92,6 +86,30 @@ func applyReport(t *txn, c *Report) (any, error) {
 	return res, nil
 }
 
+// tryLate applies r as a late result of lease id and token (edge, region) when its outcome may
+// arrive late; otherwise, or when the node's history does not vouch for it, r stays refused
+// (refusal, or applyLate's reason). A storage failure aborts the command (fatal).
+func tryLate(t *txn, old *Node, r Result, refusal error, id string, token uint64, edge, region string, c *Report) (rejected, fatal error) {
+	if !lateOutcome(r.Outcome) {
+		return refusal, nil
+	}
+	err := applyLate(t, old, r, id, token, edge, region, c.Now, c.Policy)
+	if se, ok := err.(storageError); ok {
+		return nil, se
+	}
+	return err, nil
+}
+
+// note counts the result of id as applied (rej nil) or refused for rej.
+func (res *ReportResult) note(id string, rej error) {
+	if rej != nil {
+		res.Rejected = append(res.Rejected, reject(id, rej))
+		return
+	}
+	res.Accepted++
+	res.Applied = append(res.Applied, id)
+}
+
 // applyEndedLeaseReport applies the late provisioned and shutdown results of a report whose lease
 // has ended (expired or finished); leaseErr is why the lease was refused. A report with none to
 // apply is refused with leaseErr as before, so every other outcome of an ended lease stays stale.
@@ -102,19 +120,11 @@ func applyEndedLeaseReport(t *txn, c *Report, leaseErr error) (any, error) {
 		if err != nil {
 			return nil, storageError{err}
 		}
-		rej := leaseErr
-		if lateOutcome(r.Outcome) {
-			rej = applyLate(t, old, r, c.LeaseID, c.Token, c.Edge, c.Region, c.Now, c.Policy)
-			if se, ok := rej.(storageError); ok {
-				return nil, se
-			}
+		rej, fatal := tryLate(t, old, r, leaseErr, c.LeaseID, c.Token, c.Edge, c.Region, c)
+		if fatal != nil {
+			return nil, fatal
 		}
-		if rej != nil {
-			res.Rejected = append(res.Rejected, reject(r.Identity, rej))
-			continue
-		}
-		res.Accepted++
-		res.Applied = append(res.Applied, r.Identity)
+		res.note(r.Identity, rej)
 	}
 	if res.Accepted == 0 {
 		return nil, leaseErr
