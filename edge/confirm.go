@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/rpc"
 )
 
 // confirmer settles restarts, upgrades and shutdowns that got no reply. After such a request the
@@ -40,7 +41,7 @@ func newConfirmer(e *Edge) *confirmer {
 // once when the unanswered call was the flow's first (nothing was sent that takes time to act).
 func (c *confirmer) add(res leased) {
 	wait := c.e.o.ConfirmAfter
-	if !leavesProvisioning(res.Step) {
+	if !rpc.LeavesProvisioning(res.Step) {
 		wait = 0
 	}
 	c.addAt(res, c.e.o.Now().Add(wait))
@@ -158,7 +159,7 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 			res.Err = fmt.Errorf("%s got no reply and the node is still in provisioning mode", res.Step)
 			c.e.m.confirms.WithLabelValues("present").Inc()
 		default:
-			res.Outcome, res.Err = settledOutcome(res.Step), nil
+			res.Outcome, res.Err = hostflow.Settled(res.Step), nil
 			if res.Outcome == hostflow.Gone {
 				res.Err = fmt.Errorf("%s got no reply and discovery no longer finds the node in provisioning mode", res.Step)
 			}
@@ -166,24 +167,4 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 		}
 		c.out <- res
 	}
-}
-
-// settledOutcome is what an unanswered step did once the node is known to have gone: the
-// restart, upgrade or shutdown was acted on, or, when the flow's first call went unanswered,
-// the node had already left provisioning mode.
-func settledOutcome(step string) hostflow.Outcome {
-	switch step {
-	case "restart":
-		return hostflow.Provisioned
-	case "release_update":
-		return hostflow.UpgradeSent
-	case "shutdown":
-		return hostflow.Shutdown
-	}
-	return hostflow.Gone
-}
-
-// leavesProvisioning is true for the steps after which the node leaves provisioning mode.
-func leavesProvisioning(step string) bool {
-	return step == "restart" || step == "release_update" || step == "shutdown"
 }

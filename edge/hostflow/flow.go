@@ -186,7 +186,7 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 		log:  f.d.Logger.With("node", h.Identity),
 	}
 	if f.d.Presence != nil {
-		r.node.SetPresence(func(ctx context.Context) (bool, error) { return f.d.Presence(ctx, h.Identity) })
+		r.node.SetPresence(f.d.Presence)
 	}
 	steps := []struct {
 		name string
@@ -246,7 +246,7 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 	case upgrade.Stop:
 		if errors.Is(err, rpc.ErrLeft) {
 			// Its reply was lost, and the node is gone: it acted on release_update.
-			return Result{Outcome: UpgradeSent, Step: "release_update", Version: r.version, Target: resp.Upgrade}
+			return Result{Outcome: Settled("release_update"), Step: "release_update", Version: r.version, Target: resp.Upgrade}
 		}
 		if unanswered(err) {
 			return Result{Outcome: Unknown, Step: "release_update", Err: err, Version: r.version, Target: resp.Upgrade}
@@ -269,7 +269,7 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 	if _, err := r.node.Restart(ctx, f.s.RestartSplay); err != nil {
 		if errors.Is(err, rpc.ErrLeft) {
 			// Its reply was lost, and the node is gone: it restarted into its configuration.
-			return Result{Outcome: Provisioned, Version: r.version}
+			return Result{Outcome: Settled("restart"), Version: r.version}
 		}
 		if unanswered(err) {
 			return Result{Outcome: Unknown, Step: "restart", Err: fmt.Errorf("restart failed: %w", err), Version: r.version}
@@ -290,7 +290,7 @@ func (f *Flow) shutdown(ctx context.Context, h Host, r *run, msg string) Result 
 	}
 	if err := r.node.Shutdown(ctx); err != nil {
 		if errors.Is(err, rpc.ErrLeft) {
-			return Result{Outcome: Shutdown, Version: r.version}
+			return Result{Outcome: Settled("shutdown"), Version: r.version}
 		}
 		if unanswered(err) {
 			return Result{Outcome: Unknown, Step: "shutdown", Err: err, Version: r.version}

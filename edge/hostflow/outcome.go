@@ -75,6 +75,21 @@ func Outcomes() []Outcome {
 	return []Outcome{Provisioned, Deferred, Shutdown, UpgradeSent, LockHeld, Failed, Skipped, Paused, Unknown, Gone}
 }
 
+// Settled is what an unanswered step did once the node is known to have left provisioning
+// mode: the restart, upgrade or shutdown was acted on, or, when the flow's first call went
+// unanswered, the node had already left (Gone).
+func Settled(step string) Outcome {
+	switch step {
+	case "restart":
+		return Provisioned
+	case "release_update":
+		return UpgradeSent
+	case "shutdown":
+		return Shutdown
+	}
+	return Gone
+}
+
 // Result is what one run of the flow did to one node.
 type Result struct {
 	Identity string

@@ -46,14 +46,16 @@ type Node struct {
 	unsigned  atomic.Bool
 	// tentative: unsigned only until a try goes unanswered (TryUnsigned).
 	tentative atomic.Bool
-	present   func(ctx context.Context) (bool, error)
+	present   func(ctx context.Context, identity string) (bool, error)
 }
 
 // SetPresence gives the node a check of whether it still answers in provisioning mode (a
 // targeted discovery). Before retrying a restart, release_update or shutdown whose last try got
 // no reply, the node asks it: a node that is gone acted on the call (its agent answers nothing
 // more once it has), so the call ends with ErrLeft instead of two more reply windows.
-func (n *Node) SetPresence(present func(ctx context.Context) (bool, error)) { n.present = present }
+func (n *Node) SetPresence(present func(ctx context.Context, identity string) (bool, error)) {
+	n.present = present
+}
 
 // NewNode binds identity, the provisioning token and the pause source of its host flow.
 func NewNode(w *Wrapper, t Transport, identity, token string, pause PauseSource) *Node {
@@ -119,9 +121,9 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 	req := Request{Agent: agent, Action: action, Identity: n.identity}
 	unanswered := false // the last try got no reply
 	return n.wrapper.run(ctx, n.identity, n.pause, req.Label(), tries, func(ctx context.Context) error {
-		if unanswered && n.present != nil && leavesProvisioning(agent, action) {
+		if unanswered && n.present != nil && agent == agentProvision && LeavesProvisioning(action) {
 			// A failed check says nothing: try again as before.
-			if here, err := n.present(ctx); err == nil && !here {
+			if here, err := n.present(ctx, n.identity); err == nil && !here {
 				return stop(fmt.Errorf("could not %s: no reply, and %s no longer answers in provisioning mode: %w", what, n.identity, ErrLeft))
 			}
 		}
@@ -152,10 +154,10 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 	})
 }
 
-// leavesProvisioning is true for the actions after which a node that accepted them stops
-// answering in provisioning mode.
-func leavesProvisioning(agent, action string) bool {
-	return agent == agentProvision && (action == "restart" || action == "release_update" || action == "shutdown")
+// LeavesProvisioning is true for the choria_provision actions after which a node that accepted
+// them stops answering in provisioning mode: restart, release_update and shutdown.
+func LeavesProvisioning(action string) bool {
+	return action == "restart" || action == "release_update" || action == "shutdown"
 }
 
 func decode(r Reply, into any) error {

@@ -115,7 +115,7 @@ func TestNode_UnansweredRestartStopsWhenTheNodeLeft(t *testing.T) {
 			w, _ := newTestWrapper(t)
 			n := NewNode(w, tr, "n1.example.net", "token", never)
 			checks := 0
-			n.SetPresence(func(ctx context.Context) (bool, error) { checks++; return tc.present, nil })
+			n.SetPresence(func(ctx context.Context, id string) (bool, error) { checks++; return tc.present, nil })
 			_, err := n.Restart(context.Background(), 1)
 			if err == nil || errors.Is(err, ErrLeft) != tc.left {
 				t.Fatalf("Restart = %v, want ErrLeft %v", err, tc.left)
@@ -129,7 +129,10 @@ func TestNode_UnansweredRestartStopsWhenTheNodeLeft(t *testing.T) {
 	tr := &scripted{answer: func(int, Request) ([]Reply, error) { return nil, nil }}
 	w, _ := newTestWrapper(t)
 	n := NewNode(w, tr, "n1.example.net", "token", never)
-	n.SetPresence(func(ctx context.Context) (bool, error) { t.Error("presence asked for inventory"); return false, nil })
+	n.SetPresence(func(ctx context.Context, id string) (bool, error) {
+		t.Error("presence asked for inventory")
+		return false, nil
+	})
 	if _, err := n.Inventory(context.Background()); err == nil || errors.Is(err, ErrLeft) {
 		t.Fatalf("Inventory = %v", err)
 	}
