@@ -232,16 +232,6 @@ func (c *Cluster) Stop() {
 	}
 }
 
-// freePort asks the kernel for a free loopback port for a child to bind a moment later.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // waitFor polls cond every 100ms until it holds, ctx ends or limit passes; the error carries
 // cond's last word.
 func waitFor(ctx context.Context, what string, limit time.Duration, cond func() (bool, string)) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kballard/go-shellquote"
 
+	"github.com/seed96588659/muster/sandbox/internal/loopback"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
@@ -63,7 +64,7 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 		e.Proxies = append(e.Proxies, p)
 		urls = append(urls, "http://"+p.Addr())
 	}
-	port, err := freePort()
+	port, err := loopback.Port()
 	if err != nil {
 		return nil, err
 	}

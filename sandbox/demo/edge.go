@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/kballard/go-shellquote"
+
+	"github.com/seed96588659/muster/sandbox/internal/loopback"
 )
 
 // edgeSpec is how to start the edge.
@@ -73,7 +74,7 @@ func startEdge(s edgeSpec) (*edgeProc, error) {
 	if _, err := os.Stat(filepath.Join(s.binDir, HelperName)); err != nil {
 		return nil, fmt.Errorf("helper binary: %w (run make build)", err)
 	}
-	port, err := freePort()
+	port, err := loopback.Port()
 	if err != nil {
 		return nil, err
 	}
@@ -169,14 +170,4 @@ func (e *edgeProc) exitError() error {
 		return nil
 	}
 	return fmt.Errorf("edge %s: %w", e.region, e.waitErr)
-}
-
-// freePort asks the kernel for a free loopback port; the edge binds it a moment later.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

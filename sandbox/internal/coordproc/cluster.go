@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/internal/loopback"
 )
 
 // Defaults of Spec's zero durations.
@@ -156,11 +156,11 @@ func (c *Cluster) startNew(ctx context.Context, id, join string) (*Member, error
 	s := c.spec
 	var lastErr error
 	for range portTries {
-		apiAddr, err := freeAddr()
+		apiAddr, err := loopback.Addr()
 		if err != nil {
 			return nil, fmt.Errorf("member %s: %w", id, err)
 		}
-		raftAddr, err := freeAddr()
+		raftAddr, err := loopback.Addr()
 		if err != nil {
 			return nil, fmt.Errorf("member %s: %w", id, err)
 		}
@@ -271,14 +271,4 @@ func (c *Cluster) tails() string {
 		fmt.Fprintf(&b, "log of %s (%s):\n%s\n", m.ID, m.LogPath, tailLines(m.LogPath, logTailLines))
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// freeAddr is a loopback host:port the kernel had free a moment ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free loopback port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
