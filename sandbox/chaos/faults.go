@@ -163,56 +163,8 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 		}
 		sleepCtx(ctx, time.Second)
 		ev.Err = leader.Restart(ctx)
-	case EdgeKill:
-		e := in.pickEdge(rng)
-		if e == nil {
-			ev.Err = fmt.Errorf("no edge free")
-			return
-		}
-		defer in.releaseEdge(e)
-		ev.Target, ev.Edge, ev.Start = e.Name, e, time.Now()
-		before := len(readReplays(e.Proc.LogPath))
-		if err := e.Proc.Kill(); err != nil {
-			ev.Err = err
-			return
-		}
-		sleepCtx(ctx, 500*time.Millisecond)
-		e.Restarts++
-		if ev.Err = e.Start(ctx); ev.Err == nil {
-			// Start returns after /readyz, which the edge answers once its journal was read.
-			replays := readReplays(e.Proc.LogPath)
-			n := 0
-			if len(replays) > before {
-				n = replays[len(replays)-1]
-			}
-			ev.Detail = fmt.Sprintf("restarted; its journal held %d calls sent and never reported", n)
-		}
-	case EdgePartition:
-		e := in.pickEdge(rng)
-		if e == nil {
-			ev.Err = fmt.Errorf("no edge free")
-			return
-		}
-		defer in.releaseEdge(e)
-		ev.Target, ev.Edge, ev.Start = e.Name, e, time.Now()
-		e.Partition()
-		sleepCtx(ctx, in.pastLease())
-		e.Heal()
-		ev.Detail = fmt.Sprintf("%d connections cut or refused at its proxies", e.Refused())
-	case EdgeStop:
-		e := in.pickEdge(rng)
-		if e == nil {
-			ev.Err = fmt.Errorf("no edge free")
-			return
-		}
-		defer in.releaseEdge(e)
-		ev.Target, ev.Edge, ev.Start = e.Name, e, time.Now()
-		if err := e.Proc.Pause(); err != nil {
-			ev.Err = err
-			return
-		}
-		sleepCtx(ctx, in.pastLease())
-		ev.Err = e.Proc.Continue()
+	case EdgeKill, EdgePartition, EdgeStop:
+		in.edgeFault(ctx, ev, rng)
 	case LeaderPartition:
 		leader, err := c.WaitLeader(ctx, len(c.Members), "")
 		if err != nil {
@@ -325,5 +277,47 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	}
+}
+
+// edgeFault injects ev into one edge that no other fault holds, for the fault's time.
+func (in *injector) edgeFault(ctx context.Context, ev *Event, rng *rand.Rand) {
+	e := in.pickEdge(rng)
+	if e == nil {
+		ev.Err = fmt.Errorf("no edge free")
+		return
+	}
+	defer in.releaseEdge(e)
+	ev.Target, ev.Edge, ev.Start = e.Name, e, time.Now()
+	switch ev.Kind {
+	case EdgeKill:
+		before := len(readReplays(e.Proc.LogPath))
+		if err := e.Proc.Kill(); err != nil {
+			ev.Err = err
+			return
+		}
+		sleepCtx(ctx, 500*time.Millisecond)
+		e.Restarts++
+		if ev.Err = e.Start(ctx); ev.Err == nil {
+			// Start returns after /readyz, which the edge answers once its journal was read.
+			replays := readReplays(e.Proc.LogPath)
+			n := 0
+			if len(replays) > before {
+				n = replays[len(replays)-1]
+			}
+			ev.Detail = fmt.Sprintf("restarted; its journal held %d calls sent and never reported", n)
+		}
+	case EdgePartition:
+		e.Partition()
+		sleepCtx(ctx, in.pastLease())
+		e.Heal()
+		ev.Detail = fmt.Sprintf("%d connections cut or refused at its proxies", e.Refused())
+	case EdgeStop:
+		if err := e.Proc.Pause(); err != nil {
+			ev.Err = err
+			return
+		}
+		sleepCtx(ctx, in.pastLease())
+		ev.Err = e.Proc.Continue()
 	}
 }

@@ -5,6 +5,8 @@ package clustersuite
 import (
 	"context"
 	"fmt"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -58,6 +60,24 @@ func startCluster(bin, dir string, edges []string) (*cluster, error) {
 func (c *cluster) urls() []string { return c.URLs() }
 
 // nodes reads every node of region from the leader's ledger.
+// waitNodesIn waits until region's ledger holds count nodes, every one in state.
+func waitNodesIn(t testing.TB, ctx context.Context, region string, count int, state api.NodeState, limit time.Duration, what string) {
+	t.Helper()
+	waitFor(t, limit, what, func() (bool, string) {
+		ns, err := suite.cluster.nodes(ctx, region)
+		if err != nil {
+			return false, err.Error()
+		}
+		var not []string
+		for id, n := range ns {
+			if n.State != state {
+				not = append(not, id+"="+string(n.State))
+			}
+		}
+		return len(ns) == count && len(not) == 0, fmt.Sprintf("%d nodes, not %s: %s", len(ns), state, strings.Join(not, " "))
+	})
+}
+
 func (c *cluster) nodes(ctx context.Context, region string) (map[string]api.Node, error) {
 	out := map[string]api.Node{}
 	after := ""

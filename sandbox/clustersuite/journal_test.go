@@ -77,19 +77,7 @@ func TestCluster_EdgeDiedBeforeReporting(t *testing.T) {
 			}
 
 			startEdge(t, l, edgeSpec{region: tc.region, n: 1})
-			waitFor(t, 3*time.Minute, "every node "+string(tc.want), func() (bool, string) {
-				ns, err := suite.cluster.nodes(ctx, tc.region)
-				if err != nil {
-					return false, err.Error()
-				}
-				var not []string
-				for id, n := range ns {
-					if n.State != tc.want {
-						not = append(not, id+"="+string(n.State))
-					}
-				}
-				return len(ns) == count && len(not) == 0, strings.Join(not, " ")
-			})
+			waitNodesIn(t, ctx, tc.region, count, tc.want, 3*time.Minute, "every node "+string(tc.want))
 			for i := range count {
 				n, err := suite.cluster.admin.Node(ctx, emu(tc.region, i))
 				if err != nil {

@@ -52,19 +52,7 @@ func TestCluster_OperatorPauseAndResume(t *testing.T) {
 		t.Fatalf("resume: %v", err)
 	}
 	resumed := time.Now()
-	waitFor(t, 2*time.Minute, "every node provisioned after resume", func() (bool, string) {
-		ns, err := c.nodes(ctx, region)
-		if err != nil {
-			return false, err.Error()
-		}
-		done := 0
-		for _, n := range ns {
-			if n.State == api.StateProvisioned {
-				done++
-			}
-		}
-		return done == count, fmt.Sprintf("%d of %d provisioned", done, count)
-	})
+	waitNodesIn(t, ctx, region, count, api.StateProvisioned, 2*time.Minute, "every node provisioned after resume")
 	// No node first touched between the drain and the resume: the pause stopped new attempts.
 	for id, at := range firstTouch(t, l) {
 		if _, before := touched[id]; !before && at.Before(resumed) && at.After(drained) {
@@ -155,19 +143,7 @@ func TestCluster_LeaseLossStopsHosts(t *testing.T) {
 		}
 		return true, ""
 	})
-	waitFor(t, 2*time.Minute, "every node provisioned after the heal", func() (bool, string) {
-		ns, err := c.nodes(ctx, region)
-		if err != nil {
-			return false, err.Error()
-		}
-		done := 0
-		for _, n := range ns {
-			if n.State == api.StateProvisioned {
-				done++
-			}
-		}
-		return done == count, fmt.Sprintf("%d of %d provisioned", done, count)
-	})
+	waitNodesIn(t, ctx, region, count, api.StateProvisioned, 2*time.Minute, "every node provisioned after the heal")
 	rep := testkit.LabReport(t, l)
 	if len(rep.DoubleProvisioned) > 0 {
 		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
