@@ -162,6 +162,8 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 			}
 		}
 	}
+	// Each node's transitions, queried once, whichever check asks first.
+	full := r.withHistory(ctx, ledger)
 	for _, id := range sortedKeys(nodes) {
 		n, ok := rep.Nodes[id]
 		ln, inLedger := ledger[id]
@@ -189,9 +191,9 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 		case !inLedger:
 			c.Ledger = append(c.Ledger, Finding{Node: id, What: "not in the ledger", Actions: byNode[id]})
 		case ln.State != api.StateProvisioned && fleet:
-			full := r.withHistoryOne(ctx, id, ln)
-			fp := &full
-			if at, ok := recordedProvisioned(full, res.Started.Add(res.StartOffset)); ok {
+			hist := full(id)
+			fp := &hist
+			if at, ok := recordedProvisioned(hist, res.Started.Add(res.StartOffset)); ok {
 				c.Lost = append(c.Lost, Finding{Node: id, What: fmt.Sprintf("the ledger recorded it provisioned at %s (ledger time) and now says %s", ts(at), ln.State), Actions: byNode[id], Ledger: fp})
 			} else if rf := refused[id]; rf != nil {
 				c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s: %s's result was refused at %s (lease %s token %s)", ln.State, rf.Edge, ts(rf.Time), rf.Lease, rf.Token), Actions: byNode[id], Ledger: fp})
@@ -219,7 +221,6 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 			}
 		}
 	}
-	full := r.withHistory(ctx, ledger)
 	r.checkStale(&c, res, byNode, full)
 	r.checkPause(&c, res, round)
 	// The evidence carries each node's transitions: leases, tokens, times.
@@ -251,16 +252,6 @@ func (r *Runner) withHistory(ctx context.Context, ledger map[string]api.Node) fu
 		cache[id] = n
 		return n
 	}
-}
-
-// withHistoryOne is one node with its transitions, n itself when the query fails.
-func (r *Runner) withHistoryOne(ctx context.Context, id string, n api.Node) api.Node {
-	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if full, err := r.cluster.Admin().Node(qctx, id); err == nil {
-		return full
-	}
-	return n
 }
 
 // recordedProvisioned is the ledger time of a transition to provisioned at or after since.
@@ -414,9 +405,10 @@ func (r *Runner) stallEvidence(ctx context.Context, res *RoundResult, all []reco
 		if err != nil {
 			return err.Error()
 		}
+		full := r.withHistory(ctx, ledger)
 		fmt.Fprintf(&b, "  stall of %s after the leader SIGKILL ended at %s by:\n", g.Round(time.Millisecond), ts(ends[i]))
 		for _, id := range nodes {
-			n := r.withHistoryOne(ctx, id, ledger[id])
+			n := full(id)
 			fmt.Fprintf(&b, "    %s: state %s attempts %d\n", id, n.State, n.Attempts)
 			for _, t := range n.History {
 				if t.At.Add(time.Minute).Before(res.Started) {
