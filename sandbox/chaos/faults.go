@@ -79,7 +79,7 @@ type Event struct {
 	Target string
 	// Start is when the fault began (the signal, the partition); End when it was undone.
 	Start, End time.Time
-	// Progress is the fraction of the round's nodes provisioned when the fault began.
+	// Progress is the fraction of the round's nodes configured when the fault began.
 	Progress float64
 	Detail   string
 	// Edge is the edge an edge fault took out.
@@ -90,7 +90,7 @@ type Event struct {
 }
 
 func (e *Event) String() string {
-	s := fmt.Sprintf("round %d %s on %s at %s (%.0f%% provisioned) for %s", e.Round, e.Kind, e.Target,
+	s := fmt.Sprintf("round %d %s on %s at %s (%.0f%% configured) for %s", e.Round, e.Kind, e.Target,
 		e.Start.UTC().Format("15:04:05.000"), 100*e.Progress, e.End.Sub(e.Start).Round(time.Millisecond))
 	if e.Detail != "" {
 		s += ": " + e.Detail

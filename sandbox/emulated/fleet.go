@@ -46,6 +46,7 @@ type Fleet struct {
 	requests    atomic.Int64
 	replies     atomic.Int64
 	invalid     atomic.Int64
+	configured  atomic.Int64
 	provisioned atomic.Int64
 }
 
@@ -57,6 +58,9 @@ type Stats struct {
 	Replies int64
 	// Invalid is how many messages could not be decoded, verified, or were past their TTL.
 	Invalid int64
+	// Configured is how many configure requests nodes accepted. It leads Provisioned by the
+	// restart splay, so it is the measure of how far a batch of work has got.
+	Configured int64
 	// Provisioned is how many nodes restarted out of provisioning mode.
 	Provisioned int64
 }
@@ -195,7 +199,7 @@ func (f *Fleet) Identities() []string {
 func (f *Fleet) Stats() Stats {
 	return Stats{
 		Requests: f.requests.Load(), Replies: f.replies.Load(),
-		Invalid: f.invalid.Load(), Provisioned: f.provisioned.Load(),
+		Invalid: f.invalid.Load(), Configured: f.configured.Load(), Provisioned: f.provisioned.Load(),
 	}
 }
 

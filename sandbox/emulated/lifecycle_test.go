@@ -78,6 +78,9 @@ func TestLifecycle_ProvisionedRestartAndReprovisionAreAnnounced(t *testing.T) {
 	if st.Mode != "provisioned" || st.Config["plugin.choria.server.provision"] != "0" {
 		t.Fatalf("after restart: %+v", st)
 	}
+	if s := l.fleet.Stats(); s.Configured != 1 || s.Provisioned != 1 {
+		t.Fatalf("stats after one configure and restart: %+v", s)
+	}
 
 	if err := l.fleet.Reprovision(id); err != nil {
 		t.Fatal(err)

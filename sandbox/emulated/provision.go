@@ -223,6 +223,7 @@ func (n *node) configure(req *request, rep *rpcReply) {
 		return
 	}
 	n.config = settings
+	n.fleet.configured.Add(1)
 	n.fleet.publishEvent(n, lifecycle.Provisioned, n.version)
 	rep.Data = messageReply{fmt.Sprintf("Wrote %d lines to %s", len(settings)+1, configFile)}
 }
