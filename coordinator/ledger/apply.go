@@ -45,6 +45,8 @@ func (l *Ledger) applyOne(t *txn, index uint64, data []byte) any {
 		return decodeAnd(t, body, typ, func(c *Member) (any, error) { return applyMember(t, c) })
 	case CmdRetry:
 		return decodeAnd(t, body, typ, func(c *Retry) (any, error) { return applyRetry(t, c) })
+	case CmdProtocol:
+		return decodeAnd(t, body, typ, func(c *SetProtocol) (any, error) { return applySetProtocol(t, c) })
 	}
 	if typ&IgnoreUnknown != 0 {
 		l.log.Warn("ignoring unknown ledger command", "type", uint8(typ), "index", index)

@@ -28,12 +28,13 @@ const (
 	CmdPause    CommandType = 7
 	CmdMember   CommandType = 8
 	CmdRetry    CommandType = 9
+	CmdProtocol CommandType = 10
 )
 
 // known reports whether this version of the ledger applies commands of type t.
 func (t CommandType) known() bool {
 	switch t &^ IgnoreUnknown {
-	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry:
+	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol:
 		return true
 	}
 	return false
@@ -60,6 +61,8 @@ func (t CommandType) String() string {
 		return "member"
 	case CmdRetry:
 		return "retry"
+	case CmdProtocol:
+		return "protocol"
 	}
 	return fmt.Sprintf("type-%d", uint8(t))
 }
@@ -175,6 +178,12 @@ type Retry struct {
 	State  api.NodeState `json:"state,omitempty"`
 }
 
+// SetProtocol raises the cluster protocol to Version (see Protocol); a lower or equal version
+// changes nothing. The leader proposes it once every member announces Version.
+type SetProtocol struct {
+	Version int `json:"version"`
+}
+
 func (c Register) stamp() time.Time { return c.Now }
 func (c Grant) stamp() time.Time    { return c.Now }
 func (c Renew) stamp() time.Time    { return c.Now }
@@ -215,6 +224,9 @@ func (Member) Type() CommandType { return CmdMember }
 
 // Type is the command's type byte.
 func (Retry) Type() CommandType { return CmdRetry }
+
+// Type is the command's type byte.
+func (SetProtocol) Type() CommandType { return CmdProtocol }
 
 // EncodeCommand returns the log entry for a command: the type byte then the JSON body.
 func EncodeCommand(c Command) ([]byte, error) {

@@ -29,6 +29,9 @@ var (
 	ErrNotRetryable = errors.New("node not retryable")
 	// ErrUnknownRegion means no node of the ledger is in that region.
 	ErrUnknownRegion = errors.New("unknown region")
+	// ErrClusterProtocol means the cluster protocol is too old for the outcome or command: some
+	// member may not apply it yet; nothing changed.
+	ErrClusterProtocol = errors.New("not supported by the cluster yet")
 	// ErrPaused means the operator paused provisioning, so no lease is granted.
 	ErrPaused = errors.New("provisioning paused")
 	// ErrClosed means the ledger was closed.

@@ -85,7 +85,8 @@ func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
 }
 
 // haltOnUnknown stops this member before it applies anything of a batch holding a command type it
-// does not know and may not ignore (as Nomad and Consul do): refusing the entry and moving on
+// does not know and may not ignore (as Nomad and Consul do), or a cluster protocol above the one
+// it applies (entries it does not understand follow): refusing the entry and moving on
 // would let an older member silently diverge from the others and perhaps lead later. After an
 // upgrade, raft replays the batch.
 func (l *Ledger) haltOnUnknown(logs []*raft.Log, applied uint64) {
@@ -96,6 +97,10 @@ func (l *Ledger) haltOnUnknown(logs []*raft.Log, applied uint64) {
 		if typ := CommandType(lg.Data[0]); !typ.known() && typ&IgnoreUnknown == 0 {
 			l.log.Error("unknown ledger command: halting this member; upgrade it to a version that knows the type", "type", uint8(typ), "index", lg.Index)
 			panic(fmt.Sprintf("ledger %s: %v: type %d at index %d", l.path, ErrUnknownCommand, uint8(typ), lg.Index))
+		}
+		if why := protocolTooNew(lg); why != "" {
+			l.log.Error("halting this member: "+why, "index", lg.Index)
+			panic(fmt.Sprintf("ledger %s: %s (index %d)", l.path, why, lg.Index))
 		}
 	}
 }

@@ -22,7 +22,8 @@ func testPolicy() Policy {
 	}
 }
 
-// harness feeds commands to a real ledger file as a Raft log would, one index per command.
+// harness feeds commands to a real ledger file as a Raft log would, one index per command;
+// newHarness's ledger runs the newest cluster protocol.
 type harness struct {
 	t     testing.TB
 	l     *Ledger
@@ -37,7 +38,10 @@ func newHarness(t testing.TB) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	return &harness{t: t, l: l, term: 1}
+	h := &harness{t: t, l: l, term: 1}
+	// As the leader of a cluster of this build does first (coordinator/protocol.go).
+	mustResult[*ProtocolResult](t, h.apply(&SetProtocol{Version: Protocol}))
+	return h
 }
 
 func (h *harness) entry(cmd Command) *raft.Log {

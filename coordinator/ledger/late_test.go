@@ -87,7 +87,8 @@ func TestLedger_LateProvisionedOfWaitingNodeIsRecorded(t *testing.T) {
 func lateReLeasedScenario() []Command {
 	p := testPolicy()
 	later := t0.Add(35*time.Second + p.LockWindow + time.Second)
-	l1 := &Lease{ID: "l1", Token: 2, Region: "eu"}
+	// Token 3: newHarness applied SetProtocol at 1, the register is 2.
+	l1 := &Lease{ID: "l1", Token: 3, Region: "eu"}
 	return []Command{
 		&Register{Now: t0, Edge: "edge-a", Policy: p, Nodes: []RegisterNode{{Identity: "a", Region: "eu"}}},
 		&Grant{Now: t0, LeaseID: "l1", Edge: "edge-a", Region: "eu", Max: 1, TTL: 30 * time.Second, Policy: p},

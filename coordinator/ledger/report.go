@@ -25,6 +25,9 @@ func applyReport(t *txn, c *Report) (any, error) {
 			return nil, errorf("node %s: unknown outcome %q", r.Identity, r.Outcome)
 		}
 	}
+	if err := checkOutcomes(readProtocol(t.meta), c.Results); err != nil {
+		return nil, err
+	}
 	if c.RequestID != "" {
 		if err := validID("report request id", c.RequestID); err != nil {
 			return nil, err

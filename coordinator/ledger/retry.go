@@ -17,6 +17,10 @@ import (
 const retryReason = "retried by the operator"
 
 func applyRetry(t *txn, c *Retry) (any, error) {
+	// First: a member of the build before retry halted here, whatever the command held.
+	if err := checkRetry(readProtocol(t.meta)); err != nil {
+		return nil, err
+	}
 	if err := validBatch(c.Now, c.Policy, len(c.Nodes), "retry", "nodes"); err != nil {
 		return nil, err
 	}

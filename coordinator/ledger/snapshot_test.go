@@ -79,8 +79,8 @@ func TestLedger_SnapshotRestoreRoundTrip(t *testing.T) {
 	if _, err := dst.l.Node("late"); err == nil {
 		t.Fatal("snapshot holds a write applied after it was taken")
 	}
-	if idx, _, _ := dst.l.AppliedIndex(); idx != 4 {
-		t.Fatalf("restored applied index %d, want 4", idx)
+	if idx, _, _ := dst.l.AppliedIndex(); idx != 5 {
+		t.Fatalf("restored applied index %d, want 5 (SetProtocol and 4 commands)", idx)
 	}
 	if p, _ := dst.l.Pause(); !p.Paused {
 		t.Fatal("pause flag lost in the round trip")
