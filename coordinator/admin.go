@@ -34,18 +34,21 @@ func (s *Service) setPause(ctx context.Context, paused bool, reason string) (api
 	return api.PauseResponse{Paused: p.Paused, Reason: p.Reason}, nil
 }
 
-// Status is this member's view: members, leader, term, indexes, pause and per-region counts.
-// Any member answers it.
+// Status is this member's view: members, leader, term, indexes, the cluster protocol and the one
+// this member applies, pause and per-region counts. Any member answers it.
 func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 	resp := api.StatusResponse{
 		ID: s.cfg.ID, State: s.node.State(), Term: s.node.Term(), CommitIndex: s.node.CommitIndex(),
-		Regions: map[string]map[api.NodeState]int{},
+		Regions: map[string]map[api.NodeState]int{}, Protocol: s.announced(),
 	}
 	_, leaderID := s.node.Leader()
 	resp.LeaderID = leaderID
 	resp.Leader = s.LeaderAPIAddress()
 	var err error
 	if resp.AppliedIndex, _, err = s.ledger.AppliedIndex(); err != nil {
+		return resp, err
+	}
+	if resp.ClusterProtocol, err = s.ledger.ClusterProtocol(); err != nil {
 		return resp, err
 	}
 	addrs, err := s.ledger.Members()

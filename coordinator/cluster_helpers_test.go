@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"sync"
@@ -59,6 +60,13 @@ type cluster struct {
 	raftTLS func(id string) *tls.Config
 	// ledgerNoSync and raftNoSync are for benchmarks only.
 	ledgerNoSync, raftNoSync bool
+	// apis, when set (serveAPIs), serves each member's real API on loopback.
+	apis map[string]*apiFront
+	// announce is the protocol a member says it applies (a member of an older build); absent
+	// takes the newest.
+	announce map[string]int
+	// logs, when set, receives every member's log lines.
+	logs *syncBuffer
 }
 
 func testLeaseConfig() lease.Config {
@@ -92,9 +100,13 @@ func (c *cluster) start(m *member, bootstrap bool) {
 	c.t.Helper()
 	m.reg = prometheus.NewRegistry()
 	cfg := coordinator.Config{
-		ID: m.id, DataDir: m.dir, RaftBind: "127.0.0.1:0", RaftAdvertise: m.front.addr(), APIAddress: "http://" + m.id + ".invalid",
+		ID: m.id, DataDir: m.dir, RaftBind: "127.0.0.1:0", RaftAdvertise: m.front.addr(), APIAddress: c.apiAddress(m.id),
 		Bootstrap: bootstrap, Timeouts: raftnode.LoopbackTimeouts(), Leases: c.leases,
 		Clock: c.clockOfID(m.id), Registry: m.reg, LedgerNoSync: c.ledgerNoSync, RaftNoSync: c.raftNoSync,
+		AdminToken: testAdminToken, ProtocolInterval: 50 * time.Millisecond, AnnounceProtocol: c.announce[m.id],
+	}
+	if c.logs != nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(c.logs, nil))
 	}
 	if c.net != nil {
 		cfg.RaftDial = c.net.dialer(m.id)
@@ -110,6 +122,9 @@ func (c *cluster) start(m *member, bootstrap bool) {
 	m.svc = svc
 	c.memberMu.Unlock()
 	m.front.setTarget(svc.BoundRaftAddress())
+	if f := c.apis[m.id]; f != nil {
+		f.serve(c.t, svc)
+	}
 }
 
 // memberClock gives member id a clock of its own in the cluster's world: its wall reading skewed
@@ -147,7 +162,7 @@ func (c *cluster) startAll() *member {
 	for _, m := range c.members[1:] {
 		c.start(m, false)
 		c.onLeader("join "+m.id, func(l *member) error {
-			return l.svc.Join(context.Background(), api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: "http://" + m.id + ".invalid"})
+			return l.svc.Join(context.Background(), api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: c.apiAddress(m.id)})
 		})
 	}
 	c.waitConverged(c.running()...)
@@ -239,6 +254,9 @@ func (c *cluster) stop(m *member) {
 	c.memberMu.Unlock()
 	if svc == nil {
 		return
+	}
+	if f := c.apis[m.id]; f != nil {
+		f.serve(c.t, nil)
 	}
 	if err := svc.Close(); err != nil {
 		c.t.Logf("close %s: %v", m.id, err)

@@ -135,7 +135,12 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	rr, err := s.leases.Load().Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, toLedgerResults(req.Results))
+	results := toLedgerResults(req.Results)
+	// Refused here rather than in the log, where it would be refused too (and cost an entry).
+	if err := s.ledger.CheckReport(results); err != nil {
+		return resp, fmt.Errorf("report of lease %s: %w", req.LeaseID, err)
+	}
+	rr, err := s.leases.Load().Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}

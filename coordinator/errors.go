@@ -36,6 +36,9 @@ var (
 	ErrNotRetryable = ledger.ErrNotRetryable
 	// ErrUnknownRegion: a retry names a region no node is in (404).
 	ErrUnknownRegion = ledger.ErrUnknownRegion
+	// ErrClusterProtocol: the outcome or command needs a cluster protocol some member does not
+	// apply yet; it is refused until every member is upgraded (409); nothing changed.
+	ErrClusterProtocol = ledger.ErrClusterProtocol
 	// ErrBadRequest: the ledger refused the command as invalid; nothing changed (400).
 	ErrBadRequest = ledger.ErrBadCommand
 	// ErrTimeout: the command was not committed in time; it may still apply (503).

@@ -64,8 +64,9 @@ func (s *Service) monitorLeadership() {
 	}
 }
 
-// leaderLoop establishes leadership, retrying until it holds or is lost, then waits for the loss of
-// leadership and revokes it.
+// leaderLoop establishes leadership, retrying until it holds or is lost, raises the cluster
+// protocol while it can rise (monitorProtocol), then waits for the loss of leadership and revokes
+// it.
 func (s *Service) leaderLoop(ctx context.Context) {
 	mgr := s.leases.Load()
 	defer s.revokeLeadership(mgr)
@@ -83,6 +84,7 @@ func (s *Service) leaderLoop(ctx context.Context) {
 	}
 	s.ready.Store(true)
 	s.log.Info("leadership established", "term", s.node.Term())
+	s.monitorProtocol(ctx)
 	<-ctx.Done()
 }
 
@@ -98,14 +100,19 @@ func (s *Service) revokeLeadership(mgr *lease.Manager) {
 }
 
 // establishLeadership runs the steps of a new leadership in order: Barrier so the ledger holds
-// every committed entry, record this member's API address, extend outstanding leases and enable
-// the lease manager. A failed step starts them all again.
+// every committed entry, record this member's API address, raise the cluster protocol when this
+// member is the only one, extend outstanding leases and enable the lease manager. A failed step starts them all again.
 func (s *Service) establishLeadership(ctx context.Context, mgr *lease.Manager) error {
 	if err := s.node.Barrier(10 * time.Second); err != nil {
 		return fmt.Errorf("barrier on new leadership: %w", err)
 	}
 	if err := s.recordSelf(ctx); err != nil {
 		return fmt.Errorf("record member address: %w", err)
+	}
+	// Alone in the configuration nobody needs asking: a new single-member cluster runs the newest
+	// protocol before it is ready. With others, monitorProtocol asks them once this is done.
+	if _, _, err := s.raiseProtocol(ctx, false); err != nil {
+		return fmt.Errorf("raise cluster protocol: %w", err)
 	}
 	if err := mgr.Enable(ctx); err != nil {
 		return fmt.Errorf("enable lease manager: %w", err)

@@ -26,6 +26,10 @@ func (s *Service) Retry(ctx context.Context, req api.RetryRequest) (api.RetryRes
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
+	// A dry run too: it would list nodes that the real run cannot move.
+	if err := s.checkProtocolForRetry(); err != nil {
+		return resp, err
+	}
 	plan, err := s.ledger.PlanRetry(ledger.RetrySelection{Nodes: req.Nodes, Region: req.Region, State: req.State, Limit: req.Limit})
 	if err != nil {
 		return resp, fmt.Errorf("retry: %w", err)

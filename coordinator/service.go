@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,17 @@ type Config struct {
 	RaftTLS *tls.Config
 	// RaftDial replaces the Raft dialer (tests insert a TCP proxy to partition members).
 	RaftDial func(address string, timeout time.Duration) (net.Conn, error)
+	// MemberClient is the HTTP client this member uses towards other members' APIs (the one that
+	// forwards and joins, presenting this member's certificate) and AdminToken the bearer token it
+	// sends: a leader reads each member's protocol from its status. Nil takes a plain client.
+	MemberClient *http.Client
+	AdminToken   string
+	// ProtocolInterval is how often a leader asks the members for their protocol while the
+	// cluster protocol may still rise; zero takes 2s.
+	ProtocolInterval time.Duration
+	// AnnounceProtocol is the protocol this member says it applies, for tests of mixed clusters
+	// only (no configuration key sets it); zero takes ledger.Protocol.
+	AnnounceProtocol int
 	// Clock, Logger and Registry are injected; nil takes the system clock, a discarding logger
 	// and a private registry.
 	Clock    Clock
@@ -118,6 +130,12 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
+	if cfg.MemberClient == nil {
+		cfg.MemberClient = &http.Client{}
+	}
+	if cfg.ProtocolInterval <= 0 {
+		cfg.ProtocolInterval = defaultProtocolInterval
+	}
 	if cfg.RaftBind == "" {
 		return nil, fmt.Errorf("coordinator %s: raft bind address is empty", cfg.ID)
 	}
@@ -136,6 +154,7 @@ func New(cfg Config) (*Service, error) {
 		LeasesActive:        func() int { n, _ := s.ledger.LeaseCount(); return n },
 		DroppedObservations: node.DroppedObservations,
 		Nodes:               s.ledger.Counts,
+		ClusterProtocol:     func() int { v, _ := s.ledger.ClusterProtocol(); return v },
 	})
 	if err != nil {
 		node.Shutdown()

@@ -23,6 +23,8 @@ type Sources struct {
 	DroppedObservations func() uint64
 	// Nodes returns counts by region then state.
 	Nodes func() (map[string]map[api.NodeState]int, error)
+	// ClusterProtocol is the cluster protocol this member's ledger has applied.
+	ClusterProtocol func() int
 }
 
 // Metrics are the counters and histograms the coordinator updates as it works.
@@ -84,6 +86,9 @@ func New(reg prometheus.Registerer, member string, src Sources) (*Metrics, error
 			func() float64 { return float64(src.AppliedIndex()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leases_active", Help: "Outstanding leases in the ledger."},
 			func() float64 { return float64(src.LeasesActive()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_cluster_protocol",
+			Help: "Cluster protocol this member's ledger has applied; below the newest until every member is upgraded."},
+			func() float64 { return float64(src.ClusterProtocol()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_coordinator_leadership_observations_dropped_total",
 			Help: "Leadership notifications coalesced because the leader loop had not read the previous one."},
 			func() float64 { return float64(src.DroppedObservations()) }),

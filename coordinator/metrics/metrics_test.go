@@ -16,6 +16,7 @@ func sources() metrics.Sources {
 	return metrics.Sources{
 		Leader: func() bool { return true }, Term: func() uint64 { return 4 }, AppliedIndex: func() uint64 { return 9 },
 		LeasesActive: func() int { return 1 }, DroppedObservations: func() uint64 { return 0 },
+		ClusterProtocol: func() int { return 2 },
 		Nodes: func() (map[string]map[api.NodeState]int, error) {
 			return map[string]map[api.NodeState]int{"eu": {api.StateWaiting: 3}}, nil
 		},
@@ -58,13 +59,13 @@ func TestNew_EverySeriesNamesTheMember(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"muster_coordinator_leader", "muster_coordinator_term", "muster_coordinator_ledger_nodes",
-		"muster_coordinator_results_applied_total", "muster_coordinator_apply_seconds", "muster_coordinator_lease_grants_total"} {
+		"muster_coordinator_results_applied_total", "muster_coordinator_apply_seconds", "muster_coordinator_lease_grants_total", "muster_coordinator_cluster_protocol"} {
 		if !names[want] {
 			t.Errorf("%s not exported (got %d families)", want, len(names))
 		}
 	}
-	if len(names) != 17 {
-		t.Errorf("%d families exported, want the 17 the package declares", len(names))
+	if len(names) != 18 {
+		t.Errorf("%d families exported, want the 18 the package declares", len(names))
 	}
 }
 

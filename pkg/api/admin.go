@@ -27,6 +27,10 @@ type StatusResponse struct {
 	PauseReason  string                       `json:"pause_reason,omitempty"`
 	LeasesActive int                          `json:"leases_active"`
 	Regions      map[string]map[NodeState]int `json:"regions"`
+	// Protocol is the newest cluster protocol this member applies (absent from builds before
+	// protocols: 1), and ClusterProtocol the one its ledger runs: the lowest of every member's.
+	Protocol        int `json:"protocol,omitempty"`
+	ClusterProtocol int `json:"cluster_protocol,omitempty"`
 }
 
 // NodeFilter selects nodes for the admin listing; empty fields match everything.

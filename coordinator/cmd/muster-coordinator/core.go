@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -18,7 +19,8 @@ import (
 
 // openCore starts the member's Raft node, ledger and lease manager from the checked configuration;
 // raftTLS is nil unless raft.tls is set.
-func openCore(cfg config.Config, raftTLS *tls.Config, logger *slog.Logger, reg prometheus.Registerer) (*coordinator.Service, error) {
+// members is the HTTP client towards other members; the leader reads their protocol with it.
+func openCore(cfg config.Config, raftTLS *tls.Config, members *http.Client, logger *slog.Logger, reg prometheus.Registerer) (*coordinator.Service, error) {
 	lc := lease.DefaultConfig()
 	lc.TTL = cfg.Lease.TTL
 	lc.Grace = cfg.Lease.Grace
@@ -50,6 +52,8 @@ func openCore(cfg config.Config, raftTLS *tls.Config, logger *slog.Logger, reg p
 			Commit:      cfg.Raft.CommitTimeout,
 		},
 		Leases:            lc,
+		MemberClient:      members,
+		AdminToken:        cfg.Auth.AdminToken,
 		RaftTLS:           raftTLS,
 		SnapshotThreshold: cfg.Raft.SnapshotThreshold,
 		SnapshotInterval:  cfg.Raft.SnapshotInterval,

@@ -31,6 +31,14 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// protocolText shows a protocol a member of a build before protocols does not send: it runs 1.
+func protocolText(v int) string {
+	if v == 0 {
+		return "1 (not reported)"
+	}
+	return fmt.Sprint(v)
+}
+
 func printStatus(w io.Writer, st api.StatusResponse) error {
 	leader := st.LeaderID
 	if leader == "" {
@@ -40,8 +48,9 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	if st.Paused && st.PauseReason != "" {
 		paused += " (" + st.PauseReason + ")"
 	}
-	fmt.Fprintf(w, "member %s: %s, leader %s, term %d, applied %d, commit %d, leases %d, paused %s\n\n",
+	fmt.Fprintf(w, "member %s: %s, leader %s, term %d, applied %d, commit %d, leases %d, paused %s\n",
 		st.ID, st.State, leader, st.Term, st.AppliedIndex, st.CommitIndex, st.LeasesActive, paused)
+	fmt.Fprintf(w, "cluster protocol %s, this member applies up to %s\n\n", protocolText(st.ClusterProtocol), protocolText(st.Protocol))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEMBER\tRAFT\tAPI\tVOTER\tLEADER")
 	for _, m := range st.Members {

@@ -36,6 +36,26 @@ func TestStatusOutput_HasAColumnForEveryState(t *testing.T) {
 	}
 }
 
+// TestStatusOutput_ShowsTheClusterProtocol: the operator sees the protocol the cluster runs and
+// the one this member applies; a member of a build before protocols reports none and runs 1.
+func TestStatusOutput_ShowsTheClusterProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		st   api.StatusResponse
+		want string
+	}{
+		{api.StatusResponse{ID: "c1", ClusterProtocol: 1, Protocol: 2}, "cluster protocol 1, this member applies up to 2\n"},
+		{api.StatusResponse{ID: "c1"}, "cluster protocol 1 (not reported), this member applies up to 1 (not reported)\n"},
+	} {
+		var b bytes.Buffer
+		if err := printStatus(&b, tc.st); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Fatalf("status output does not say %q:\n%s", tc.want, b.String())
+		}
+	}
+}
+
 // TestNodesHelp_NamesEveryState: the --state help lists what the filter accepts.
 func TestNodesHelp_NamesEveryState(t *testing.T) {
 	code, out, stderr := runCLI(t, "nodes", "--help")

@@ -68,7 +68,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	core, err := openCore(cfg, raftTLS, logger, reg)
+	core, err := openCore(cfg, raftTLS, memberHTTP, logger, reg)
 	if err != nil {
 		return fmt.Errorf("start member %s: %w", cfg.NodeID, err)
 	}
