@@ -68,7 +68,10 @@ func runChild() error {
 	threshold, _ := strconv.ParseUint(os.Getenv("MUSTER_SNAPSHOT_THRESHOLD"), 10, 64)
 	svc, err := coordinator.New(coordinator.Config{
 		ID: os.Getenv("MUSTER_ID"), DataDir: os.Getenv("MUSTER_DIR"), RaftBind: "127.0.0.1:0",
-		RaftAdvertise: os.Getenv("MUSTER_ADVERTISE"), APIAddress: "http://" + os.Getenv("MUSTER_ID") + ".invalid",
+		RaftAdvertise: os.Getenv("MUSTER_ADVERTISE"),
+		// No API is served; a refused loopback port (not a name to resolve) when a leader asks
+		// the members for their protocol.
+		APIAddress:     "http://127.0.0.1:1",
 		BootstrapPeers: peers, Timeouts: raftnode.LoopbackTimeouts(), Leases: testLeaseConfig(),
 		SnapshotThreshold: threshold, SnapshotInterval: 20 * time.Millisecond, TrailingLogs: threshold,
 	})
