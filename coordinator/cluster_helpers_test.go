@@ -3,6 +3,7 @@
 package coordinator_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -67,6 +68,8 @@ type cluster struct {
 	announce map[string]int
 	// logs, when set, receives every member's log lines.
 	logs *syncBuffer
+	// protocolInterval is how often a leader asks the members for their protocol (50ms if 0).
+	protocolInterval time.Duration
 }
 
 func testLeaseConfig() lease.Config {
@@ -103,7 +106,7 @@ func (c *cluster) start(m *member, bootstrap bool) {
 		ID: m.id, DataDir: m.dir, RaftBind: "127.0.0.1:0", RaftAdvertise: m.front.addr(), APIAddress: c.apiAddress(m.id),
 		Bootstrap: bootstrap, Timeouts: raftnode.LoopbackTimeouts(), Leases: c.leases,
 		Clock: c.clockOfID(m.id), Registry: m.reg, LedgerNoSync: c.ledgerNoSync, RaftNoSync: c.raftNoSync,
-		AdminToken: testAdminToken, ProtocolInterval: 50 * time.Millisecond, AnnounceProtocol: c.announce[m.id],
+		AdminToken: testAdminToken, ProtocolInterval: cmp.Or(c.protocolInterval, 50*time.Millisecond), AnnounceProtocol: c.announce[m.id],
 	}
 	if c.logs != nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(c.logs, nil))

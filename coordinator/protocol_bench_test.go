@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
+)
+
+// pollUntil checks cond every millisecond (a polling interval, for the measurement's
+// resolution) and returns when it holds, failing after 30s.
+func pollUntil(b *testing.B, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// BenchmarkCluster_BootstrapToReadyAtProtocol2: a new single member, from New to its leadership
+// established (ready), which includes raising the cluster protocol to the newest; the member
+// announcing 1 (nothing to raise) is the same path without that step, for comparison.
+func BenchmarkCluster_BootstrapToReadyAtProtocol2(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		announce int
+	}{{"raise", 0}, {"announces-1", 1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var total time.Duration
+			for range b.N {
+				c := newCluster(b, 1, false)
+				m := c.members[0]
+				c.announce = map[string]int{m.id: bc.announce}
+				start := time.Now()
+				c.start(m, true)
+				pollUntil(b, "leadership established", m.svc.IsLeader)
+				total += time.Since(start)
+				want := ledger.Protocol
+				if bc.announce > 0 {
+					want = bc.announce
+				}
+				if v, _ := m.svc.ClusterProtocol(); v != want {
+					b.Fatalf("ready at cluster protocol %d, want %d", v, want)
+				}
+				c.closeAll()
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/ready")
+		})
+	}
+}
+
+// BenchmarkCluster_LastUpgradeToProtocol2: 3 members, one of an older build; from the start of
+// its restart on the new build to cluster protocol 2 on every member, with the default interval
+// at which a leader asks the members (2s).
+func BenchmarkCluster_LastUpgradeToProtocol2(b *testing.B) {
+	var total time.Duration
+	for range b.N {
+		c := newCluster(b, 3, false)
+		c.serveAPIs()
+		c.protocolInterval = 2 * time.Second
+		old := c.members[0]
+		c.announce = map[string]int{old.id: 1}
+		c.startAll()
+		c.stop(old)
+		c.waitLeader()
+		delete(c.announce, old.id)
+		start := time.Now()
+		c.start(old, false)
+		pollUntil(b, "cluster protocol 2 everywhere", func() bool {
+			for _, m := range c.running() {
+				if v, _ := m.svc.ClusterProtocol(); v != 2 {
+					return false
+				}
+			}
+			return true
+		})
+		total += time.Since(start)
+		c.closeAll()
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/raise")
+}
