@@ -129,16 +129,24 @@ func (s *Service) Renew(ctx context.Context, req api.RenewRequest) (api.RenewRes
 
 // Report applies results under a lease. A lease that is unknown or a token that does not match
 // fails the whole request; single results the ledger refuses (node not held by this lease) are
-// listed in Rejected. Both are counted as stale reports.
+// listed in Rejected, and both are counted as stale reports. Results whose outcome the cluster
+// protocol cannot record yet are listed in Rejected too, not counted as stale.
 func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.ReportResponse, error) {
 	resp := api.ReportResponse{Applied: []string{}}
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	results := toLedgerResults(req.Results)
-	// Refused here rather than in the log, where it would be refused too (and cost an entry).
-	if err := s.ledger.CheckReport(results); err != nil {
-		return resp, fmt.Errorf("report of lease %s: %w", req.LeaseID, err)
+	// Outcomes the cluster protocol cannot record on every member yet are refused by name here,
+	// and only the rest is proposed: in the log they would fail the whole report.
+	results, held, err := s.ledger.Recordable(toLedgerResults(req.Results))
+	if err != nil {
+		return resp, fmt.Errorf("report of lease %s: read cluster protocol: %w", req.LeaseID, err)
+	}
+	for _, r := range held {
+		resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
+	}
+	if len(results) == 0 && len(held) > 0 {
+		return resp, nil
 	}
 	rr, err := s.leases.Load().Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
 	if err != nil {

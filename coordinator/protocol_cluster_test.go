@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -60,8 +59,9 @@ func (c *cluster) nodeOnEvery(id string) *ledger.Node {
 }
 
 // TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded: a cluster with one member of an
-// older build (it announces protocol 1) runs protocol 1: a gone or released result and a retry
-// are refused on every member alike with an error that says why, so no ledger diverges. Once
+// older build (it announces protocol 1) runs protocol 1: a gone or released result is refused by
+// name while the rest of its report applies, and a retry is refused with an error that says why;
+// every member holds the same ledger. Once
 // that member is restarted on the new build the leader raises the protocol on every member and
 // both apply.
 func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
@@ -102,25 +102,39 @@ func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
 	if ls == nil || len(ls.Nodes) != 3 {
 		t.Fatalf("acquire: %+v", ls)
 	}
-	report := func(outcome api.Outcome, id string) error {
-		return c.refusedOnLeader("report "+string(outcome), func(m *member) error {
-			_, err := m.svc.Report(context.Background(), api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Edge: "edge-a", Region: "eu",
-				Results: []api.NodeResult{{Identity: id, Outcome: outcome}}})
+	report := func(results ...api.NodeResult) (api.ReportResponse, error) {
+		var resp api.ReportResponse
+		err := c.refusedOnLeader("report", func(m *member) error {
+			var err error
+			resp, err = m.svc.Report(context.Background(), api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Edge: "edge-a", Region: "eu", Results: results})
 			return err
 		})
+		return resp, err
 	}
-	for _, tc := range []struct {
-		outcome api.Outcome
-		id      string
-	}{{api.OutcomeGone, ls.Nodes[0]}, {api.OutcomeReleased, ls.Nodes[1]}} {
-		err := report(tc.outcome, tc.id)
-		want := "outcome " + string(tc.outcome) + " needs cluster protocol 2; the cluster runs 1 until every member is upgraded"
-		if !errors.Is(err, coordinator.ErrClusterProtocol) || !strings.Contains(err.Error(), want) {
-			t.Fatalf("%s report at protocol 1: %v, want %q", tc.outcome, err, want)
+	// One report holding a result every member records and two they cannot all record yet: the
+	// leader proposes only the first and names the others in Rejected, so neither the edge's
+	// provisioned node nor any ledger pays for the outcomes an older member would refuse.
+	resp, err := report(api.NodeResult{Identity: ls.Nodes[0], Outcome: api.OutcomeGone},
+		api.NodeResult{Identity: ls.Nodes[1], Outcome: api.OutcomeReleased},
+		api.NodeResult{Identity: ls.Nodes[2], Outcome: api.OutcomeProvisioned})
+	if err != nil {
+		t.Fatalf("mixed report at protocol 1: %v", err)
+	}
+	if len(resp.Applied) != 1 || resp.Applied[0] != ls.Nodes[2] || len(resp.Rejected) != 2 {
+		t.Fatalf("mixed report at protocol 1: %+v, want %s applied and two rejected", resp, ls.Nodes[2])
+	}
+	for i, rj := range resp.Rejected {
+		outcome := []api.Outcome{api.OutcomeGone, api.OutcomeReleased}[i]
+		want := "outcome " + string(outcome) + " needs cluster protocol 2; the cluster runs 1 until every member is upgraded"
+		if rj.Identity != ls.Nodes[i] || !strings.Contains(rj.Reason, want) {
+			t.Fatalf("rejected %+v, want %s refused with %q", rj, ls.Nodes[i], want)
 		}
-		if n := c.nodeOnEvery(tc.id); n.State != api.StateLeased || n.LeaseID != ls.ID {
-			t.Fatalf("%s after a refused %s report: %+v", tc.id, tc.outcome, n)
+		if n := c.nodeOnEvery(rj.Identity); n.State != api.StateLeased || n.LeaseID != ls.ID {
+			t.Fatalf("%s after a refused %s result: %+v", rj.Identity, outcome, n)
 		}
+	}
+	if n := c.nodeOnEvery(ls.Nodes[2]); n.State != api.StateProvisioned {
+		t.Fatalf("%s after its provisioned result at protocol 1: %+v", ls.Nodes[2], n)
 	}
 	// The operator's retry is refused through the real API with a 409 that says why.
 	leaderURL := c.apiAddress(c.waitLeader().id)
@@ -149,8 +163,8 @@ func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
 	if !strings.Contains(c.logs.String(), "cluster protocol raised") {
 		t.Errorf("the raise was not logged:\n%s", c.logs.String())
 	}
-	if err := report(api.OutcomeGone, ls.Nodes[0]); err != nil {
-		t.Fatalf("gone at protocol 2: %v", err)
+	if resp, err := report(api.NodeResult{Identity: ls.Nodes[0], Outcome: api.OutcomeGone}); err != nil || len(resp.Applied) != 1 {
+		t.Fatalf("gone at protocol 2: %+v %v", resp, err)
 	}
 	if n := c.nodeOnEvery(ls.Nodes[0]); n.State != api.StateGone {
 		t.Fatalf("%s after gone at protocol 2: %+v", ls.Nodes[0], n)

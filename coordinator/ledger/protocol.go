@@ -108,14 +108,25 @@ func checkRetry(cur int) error {
 	return nil
 }
 
-// CheckReport tells the leader, before it proposes, whether the cluster can record these
-// results now; the ledger checks again when the report applies.
-func (l *Ledger) CheckReport(results []Result) error {
+// Recordable splits results into those the cluster protocol lets every member record now and
+// the refusals of the others, so a leader proposes only what all members apply alike and an
+// edge's other results in the same report are not lost with them. The ledger still refuses a
+// report holding a gated outcome whole (checkOutcomes), as an older leader might propose one.
+func (l *Ledger) Recordable(results []Result) ([]Result, []Rejection, error) {
 	cur, err := l.ClusterProtocol()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return checkOutcomes(cur, results)
+	ok := results[:0:0]
+	var held []Rejection
+	for _, r := range results {
+		if err := checkOutcomes(cur, []Result{r}); err != nil {
+			held = append(held, reject(r.Identity, err))
+			continue
+		}
+		ok = append(ok, r)
+	}
+	return ok, held, nil
 }
 
 // CheckRetry tells the leader, before it proposes, whether the cluster can apply a retry now.
