@@ -128,6 +128,15 @@ func (s *Service) Join(ctx context.Context, req api.JoinRequest) error {
 	if (req.ID == s.cfg.ID) != (req.RaftAddress == self) {
 		return fmt.Errorf("join %s at %s: %w: the leader is %s at %s; a join may not replace it", req.ID, req.RaftAddress, ErrBadRequest, s.cfg.ID, self)
 	}
+	// A member that says it applies less than the cluster already runs would refuse entries the
+	// others apply (or halt at them): the protocol never goes back down.
+	cur, err := s.ledger.ClusterProtocol()
+	if err != nil {
+		return fmt.Errorf("join %s: read cluster protocol: %w", req.ID, err)
+	}
+	if req.Protocol > 0 && req.Protocol < cur {
+		return fmt.Errorf("join %s: %w: it applies cluster protocol up to %d and the cluster runs %d; upgrade it first", req.ID, ErrClusterProtocol, req.Protocol, cur)
+	}
 	if err := s.node.Join(req.ID, req.RaftAddress, req.NonVoter); err != nil {
 		return err
 	}

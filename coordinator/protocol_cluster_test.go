@@ -180,7 +180,7 @@ func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
 
 // TestCluster_NewSingleMemberRunsTheNewestProtocolWhenReady: a member alone in its configuration
 // has nobody to ask, so it raises the protocol before it calls itself ready; members joined later
-// receive it through the log.
+// receive it through the log, and one that says it applies less is not let in.
 func TestCluster_NewSingleMemberRunsTheNewestProtocolWhenReady(t *testing.T) {
 	c := newCluster(t, 2, false)
 	c.start(c.members[0], true)
@@ -197,8 +197,18 @@ func TestCluster_NewSingleMemberRunsTheNewestProtocolWhenReady(t *testing.T) {
 	}
 	m := c.members[1]
 	c.start(m, false)
+	// A member that says it applies less than the cluster runs is refused and left out.
+	err = c.refusedOnLeader("join of an older build", func(l *member) error {
+		return l.svc.Join(context.Background(), api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: c.apiAddress(m.id), Protocol: 1})
+	})
+	if !errors.Is(err, ledger.ErrClusterProtocol) || !strings.Contains(err.Error(), "it applies cluster protocol up to 1 and the cluster runs 2") {
+		t.Fatalf("join announcing protocol 1 into a protocol 2 cluster: %v", err)
+	}
+	if st, err := c.waitLeader().svc.Status(context.Background()); err != nil || len(st.Members) != 1 {
+		t.Fatalf("members after a refused join: %+v %v", st.Members, err)
+	}
 	c.onLeader("join", func(l *member) error {
-		return l.svc.Join(context.Background(), api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: c.apiAddress(m.id)})
+		return l.svc.Join(context.Background(), api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: c.apiAddress(m.id), Protocol: ledger.Protocol})
 	})
 	c.waitConverged(c.running()...)
 	if v := clusterProtocolOf(t, m); v != ledger.Protocol {

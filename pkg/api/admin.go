@@ -64,6 +64,9 @@ type JoinRequest struct {
 	RaftAddress string `json:"raft_address"`
 	APIAddress  string `json:"api_address"`
 	NonVoter    bool   `json:"non_voter,omitempty"`
+	// Protocol is the newest cluster protocol the joining member applies, sent by the member
+	// itself; 0 when the caller does not know (an operator's join, a build before protocols).
+	Protocol int `json:"protocol,omitempty"`
 }
 
 // RemoveRequest removes a member from the Raft configuration.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/seed96588659/muster/coordinator/config"
 	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/statuspage"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -168,7 +169,7 @@ func joinCluster(ctx context.Context, cfg config.Config, hc *http.Client, logger
 		logger.Error("join", "error", err)
 		return
 	}
-	req := api.JoinRequest{ID: cfg.NodeID, RaftAddress: cfg.Raft.Advertise, APIAddress: cfg.HTTP.Advertise}
+	req := api.JoinRequest{ID: cfg.NodeID, RaftAddress: cfg.Raft.Advertise, APIAddress: cfg.HTTP.Advertise, Protocol: ledger.Protocol}
 	delay := 250 * time.Millisecond
 	for {
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
