@@ -23,16 +23,34 @@ var (
 	pemBlock = regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|\z)`)
 	// jwtLike matches a compact JWS: base64url header starting {" then two more segments.
 	jwtLike = regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
-	// opaque matches long runs of base64 or hex: keys, tokens and seeds look like this, words do not.
-	opaque = regexp.MustCompile(`[A-Za-z0-9+=_-]{40,}`)
+	// opaque matches long runs of base64 (standard or url) or hex: keys, tokens and seeds look
+	// like this, words do not.
+	opaque = regexp.MustCompile(`[A-Za-z0-9+/=_-]{40,}`)
+	// opaqueSegment is opaque without '/': what a path's segment must not be.
+	opaqueSegment = regexp.MustCompile(`[A-Za-z0-9+=_-]{40,}`)
 )
 
 // redact removes what looks like a secret from a helper's diagnostics.
 func redact(s string) string {
 	s = pemBlock.ReplaceAllString(s, "[redacted PEM block]")
 	s = jwtLike.ReplaceAllString(s, "[redacted JWT]")
-	return opaque.ReplaceAllString(s, "[redacted]")
+	return opaque.ReplaceAllStringFunc(s, redactRun)
 }
+
+// redactRun hides one long opaque run, unless it reads as a path: one with '/' and no capital
+// letter, as file paths and URL paths in helper errors are. Random base64 of 40 characters or
+// more is all but certain to hold a capital (a chance of about 1e-9 that it has none), so a key
+// is not mistaken for a path; a path's segments still face the opaque rule on their own, so a
+// hex token inside one is hidden. A long path with capitals is hidden too: a lost diagnostic,
+// not a leaked secret.
+func redactRun(run string) string {
+	if strings.Contains(run, "/") && strings.IndexFunc(run, isUpper) < 0 {
+		return opaqueSegment.ReplaceAllString(run, "[redacted]")
+	}
+	return "[redacted]"
+}
+
+func isUpper(r rune) bool { return 'A' <= r && r <= 'Z' }
 
 // truncate shortens s to max bytes, saying how much was cut.
 func truncate(s string, max int) string {
