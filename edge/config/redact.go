@@ -2,11 +2,18 @@
 
 package config
 
+import (
+	"fmt"
+
+	"github.com/kballard/go-shellquote"
+)
+
 // Redacted is the replacement for a secret that is set.
 const Redacted = "[redacted]"
 
 // Redacted returns the effective configuration by key, for logging: secrets that are set read
-// as "[redacted]", unset ones as "", so the log still shows whether one was given.
+// as "[redacted]", unset ones as "", so the log still shows whether one was given; the helper
+// reads as its program alone.
 func (c *Config) Redacted() map[string]any {
 	secret := func(s string) string {
 		if s == "" {
@@ -19,7 +26,7 @@ func (c *Config) Redacted() map[string]any {
 		"interval":                     c.Interval.String(),
 		"logfile":                      c.LogFile,
 		"loglevel":                     c.LogLevel,
-		"helper":                       c.Helper,
+		"helper":                       helperProgram(c.Helper),
 		"token":                        secret(c.Token),
 		"lifecycle_component":          c.LifecycleComponent,
 		"choria_insecure":              c.Insecure,
@@ -63,4 +70,22 @@ func (c *Config) Redacted() map[string]any {
 		"file":                 c.File,
 		"lab":                  c.Lab,
 	}
+}
+
+// helperProgram is the helper command line without its arguments, which may hold secrets (the
+// helper package logs argv[0] alone for the same reason). A line that does not split has no
+// program to tell apart from its arguments, so it is hidden whole.
+func helperProgram(line string) string {
+	words, err := shellquote.Split(line)
+	switch {
+	case err != nil:
+		return Redacted
+	case len(words) == 0:
+		return ""
+	case len(words) == 1:
+		return words[0]
+	case len(words) == 2:
+		return words[0] + " (1 argument hidden)"
+	}
+	return fmt.Sprintf("%s (%d arguments hidden)", words[0], len(words)-1)
 }
