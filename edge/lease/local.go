@@ -3,6 +3,7 @@
 package lease
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"sync"
@@ -53,17 +54,43 @@ type localNode struct {
 
 // Local is the standalone lease source: it leases every discovered node of its region to its
 // own edge, and it is that edge's work queue. A node is in the queue at most once: while it
-// waits or is being provisioned, discovering it again changes nothing.
+// waits or is being provisioned, discovering it again changes nothing; once its settle window
+// has passed it is forgotten, so the queue holds only nodes in flight or recently finished.
 type Local struct {
 	o LocalOptions
 
-	mu     sync.Mutex
-	nodes  map[string]*localNode
-	queue  []string // FIFO of waiting identities; head at queue[head]
-	head   int
-	leased int
-	seq    uint64
-	wake   chan struct{} // closed and replaced when a node starts waiting
+	mu       sync.Mutex
+	nodes    map[string]*localNode
+	queue    []string // FIFO of waiting identities; head at queue[head]
+	head     int
+	settling settleIndex // when each settling node's window ends, soonest first
+	leased   int
+	seq      uint64
+	wake     chan struct{} // closed and replaced when a node starts waiting
+}
+
+// settleEntry is one window a node entered; the node may have left it since (queued again by
+// an event), or entered a later one, and then the entry is stale.
+type settleEntry struct {
+	identity string
+	until    time.Time
+}
+
+// settleIndex is a min-heap of settle windows by end, so the nodes whose windows have passed
+// are forgotten in O(log n) each instead of a scan of every node on each call: provisioned
+// nodes are never discovered again, and would otherwise stay for the edge's lifetime.
+type settleIndex []settleEntry
+
+func (h settleIndex) Len() int           { return len(h) }
+func (h settleIndex) Less(i, j int) bool { return h[i].until.Before(h[j].until) }
+func (h settleIndex) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *settleIndex) Push(x any)        { *h = append(*h, x.(settleEntry)) }
+func (h *settleIndex) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = settleEntry{}
+	*h = old[:len(old)-1]
+	return e
 }
 
 var _ Source = (*Local)(nil)
@@ -86,6 +113,7 @@ func NewLocal(o LocalOptions) *Local {
 func (l *Local) Register(_ context.Context, found []Found) (int, error) {
 	now := l.o.Now()
 	l.mu.Lock()
+	l.forgetSettledLocked(now)
 	added := 0
 	for _, f := range found {
 		if f.Identity == "" {
@@ -128,6 +156,7 @@ func (l *Local) Acquire(ctx context.Context, max int, wait time.Duration) (Grant
 	}
 	for {
 		l.mu.Lock()
+		l.forgetSettledLocked(l.o.Now())
 		if l.head < len(l.queue) {
 			g := l.grantLocked(max)
 			counts := l.countsLocked()
@@ -196,9 +225,9 @@ func (l *Local) Report(_ context.Context, ls api.Lease, results []api.NodeResult
 		resp.Applied = append(resp.Applied, r.Identity)
 		switch r.Outcome {
 		case api.OutcomeProvisioned, api.OutcomeShutdown, api.OutcomeUpgradeSent:
-			n.state, n.until, n.lease = stateSettling, now.Add(l.o.Settle), ""
+			l.settleLocked(r.Identity, n, now.Add(l.o.Settle))
 		case api.OutcomeLockHeld:
-			n.state, n.until, n.lease = stateSettling, now.Add(l.o.LockWindow), ""
+			l.settleLocked(r.Identity, n, now.Add(l.o.LockWindow))
 		default:
 			delete(l.nodes, r.Identity)
 		}
@@ -207,6 +236,25 @@ func (l *Local) Report(_ context.Context, ls api.Lease, results []api.NodeResult
 	l.mu.Unlock()
 	l.changed(counts)
 	return resp, nil
+}
+
+// settleLocked makes n settle until until and indexes the window's end.
+func (l *Local) settleLocked(id string, n *localNode, until time.Time) {
+	n.state, n.until, n.lease = stateSettling, until, ""
+	heap.Push(&l.settling, settleEntry{identity: id, until: until})
+}
+
+// forgetSettledLocked drops the nodes whose settle window has passed: a sweep that finds one
+// again queues it, as it would a settled node past its window.
+func (l *Local) forgetSettledLocked(now time.Time) {
+	for len(l.settling) > 0 && !now.Before(l.settling[0].until) {
+		e := heap.Pop(&l.settling).(settleEntry)
+		// Only the node's latest window counts: a node queued again since, or settling anew,
+		// is not this entry's to forget.
+		if n := l.nodes[e.identity]; n != nil && n.state == stateSettling && n.until.Equal(e.until) {
+			delete(l.nodes, e.identity)
+		}
+	}
 }
 
 // Counts reports the queue's figures.
