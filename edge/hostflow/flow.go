@@ -204,7 +204,7 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 			continue
 		}
 		if err := s.run(ctx, r); err != nil {
-			if first && unanswered(err) {
+			if first && silent(err) {
 				// Silence at the first call is what a node that left provisioning mode since it
 				// was discovered looks like; rediscovery tells it from a slow one.
 				return Result{Outcome: Unknown, Step: s.name, Err: err}
@@ -248,7 +248,7 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 			// Its reply was lost, and the node is gone: it acted on release_update.
 			return Result{Outcome: Settled("release_update"), Step: "release_update", Version: r.version, Target: resp.Upgrade}
 		}
-		if unanswered(err) {
+		if errors.Is(err, rpc.ErrUnanswered) {
 			return Result{Outcome: Unknown, Step: "release_update", Err: err, Version: r.version, Target: resp.Upgrade}
 		}
 		res := f.failed("upgrade", err, r)
@@ -271,7 +271,7 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 			// Its reply was lost, and the node is gone: it restarted into its configuration.
 			return Result{Outcome: Settled("restart"), Version: r.version}
 		}
-		if unanswered(err) {
+		if errors.Is(err, rpc.ErrUnanswered) {
 			return Result{Outcome: Unknown, Step: "restart", Err: fmt.Errorf("restart failed: %w", err), Version: r.version}
 		}
 		return f.failed("restart", fmt.Errorf("restart failed: %w", err), r)
@@ -292,7 +292,7 @@ func (f *Flow) shutdown(ctx context.Context, h Host, r *run, msg string) Result 
 		if errors.Is(err, rpc.ErrLeft) {
 			return Result{Outcome: Settled("shutdown"), Version: r.version}
 		}
-		if unanswered(err) {
+		if errors.Is(err, rpc.ErrUnanswered) {
 			return Result{Outcome: Unknown, Step: "shutdown", Err: err, Version: r.version}
 		}
 		return f.failed("shutdown", err, r)
@@ -313,10 +313,9 @@ func (f *Flow) failed(step string, err error, r *run) Result {
 	return res
 }
 
-// unanswered is true when every try ended without a reply: after restart, release_update or
-// shutdown that is what a node that accepted the first try looks like, since the agent holds its
-// mutex until the process is replaced.
-func unanswered(err error) bool {
+// silent is true when every try ended without a reply: at the flow's first call, what a node
+// that left provisioning mode since it was discovered looks like.
+func silent(err error) bool {
 	var rc *rpc.ResponseCountError
 	return errors.Is(err, rpc.ErrMaxTries) && errors.As(err, &rc) && rc.Count == 0
 }

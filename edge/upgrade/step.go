@@ -96,6 +96,8 @@ func Needed(s Settings, inv Inventory, target string) (bool, error) {
 // With upgrades optional, a refusal or a failed release_update is logged as a warning and the
 // node is configured as it is. A call that was paused, found the node's lock held or outlived
 // its context stops the flow even then: configuring next would only meet the same condition.
+// So does one the node acted on or may have (rpc.ErrLeft, rpc.ErrUnanswered): it is replacing
+// itself, and the flow settles it instead of configuring a process about to go.
 func Step(ctx context.Context, s Settings, inv Inventory, target string, send Sender, log *slog.Logger) (Outcome, error) {
 	if !s.Enabled || target == "" {
 		return Configure, nil
@@ -117,7 +119,8 @@ func Step(ctx context.Context, s Settings, inv Inventory, target string, send Se
 			return Sent, nil
 		}
 		err = fmt.Errorf("update to %s failed: %w", target, err)
-		if errors.Is(err, rpc.ErrPaused) || errors.Is(err, rpc.ErrLocked) || ctx.Err() != nil {
+		if errors.Is(err, rpc.ErrPaused) || errors.Is(err, rpc.ErrLocked) || ctx.Err() != nil ||
+			errors.Is(err, rpc.ErrLeft) || errors.Is(err, rpc.ErrUnanswered) {
 			return Stop, err
 		}
 	}

@@ -29,6 +29,10 @@ var (
 	// ErrLeft is matched when a restart, release_update or shutdown got no reply and the node's
 	// presence check (SetPresence) no longer finds it in provisioning mode: it acted on the call.
 	ErrLeft = errors.New("the node left provisioning mode")
+	// ErrUnanswered is matched when a restart, release_update or shutdown failed for any reason
+	// (tries used up, paused, the caller stopped) after its last try was sent and never answered:
+	// the agent answers nothing once it has acted, so only rediscovery can tell what the node did.
+	ErrUnanswered = errors.New("its last try was sent and never answered")
 )
 
 // stopError ends the wrapper's loop at once: a retry could only fail the same way.

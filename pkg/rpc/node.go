@@ -119,12 +119,18 @@ func (n *Node) send(ctx context.Context, agent, action, what string, tries int, 
 // attempt and each try may carry new input.
 func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries int, input func() (json.RawMessage, error), handle func(Reply) error) error {
 	req := Request{Agent: agent, Action: action, Identity: n.identity}
-	unanswered := false // the last try got no reply
-	return n.wrapper.run(ctx, n.identity, n.pause, req.Label(), tries, func(ctx context.Context) error {
-		if unanswered && n.present != nil && agent == agentProvision && LeavesProvisioning(action) {
+	leaves := agent == agentProvision && LeavesProvisioning(action)
+	unanswered := false // a try was sent and no try since got a reply
+	err := n.wrapper.run(ctx, n.identity, n.pause, req.Label(), tries, func(ctx context.Context) error {
+		if unanswered && n.present != nil && leaves {
 			// A failed check says nothing: try again as before.
 			if here, err := n.present(ctx, n.identity); err == nil && !here {
 				return stop(fmt.Errorf("could not %s: no reply, and %s no longer answers in provisioning mode: %w", what, n.identity, ErrLeft))
+			}
+			// The check takes a discovery's time: a pause or lease deadline that came meanwhile
+			// stops this try as the wrapper's check before it would have.
+			if n.pause.Paused() {
+				return stop(pausedError{req.Label()})
 			}
 		}
 		req := req
@@ -136,6 +142,10 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 		req.Data = data
 		replies, err := n.transport.Request(ctx, req)
 		if err != nil {
+			if ctx.Err() != nil {
+				// Stopped in its reply window: it may have been sent and acted on.
+				unanswered = true
+			}
 			return err
 		}
 		unanswered = len(replies) == 0
@@ -152,6 +162,10 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 		}
 		return handle(replies[0])
 	})
+	if err != nil && leaves && unanswered && !errors.Is(err, ErrLeft) {
+		return fmt.Errorf("%w: %w", err, ErrUnanswered)
+	}
+	return err
 }
 
 // LeavesProvisioning is true for the choria_provision actions after which a node that accepted
