@@ -39,6 +39,9 @@ type Client struct {
 
 	mu     sync.Mutex
 	leader string
+	// suspect are members whose last attempt got no answer (down, cut off, or silent until the
+	// attempt or the call ended): they are asked after the others until they answer again.
+	suspect map[string]bool
 }
 
 // Option configures a Client.
@@ -56,12 +59,30 @@ func WithAttempts(n int) Option { return func(c *Client) { c.attempts = n } }
 // WithRetryDelay sets the first pause after every member failed once (default 250ms; it doubles per round up to 8x).
 func WithRetryDelay(d time.Duration) Option { return func(c *Client) { c.delay = d } }
 
+// CallOption configures one call.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	attemptTimeout time.Duration
+}
+
+// AttemptTimeout bounds each attempt of the call on one member (0, the default: only the call's
+// context and the transport bound it). A member that has not answered in time is forgotten as
+// leader and the call moves on to the next: a leader lost without a reset (a partition, a power
+// loss) holds a request until the transport gives up, far longer than a renewal may wait.
+func AttemptTimeout(d time.Duration) CallOption {
+	return func(o *callOptions) { o.attemptTimeout = d }
+}
+
+// ErrAttemptTimeout is an attempt on one member that outlasted its AttemptTimeout.
+var ErrAttemptTimeout = errors.New("member did not answer within the attempt timeout")
+
 // NewClient returns a client for the members' API base URLs (scheme://host:port).
 func NewClient(members []string, opts ...Option) (*Client, error) {
 	if len(members) == 0 {
 		return nil, errors.New("coordinator client: no member addresses")
 	}
-	c := &Client{delay: 250 * time.Millisecond}
+	c := &Client{delay: 250 * time.Millisecond, suspect: map[string]bool{}}
 	for i, m := range members {
 		m = strings.TrimRight(strings.TrimSpace(m), "/")
 		if err := ValidateBaseURL(fmt.Sprintf("members[%d]", i), m); err != nil {
@@ -100,19 +121,50 @@ func (c *Client) setLeader(l string) {
 	c.mu.Unlock()
 }
 
-// candidates lists the members to try, the known leader first.
+// candidates lists the members to try: the known leader first, suspects last.
 func (c *Client) candidates() []string {
-	l := c.Leader()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := make([]string, 0, len(c.members)+1)
-	if l != "" {
-		out = append(out, l)
+	if c.leader != "" {
+		out = append(out, c.leader)
 	}
 	for _, m := range c.members {
-		if m != l {
+		if m != c.leader && !c.suspect[m] {
+			out = append(out, m)
+		}
+	}
+	for _, m := range c.members {
+		if m != c.leader && c.suspect[m] {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// isSuspect reports whether member's last attempt got no answer.
+func (c *Client) isSuspect(member string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.suspect[member]
+}
+
+// answered clears member's suspicion: it answers again.
+func (c *Client) answered(member string) {
+	c.mu.Lock()
+	delete(c.suspect, member)
+	c.mu.Unlock()
+}
+
+// unanswered forgets member as the leader, unless another call learnt of a leader since, and
+// makes it a suspect.
+func (c *Client) unanswered(member string) {
+	c.mu.Lock()
+	if c.leader == member {
+		c.leader = ""
+	}
+	c.suspect[member] = true
+	c.mu.Unlock()
 }
 
 // Register records discovered nodes.
@@ -136,8 +188,8 @@ func newRequestID() string {
 }
 
 // Renew extends a lease.
-func (c *Client) Renew(ctx context.Context, req RenewRequest) (RenewResponse, error) {
-	return call[RenewResponse](ctx, c, http.MethodPost, PathRenew, nil, &req)
+func (c *Client) Renew(ctx context.Context, req RenewRequest, opts ...CallOption) (RenewResponse, error) {
+	return call[RenewResponse](ctx, c, http.MethodPost, PathRenew, nil, &req, opts...)
 }
 
 // Report delivers results for nodes of a lease. Retries within the call reuse one request id, so
@@ -150,8 +202,8 @@ func (c *Client) Report(ctx context.Context, req ReportRequest) (ReportResponse,
 }
 
 // Heartbeat tells the leader the edge is alive and learns the pause flag.
-func (c *Client) Heartbeat(ctx context.Context, req HeartbeatRequest) (HeartbeatResponse, error) {
-	return call[HeartbeatResponse](ctx, c, http.MethodPost, PathHeartbeat, nil, &req)
+func (c *Client) Heartbeat(ctx context.Context, req HeartbeatRequest, opts ...CallOption) (HeartbeatResponse, error) {
+	return call[HeartbeatResponse](ctx, c, http.MethodPost, PathHeartbeat, nil, &req, opts...)
 }
 
 // Status returns the view of the first member that answers, the known leader first.
@@ -166,7 +218,7 @@ func (c *Client) StatusOf(ctx context.Context, member string) (StatusResponse, e
 	if err := ValidateBaseURL("member", member); err != nil {
 		return out, err
 	}
-	_, err := c.once(ctx, member, http.MethodGet, PathStatus, nil, nil, &out)
+	_, err := c.once(ctx, 0, member, http.MethodGet, PathStatus, nil, nil, &out)
 	return out, err
 }
 
@@ -211,12 +263,12 @@ func (c *Client) Resume(ctx context.Context) (PauseResponse, error) {
 
 // Join adds a member to the cluster.
 func (c *Client) Join(ctx context.Context, req JoinRequest) error {
-	return c.do(ctx, http.MethodPost, PathJoin, nil, &req, nil)
+	return c.do(ctx, callOptions{}, http.MethodPost, PathJoin, nil, &req, nil)
 }
 
 // Remove removes a member from the cluster.
 func (c *Client) Remove(ctx context.Context, req RemoveRequest) error {
-	return c.do(ctx, http.MethodPost, PathRemove, nil, &req, nil)
+	return c.do(ctx, callOptions{}, http.MethodPost, PathRemove, nil, &req, nil)
 }
 
 // Snapshot asks the leader to take a Raft snapshot now.
@@ -248,14 +300,18 @@ func (c *Client) Failures(ctx context.Context, limit int) (FailuresResponse, err
 
 // call is do for a call that answers with a T. (A "return out, c.do(..., &out)" would leave it to
 // the compiler whether out is read before or after do fills it.)
-func call[T any](ctx context.Context, c *Client, method, path string, q url.Values, in any) (T, error) {
+func call[T any](ctx context.Context, c *Client, method, path string, q url.Values, in any, opts ...CallOption) (T, error) {
+	var co callOptions
+	for _, o := range opts {
+		o(&co)
+	}
 	var out T
-	err := c.do(ctx, method, path, q, in, &out)
+	err := c.do(ctx, co, method, path, q, in, &out)
 	return out, err
 }
 
 // do sends one call, moving across members and towards the leader within the attempt budget.
-func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
+func (c *Client) do(ctx context.Context, co callOptions, method, path string, q url.Values, in, out any) error {
 	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -283,37 +339,51 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 		member := queue[0]
 		queue = queue[1:]
 
-		leader, err := c.once(ctx, member, method, path, q, body, out)
+		leader, err := c.once(ctx, co.attemptTimeout, member, method, path, q, body, out)
+		var apiErr *Error
+		if err == nil || errors.As(err, &apiErr) {
+			c.answered(member)
+		}
 		if err == nil {
 			c.noteServed(member, leader, path)
 			return nil
 		}
 		lastErr = err
-		var apiErr *Error
 		switch {
 		case errors.As(err, &apiErr) && !retryable(apiErr):
 			// A refusal is final wherever it came from: a follower that forwarded it names the
 			// leader too, and asking the leader again would only repeat the request.
 			return err
+		case errors.As(err, &apiErr) && leader != "" && leader != member && c.isSuspect(leader):
+			// Followers go on naming a leader lost without a reset until they elect another:
+			// suspects come last in the queue already, so the others are asked first.
+			c.forget(member)
 		case errors.As(err, &apiErr) && leader != "" && leader != member:
 			// Not the leader, but it told us who is: go there next.
 			c.setLeader(leader)
 			queue = append([]string{leader}, without(queue, leader)...)
 		case errors.As(err, &apiErr):
-			if c.Leader() == member {
-				c.setLeader("")
-			}
+			c.forget(member)
 		default:
-			// Transport failure: the member may be down; forget it as leader and try the next.
+			// Transport failure, no answer within the attempt timeout, or the call's end while
+			// the member held it: the member may be down or cut off. Neither the rest of this
+			// call nor the next call asks it first.
+			c.unanswered(member)
 			if ctx.Err() != nil {
 				return joinCtx(ctx.Err(), err)
-			}
-			if c.Leader() == member {
-				c.setLeader("")
 			}
 		}
 	}
 	return fmt.Errorf("%s %s: gave up after %d attempts: %w", method, path, c.attempts, lastErr)
+}
+
+// forget drops member as the known leader, unless another call learnt of a leader since.
+func (c *Client) forget(member string) {
+	c.mu.Lock()
+	if c.leader == member {
+		c.leader = ""
+	}
+	c.mu.Unlock()
 }
 
 // noteServed remembers the leader after a success: the one the answer names (a follower that
@@ -328,8 +398,25 @@ func (c *Client) noteServed(member, leader, path string) {
 }
 
 // once sends the call to one member and returns the leader's address when the answer names one
-// (X-Muster-Leader, a not-leader body, or a redirect).
-func (c *Client) once(ctx context.Context, member, method, path string, q url.Values, body []byte, out any) (string, error) {
+// (X-Muster-Leader, a not-leader body, or a redirect); with timeout, the member must have
+// answered in full within it (ErrAttemptTimeout).
+func (c *Client) once(ctx context.Context, timeout time.Duration, member, method, path string, q url.Values, body []byte, out any) (string, error) {
+	if timeout <= 0 {
+		return c.send(ctx, member, method, path, q, body, out)
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	leader, err := c.send(actx, member, method, path, q, body, out)
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		// Not the caller's deadline: say so, without wrapping context.DeadlineExceeded, which
+		// callers read as their own call having run out.
+		return "", fmt.Errorf("%s %s%s: %w (%s)", method, member, path, ErrAttemptTimeout, timeout)
+	}
+	return leader, err
+}
+
+// send is one request to one member and the reading of its answer.
+func (c *Client) send(ctx context.Context, member, method, path string, q url.Values, body []byte, out any) (string, error) {
 	u := member + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
