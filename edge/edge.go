@@ -101,6 +101,7 @@ type Edge struct {
 	journalBroken atomic.Bool   // a journal write failed: nothing more may be sent that needs it
 	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its latest answer
 	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
+	gaugeMu       sync.Mutex    // orders the paused gauge's updates: the last one sees the latest state
 
 	mu   sync.Mutex
 	seen map[string]time.Time // last time discovery saw each node not yet reported
@@ -223,7 +224,7 @@ func (e *Edge) Pause() {
 	if !e.paused.Swap(true) {
 		e.log.Warn("provisioning paused")
 	}
-	e.m.paused.Set(1)
+	e.showPaused()
 }
 
 // setClusterPaused records the coordinator's pause flag from its latest answer.
@@ -233,12 +234,11 @@ func (e *Edge) setClusterPaused(p bool) {
 	}
 	if p {
 		e.log.Warn("provisioning paused by the coordinator")
-		e.m.paused.Set(1)
+		e.showPaused()
 		return
 	}
 	e.log.Warn("provisioning resumed by the coordinator")
-	if !e.Paused() {
-		e.m.paused.Set(0)
+	if !e.showPaused() {
 		e.wakeDiscovery()
 	}
 }
@@ -246,9 +246,26 @@ func (e *Edge) setClusterPaused(p bool) {
 // ClusterPaused is the coordinator's pause as the edge last learnt it (always false standalone).
 func (e *Edge) ClusterPaused() bool { return e.clusterPaused.Load() }
 
-// halted is true while either pause holds: no discovery, no new leases, hosts read as paused.
+// halted is true while either pause holds or the journal is broken: no discovery, no new
+// leases, hosts read as paused.
 func (e *Edge) halted() bool {
 	return e.paused.Load() || e.clusterPaused.Load() || e.journalBroken.Load()
+}
+
+// showPaused sets the paused gauge from what halts the edge now and returns it. Every change of
+// a pause or the journal is followed by a call, and the calls are serialised, so the last one
+// reads the latest state: lifting one pause cannot clear the gauge while another, or a broken
+// journal, still halts the edge.
+func (e *Edge) showPaused() (halted bool) {
+	e.gaugeMu.Lock()
+	defer e.gaugeMu.Unlock()
+	halted = e.halted()
+	if halted {
+		e.m.paused.Set(1)
+	} else {
+		e.m.paused.Set(0)
+	}
+	return halted
 }
 
 // breakJournal halts the edge for good once its journal refused an intent: every host would
@@ -260,7 +277,7 @@ func (e *Edge) breakJournal(err error) {
 	if e.journalBroken.Swap(true) {
 		return
 	}
-	e.m.paused.Set(1)
+	e.showPaused()
 	e.log.Error("the journal refused an intent: this edge takes no more leases until it is restarted with a working state_dir", "error", err)
 }
 
@@ -271,16 +288,15 @@ func (e *Edge) wakeDiscovery() {
 	}
 }
 
-// Resume undoes Pause and runs a discovery sweep at once.
+// Resume undoes Pause and runs a discovery sweep at once, unless the coordinator's pause or a
+// broken journal still halts the edge.
 func (e *Edge) Resume() {
 	if e.paused.Swap(false) {
 		e.log.Warn("provisioning resumed")
 	}
-	if e.ClusterPaused() {
-		return
+	if !e.showPaused() {
+		e.wakeDiscovery()
 	}
-	e.m.paused.Set(0)
-	e.wakeDiscovery()
 }
 
 // Paused is the operator's pause through this edge's endpoint (see ClusterPaused for the

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/metrics"
+)
+
+// pausingSource is the standalone queue with a coordinator's pause flag the test sets: each
+// flag sent on flags is handed to the edge, and acked once the edge's callback has returned.
+type pausingSource struct {
+	*reports
+	flags chan bool
+	acked chan struct{}
+}
+
+func (s *pausingSource) WatchPause(ctx context.Context, changed func(paused bool)) {
+	for {
+		select {
+		case p := <-s.flags:
+			changed(p)
+			s.acked <- struct{}{}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *pausingSource) setPaused(t *testing.T, p bool) {
+	t.Helper()
+	select {
+	case s.flags <- p:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the edge does not watch the pause flag")
+	}
+	<-s.acked
+}
+
+// pausedGauge reads choria_provisioner_paused for site.
+func pausedGauge(t *testing.T, reg *metrics.Registry, site string) float64 {
+	t.Helper()
+	families, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "choria_provisioner_paused" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "site" && l.GetValue() == site {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no choria_provisioner_paused for site %s", site)
+	return 0
+}
+
+// An edge halted by its broken journal stays halted, and says so, whatever pause is lifted:
+// neither the operator's resume nor the coordinator's clears the paused gauge.
+func TestEdge_BrokenJournalKeepsThePausedGaugeThroughResumes(t *testing.T) {
+	var mu sync.Mutex
+	started := map[string]bool{}
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		mu.Lock()
+		started[h.Identity] = true
+		mu.Unlock()
+		if err := h.Record(ctx, "restart"); err != nil {
+			return hostflow.Result{Outcome: hostflow.Paused, Step: "restart", Err: err}
+		}
+		return hostflow.Result{Outcome: hostflow.Provisioned}
+	})
+	src := &pausingSource{reports: newReports(), flags: make(chan bool), acked: make(chan struct{})}
+	reg := metrics.New()
+	e, _ := run(t, edge.Options{Site: "s", Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl,
+		Finder: &finder{ids: []string{"a", "b", "c"}}, Source: src, Journal: failingJournal{}, Metrics: reg})
+	waitFor(t, 10*time.Second, "the journal to fail", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for id := range started {
+			if _, ok := src.of(id); ok {
+				return true
+			}
+		}
+		return false
+	})
+	if e.Ready() {
+		t.Fatal("an edge whose journal failed still reads ready")
+	}
+	if got := pausedGauge(t, reg, "s"); got != 1 {
+		t.Fatalf("paused gauge %v with a broken journal, want 1", got)
+	}
+
+	e.Pause()
+	e.Resume()
+	if got := pausedGauge(t, reg, "s"); got != 1 {
+		t.Errorf("paused gauge %v after the operator's resume of a halted edge, want 1", got)
+	}
+
+	src.setPaused(t, true)
+	src.setPaused(t, false)
+	if got := pausedGauge(t, reg, "s"); got != 1 {
+		t.Errorf("paused gauge %v after the coordinator's resume of a halted edge, want 1", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(started) != 1 {
+		t.Errorf("%d hosts started, want only the first: resumes must not restart a halted edge", len(started))
+	}
+}
+
+// Without a broken journal the gauge follows both pauses: 1 while either holds, 0 once both
+// are lifted.
+func TestEdge_PausedGaugeFollowsBothPauses(t *testing.T) {
+	src := &pausingSource{reports: newReports(), flags: make(chan bool), acked: make(chan struct{})}
+	reg := metrics.New()
+	e, _ := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned),
+		Finder: &finder{}, Source: src, Metrics: reg})
+	waitFor(t, 10*time.Second, "the edge running", e.Ready)
+	steps := []struct {
+		what string
+		do   func()
+		want float64
+	}{
+		{"operator pause", e.Pause, 1},
+		{"coordinator pause", func() { src.setPaused(t, true) }, 1},
+		{"operator resume under the coordinator's pause", e.Resume, 1},
+		{"coordinator resume", func() { src.setPaused(t, false) }, 0},
+		{"coordinator pause again", func() { src.setPaused(t, true) }, 1},
+		{"operator pause under it", e.Pause, 1},
+		{"coordinator resume under the operator's pause", func() { src.setPaused(t, false) }, 1},
+		{"operator resume", e.Resume, 0},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := pausedGauge(t, reg, "s"); got != s.want {
+			t.Errorf("after %s: paused gauge %v, want %v", s.what, got, s.want)
+		}
+	}
+}
