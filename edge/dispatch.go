@@ -90,6 +90,14 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 
 		sent := e.o.Now()
 		g, err := e.o.Source.Acquire(ctx, n, e.o.AcquireWait)
+		if err == nil && g.Lease != nil {
+			if serr := lease.CheckShape(*g.Lease, n); serr != nil {
+				// Not acted on, and nothing of it given back (a report under it would be acting
+				// on it): it expires at its source, which offers its nodes again. Every place
+				// taken for it is freed below.
+				err, g = fmt.Errorf("source granted %w", serr), lease.Grant{}
+			}
+		}
 		granted := 0
 		if g.Lease != nil {
 			granted = len(g.Lease.Nodes)
@@ -97,7 +105,13 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 		for range n - granted {
 			<-slots
 		}
-		if err != nil {
+		switch {
+		case err != nil && errors.Is(err, lease.ErrGrantRefused):
+			// A pause, so a source that keeps answering so does not spin the edge.
+			e.log.Error("refused a granted lease; it expires at its source, which offers its nodes again", "error", err)
+			sleep(ctx, time.Second)
+			continue
+		case err != nil:
 			if ctx.Err() == nil {
 				e.log.Error("could not acquire a lease", "error", err)
 				sleep(ctx, time.Second)
@@ -176,7 +190,11 @@ func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 			ttl := held.Lease().TTL.Std()
 			wait = ttl / 3
 			sent := e.o.Now()
-			g, err := e.o.Source.Renew(rctx, held.Lease())
+			// Past the lease's deadline on the edge's clock it is lost whatever the answer, so a
+			// renewal held by a silent member is not waited on beyond it.
+			cctx, cancel := context.WithTimeout(rctx, held.Deadline().Sub(sent))
+			g, err := e.o.Source.Renew(cctx, held.Lease())
+			cancel()
 			switch {
 			case err != nil && rctx.Err() != nil:
 				return

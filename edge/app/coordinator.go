@@ -17,7 +17,10 @@ import (
 // coordinatorHTTP is the HTTP client towards the coordinators: the edge's client certificate and
 // the CA of the coordinators' certificates when configured, bounded dials and answers. A long
 // poll is answered within the coordinator's lease.max_wait (at most a third of its TTL), so no
-// overall timeout is set here; every call carries its own context.
+// overall timeout is set here; every call carries its own context. The answer timeout is only
+// a backstop for a member that went silent without a reset: renewals and heartbeats bound each
+// member's attempt far tighter themselves (lease.Coordinator), as a renewal held for it would
+// outlast the lease.
 func coordinatorHTTP(cfg *config.Config) (*http.Client, error) {
 	tr := &http.Transport{
 		Proxy:                 nil,

@@ -110,8 +110,10 @@ func (c *Coordinator) Acquire(ctx context.Context, max int, wait time.Duration) 
 	}
 	g := Grant{Lease: resp.Lease, Paused: resp.Paused, Held: resp.Held.Std()}
 	if g.Lease != nil {
-		if err := c.check(*g.Lease); err != nil {
-			// Never act on it; it expires on the coordinator.
+		if err := c.check(*g.Lease, max); err != nil {
+			// Never act on it, nor give any of it back: a report under it would be acting on
+			// a lease the edge cannot trust. It expires on the coordinator after its TTL and
+			// grace, and its nodes are offered again.
 			return Grant{Paused: resp.Paused}, err
 		}
 	}
@@ -127,18 +129,52 @@ func (c *Coordinator) queue(q *api.RegionQueue) {
 	}
 }
 
-// check refuses a lease for another edge or region: an edge only ever touches its own region.
-func (c *Coordinator) check(l api.Lease) error {
+// check refuses a lease for another edge or region (an edge only ever touches its own region)
+// or of another shape than asked.
+func (c *Coordinator) check(l api.Lease, max int) error {
 	if l.Edge != c.o.Edge || l.Region != c.o.Region {
-		return fmt.Errorf("coordinator granted lease %s to %s in %s, but this edge is %s in %s: not acting on it", l.ID, l.Edge, l.Region, c.o.Edge, c.o.Region)
+		return fmt.Errorf("coordinator granted lease %s to %s in %s, but this edge is %s in %s: not acting on it: %w", l.ID, l.Edge, l.Region, c.o.Edge, c.o.Region, ErrGrantRefused)
+	}
+	if err := CheckShape(l, max); err != nil {
+		return fmt.Errorf("coordinator granted %w", err)
+	}
+	return nil
+}
+
+// ErrGrantRefused is a granted lease the edge does not act on.
+var ErrGrantRefused = errors.New("grant refused")
+
+// CheckShape refuses a lease of more nodes than the max asked for (the edge's bound on leased
+// hosts counts on it), one listing a node twice (two host flows would run on one node) or an
+// empty identity. Any source's grant is checked, the edge's dispatch checks it again.
+func CheckShape(l api.Lease, max int) error {
+	if len(l.Nodes) > max {
+		return fmt.Errorf("lease %s of %d nodes, but this edge asked for at most %d: not acting on it: %w", l.ID, len(l.Nodes), max, ErrGrantRefused)
+	}
+	seen := make(map[string]bool, len(l.Nodes))
+	for _, id := range l.Nodes {
+		switch {
+		case id == "":
+			return fmt.Errorf("lease %s with an empty node identity: not acting on it: %w", l.ID, ErrGrantRefused)
+		case seen[id]:
+			return fmt.Errorf("lease %s that lists %s twice: not acting on it: %w", l.ID, id, ErrGrantRefused)
+		}
+		seen[id] = true
 	}
 	return nil
 }
 
 // Renew extends a lease; a refusal that no retry can change (the lease expired, is unknown or
-// carries another token) is ErrLeaseGone.
+// carries another token) is ErrLeaseGone. Each member is given a sixth of the TTL to answer: a
+// renewal is sent a third into the lease, so a leader lost without a reset costs one sixth and
+// leaves the rest for the members that elect the next one (ctx, bounded by the lease's deadline,
+// ends the call).
 func (c *Coordinator) Renew(ctx context.Context, l api.Lease) (Grant, error) {
-	resp, err := c.o.Client.Renew(ctx, api.RenewRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region})
+	var opts []api.CallOption
+	if ttl := l.TTL.Std(); ttl > 0 {
+		opts = append(opts, api.AttemptTimeout(ttl/6))
+	}
+	resp, err := c.o.Client.Renew(ctx, api.RenewRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region}, opts...)
 	if err != nil {
 		if Stale(err) {
 			return Grant{}, fmt.Errorf("renew lease %s: %w: %w", l.ID, ErrLeaseGone, err)
@@ -201,14 +237,17 @@ func retryableStatus(status int) bool {
 // WatchPause heartbeats the leader every Heartbeat and hands each answer's pause flag to changed
 // (and its region queue to the options' Changed).
 // A heartbeat that fails changes nothing: the lease deadlines, not the heartbeat, decide whether
-// the edge may go on.
+// the edge may go on. Each member is given a third of the heartbeat's time to answer, so a
+// leader lost without a reset is left within the heartbeat: while paused the edge makes no
+// other call, and would otherwise never learn from the next leader that the operator resumed.
 func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool)) {
 	t := time.NewTicker(c.o.Heartbeat)
 	defer t.Stop()
 	failing := false
+	limit := max(4*c.o.Heartbeat, 2*time.Second)
 	for {
-		hctx, cancel := context.WithTimeout(ctx, max(4*c.o.Heartbeat, 2*time.Second))
-		resp, err := c.o.Client.Heartbeat(hctx, api.HeartbeatRequest{Edge: c.o.Edge, Region: c.o.Region})
+		hctx, cancel := context.WithTimeout(ctx, limit)
+		resp, err := c.o.Client.Heartbeat(hctx, api.HeartbeatRequest{Edge: c.o.Edge, Region: c.o.Region}, api.AttemptTimeout(limit/3))
 		cancel()
 		switch {
 		case err == nil:

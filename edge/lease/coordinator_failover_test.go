@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lease_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// blackhole is a coordinator member that answers until it is cut, then holds every request
+// without answering or closing the connection: a leader lost to a partition or a power loss.
+type blackhole struct {
+	srv   *httptest.Server
+	cut   atomic.Bool
+	calls atomic.Int64 // requests that reached it after the cut
+}
+
+func newBlackhole(t *testing.T, answer http.HandlerFunc) *blackhole {
+	t.Helper()
+	b := &blackhole{}
+	release := make(chan struct{})
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b.cut.Load() {
+			b.calls.Add(1)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		answer(w, r)
+	}))
+	t.Cleanup(b.srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: Close waits for the held handlers
+	return b
+}
+
+// edgeHTTP is the edge's transport towards the coordinators as app/coordinator.go builds it:
+// only its answer timeout (30 s) would end a request to a member that went silent.
+func edgeHTTP() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		ResponseHeaderTimeout: 30 * time.Second,
+	}}
+}
+
+func renewAnswer(ttl time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req api.RenewRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		_ = json.NewEncoder(w).Encode(api.RenewResponse{Lease: api.Lease{ID: req.LeaseID, Edge: req.Edge, Region: req.Region, Token: req.Token, TTL: api.Duration(ttl)}})
+	}
+}
+
+func heartbeatAnswer(paused bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(api.HeartbeatResponse{Paused: paused})
+	}
+}
+
+func twoMemberSource(t *testing.T, leader, other string, heartbeat time.Duration) (*api.Client, *lease.Coordinator) {
+	t.Helper()
+	client, err := api.NewClient([]string{leader, other}, api.WithHTTPClient(edgeHTTP()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: "edge-eu-1", Region: "eu", Heartbeat: heartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, src
+}
+
+// withinTheTransportTimeout fails the test unless f returns well before the transport's 30 s
+// answer timeout could have ended a request to the silent member.
+func withinTheTransportTimeout[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(15 * time.Second):
+		t.Fatalf("%s waited on the silent leader as long as the transport lets it", what)
+	}
+	panic("unreachable")
+}
+
+// A renewal sent to a leader that went silent is sent to another member within the same call,
+// well inside the lease's own third of a TTL: the edge does not lose a lease a healthy new leader
+// would renew. (The lease's TTL of 1.2 s scales the default 30 s down 25 times.)
+func TestCoordinator_RenewLeavesASilentLeaderWithinTheCall(t *testing.T) {
+	const ttl = 1200 * time.Millisecond
+	old := newBlackhole(t, renewAnswer(ttl))
+	healthy := newBlackhole(t, renewAnswer(ttl))
+	client, src := twoMemberSource(t, old.srv.URL, healthy.srv.URL, time.Hour)
+	l := api.Lease{ID: "l-1", Edge: "edge-eu-1", Region: "eu", Nodes: []string{"n1"}, Token: 4, TTL: api.Duration(ttl)}
+	if _, err := src.Renew(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	if client.Leader() != old.srv.URL {
+		t.Fatalf("leader %q after the first renewal, want %s", client.Leader(), old.srv.URL)
+	}
+
+	old.cut.Store(true)
+	type result struct {
+		g   lease.Grant
+		err error
+	}
+	r := withinTheTransportTimeout(t, "the renewal", func() result {
+		g, err := src.Renew(context.Background(), l)
+		return result{g, err}
+	})
+	if r.err != nil || r.g.Lease == nil || r.g.Lease.ID != "l-1" {
+		t.Fatalf("renewal after the leader went silent: %+v, %v", r.g, r.err)
+	}
+	if old.calls.Load() != 1 {
+		t.Errorf("the silent leader was asked %d times, want once", old.calls.Load())
+	}
+	if client.Leader() != healthy.srv.URL {
+		t.Errorf("leader %q, want the member that answered, %s", client.Leader(), healthy.srv.URL)
+	}
+}
+
+// Heartbeats leave a leader that went silent during an operator pause: the edge learns from the
+// member that answers that the operator resumed.
+func TestCoordinator_HeartbeatsLeaveASilentLeader(t *testing.T) {
+	old := newBlackhole(t, heartbeatAnswer(true))
+	healthy := newBlackhole(t, heartbeatAnswer(false))
+	_, src := twoMemberSource(t, old.srv.URL, healthy.srv.URL, 10*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	flags := make(chan bool, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src.WatchPause(ctx, func(paused bool) {
+			select {
+			case flags <- paused:
+			default:
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+
+	if !<-flags {
+		t.Fatal("the first heartbeat did not read the pause")
+	}
+	old.cut.Store(true)
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case paused := <-flags:
+			if !paused {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no heartbeat left the silent leader (it was asked %d times since it went silent)", old.calls.Load())
+		}
+	}
+}
