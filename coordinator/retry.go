@@ -5,6 +5,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
@@ -30,10 +31,35 @@ func (s *Service) Retry(ctx context.Context, req api.RetryRequest) (api.RetryRes
 	if err := s.checkProtocolForRetry(); err != nil {
 		return resp, err
 	}
-	plan, err := s.ledger.PlanRetry(ledger.RetrySelection{Nodes: req.Nodes, Region: req.Region, State: req.State, Limit: req.Limit})
+	// A request sent again (its answer lost): what it moved is answered as moved, and only the
+	// rest is planned, so a named node it moved is not refused as waiting.
+	prev, err := s.retriedBy(req)
+	if err != nil {
+		return resp, err
+	}
+	done := make(map[string]bool, len(prev))
+	for _, n := range prev {
+		done[n.Identity] = true
+	}
+	sel := ledger.RetrySelection{Nodes: req.Nodes, Region: req.Region, State: req.State, Limit: req.Limit}
+	if len(sel.Nodes) > 0 && len(done) > 0 {
+		sel.Nodes = slices.DeleteFunc(slices.Clone(sel.Nodes), func(id string) bool { return done[id] })
+	}
+	for _, n := range prev {
+		if len(req.Nodes) == 0 || slices.Contains(req.Nodes, n.Identity) {
+			resp.Nodes = append(resp.Nodes, toAPIRetried(n))
+		}
+	}
+	if len(req.Nodes) > 0 && len(sel.Nodes) == 0 {
+		return resp, nil
+	}
+	plan, err := s.ledger.PlanRetry(sel)
 	if err != nil {
 		return resp, fmt.Errorf("retry: %w", err)
 	}
+	// A region's node this request moved and that failed back into the state since is not
+	// moved twice by the same request.
+	plan.Nodes = slices.DeleteFunc(plan.Nodes, func(n ledger.RetriedNode) bool { return done[n.Identity] })
 	resp.More = plan.More
 	if req.DryRun {
 		for _, n := range plan.Nodes {
@@ -41,10 +67,11 @@ func (s *Service) Retry(ctx context.Context, req api.RetryRequest) (api.RetryRes
 		}
 		return resp, nil
 	}
-	policy := s.leases.Load().Config().Policy
+	lcfg := s.leases.Load().Config()
 	for start := 0; start < len(plan.Nodes); start += retryChunk {
 		chunk := plan.Nodes[start:min(start+retryChunk, len(plan.Nodes))]
-		cmd := &ledger.Retry{Now: s.leases.Load().Now(), By: "operator", Policy: policy, Region: req.Region, State: req.State, Nodes: make([]string, len(chunk))}
+		cmd := &ledger.Retry{Now: s.leases.Load().Now(), By: "operator", Policy: lcfg.Policy, Region: req.Region, State: req.State, Nodes: make([]string, len(chunk)),
+			RequestID: req.RequestID, Keep: lcfg.ReportMemory}
 		for i, n := range chunk {
 			cmd.Nodes[i] = n.Identity
 		}
@@ -63,6 +90,18 @@ func (s *Service) Retry(ctx context.Context, req api.RetryRequest) (api.RetryRes
 		s.metrics.RetriedNodes.Add(float64(len(r.Retried)))
 	}
 	return resp, nil
+}
+
+// retriedBy is what req's request id moved before; nothing without an id or on a dry run.
+func (s *Service) retriedBy(req api.RetryRequest) ([]ledger.RetriedNode, error) {
+	if req.RequestID == "" || req.DryRun {
+		return nil, nil
+	}
+	prev, err := s.ledger.RetriedBy(req.RequestID)
+	if err != nil {
+		return nil, fmt.Errorf("retry %s: read what it moved before: %w", req.RequestID, err)
+	}
+	return prev, nil
 }
 
 func toAPIRetried(n ledger.RetriedNode) api.RetriedNode {

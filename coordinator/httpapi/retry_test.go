@@ -106,3 +106,65 @@ func TestRetry_AdminOnlyRefusalsAndAMoveThroughAFollower(t *testing.T) {
 		}
 	}
 }
+
+// TestRetry_SentAgainWithItsRequestIDIsAnsweredNotRefused: a retry whose answer was lost (a
+// leader change) is sent again with the same request id; it is answered with what it moved, not
+// refused because those nodes wait now, and nothing moves twice.
+func TestRetry_SentAgainWithItsRequestIDIsAnsweredNotRefused(t *testing.T) {
+	ms := cluster(t, 2)
+	ctx := ctxT(t)
+	edge := edgeClient(t, ms[0].url)
+	ids := []string{"g1", "g2", "g3"}
+	var nodes []api.RegisterNode
+	var results []api.NodeResult
+	for _, id := range ids {
+		nodes = append(nodes, api.RegisterNode{Identity: id})
+		results = append(results, api.NodeResult{Identity: id, Outcome: api.OutcomeGone, Error: "no answer"})
+	}
+	if _, err := edge.Register(ctx, api.RegisterRequest{Region: "eu", Edge: "edge-eu", Nodes: nodes}); err != nil {
+		t.Fatal(err)
+	}
+	acq, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "edge-eu", Region: "eu", MaxNodes: 3})
+	if err != nil || acq.Lease == nil || len(acq.Lease.Nodes) != 3 {
+		t.Fatalf("acquire: %+v %v", acq, err)
+	}
+	if _, err := edge.Report(ctx, api.ReportRequest{LeaseID: acq.Lease.ID, Token: acq.Lease.Token, Edge: "edge-eu", Region: "eu", Results: results}); err != nil {
+		t.Fatal(err)
+	}
+	admin := adminClient(t, ms[1].url)
+	for _, req := range []api.RetryRequest{
+		{Nodes: []string{"g1"}, RequestID: "op-named"},
+		{Region: "eu", State: api.StateGone, RequestID: "op-region"},
+	} {
+		first, err := admin.Retry(ctx, req)
+		if err != nil || len(first.Nodes) == 0 {
+			t.Fatalf("%+v: %+v %v", req, first, err)
+		}
+		again, err := admin.Retry(ctx, req)
+		if err != nil {
+			t.Fatalf("%+v sent again: %v, want the first answer", req, err)
+		}
+		if len(again.Nodes) != len(first.Nodes) || again.Nodes[0] != first.Nodes[0] || len(again.Skipped) != 0 {
+			t.Fatalf("%+v sent again: %+v, want %+v", req, again, first)
+		}
+	}
+	for _, id := range ids {
+		n, err := admin.Node(ctx, id)
+		if err != nil || n.State != api.StateWaiting {
+			t.Fatalf("%s: %+v %v", id, n, err)
+		}
+		retried := 0
+		for _, tr := range n.History {
+			if tr.Reason == "retried by the operator" {
+				retried++
+			}
+		}
+		if retried != 1 {
+			t.Errorf("%s retried %d times, want once", id, retried)
+		}
+	}
+	// Another request id is another retry: g1 waits, so it is refused by name.
+	if _, err := admin.Retry(ctx, api.RetryRequest{Nodes: []string{"g1"}, RequestID: "op-other"}); err == nil || !strings.Contains(err.Error(), "g1 is waiting") {
+		t.Fatalf("a new retry of a waiting node: %v, want it refused", err)
+	}
+}

@@ -176,6 +176,10 @@ type Retry struct {
 	Nodes  []string      `json:"nodes"`
 	Region string        `json:"region,omitempty"`
 	State  api.NodeState `json:"state,omitempty"`
+	// RequestID, when set, makes the operator's retry idempotent: the nodes it moved are kept
+	// for Keep (RetriedBy), and a node it already moved is answered as moved, not refused.
+	RequestID string        `json:"request_id,omitempty"`
+	Keep      time.Duration `json:"keep,omitempty"`
 }
 
 // SetProtocol raises the cluster protocol to Version (see Protocol); a lower or equal version

@@ -293,7 +293,6 @@ func replayReport(prev *reportRecord, c *Report) (any, error) {
 }
 
 // recordReport keeps the answer of report c for c.Keep and forgets the records older than that.
-// Records are indexed by time, so forgetting reads only the expired prefix.
 func (t *txn) recordReport(c *Report, ls *Lease, res *ReportResult) error {
 	rec := reportRecord{At: c.Now, Token: ls.Token, Edge: ls.Edge, Region: ls.Region, Applied: res.Applied, Rejected: res.Rejected, Done: res.LeaseDone}
 	if rec.Applied == nil {
@@ -303,23 +302,28 @@ func (t *txn) recordReport(c *Report, ls *Lease, res *ReportResult) error {
 	if err != nil {
 		return fmt.Errorf("encode report record: %w", err)
 	}
-	key := reportKey(c.LeaseID, c.RequestID)
+	return t.remember(reportKey(c.LeaseID, c.RequestID), v, c.Now, c.Keep)
+}
+
+// remember stores an answer under key in the reports bucket, as of now, and forgets every
+// answer older than keep. Answers are indexed by time, so forgetting reads only the expired prefix.
+func (t *txn) remember(key, v []byte, now time.Time, keep time.Duration) error {
 	if err := t.reports.Put(key, v); err != nil {
-		return fmt.Errorf("store report record: %w", err)
+		return fmt.Errorf("store answer record: %w", err)
 	}
-	if err := t.reportTimes.Put(append(binary.BigEndian.AppendUint64(nil, uint64(max(c.Now.UnixNano(), 0))), key...), nil); err != nil {
-		return fmt.Errorf("index report record: %w", err)
+	if err := t.reportTimes.Put(append(binary.BigEndian.AppendUint64(nil, uint64(max(now.UnixNano(), 0))), key...), nil); err != nil {
+		return fmt.Errorf("index answer record: %w", err)
 	}
-	cutoff := uint64(max(c.Now.Add(-c.Keep).UnixNano(), 0))
+	cutoff := uint64(max(now.Add(-keep).UnixNano(), 0))
 	cur := t.reportTimes.Cursor()
 	for k, _ := cur.First(); len(k) >= 8 && binary.BigEndian.Uint64(k[:8]) < cutoff; k, _ = cur.First() {
 		// A copy: the cursor's key lives in pages the deletes below may rewrite.
 		k = bytes.Clone(k)
 		if err := t.reports.Delete(k[8:]); err != nil {
-			return fmt.Errorf("forget report record: %w", err)
+			return fmt.Errorf("forget answer record: %w", err)
 		}
 		if err := t.reportTimes.Delete(k); err != nil {
-			return fmt.Errorf("forget report record: %w", err)
+			return fmt.Errorf("forget answer record: %w", err)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,12 +41,35 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		}
 		seen[id] = struct{}{}
 	}
+	var done map[string]RetriedNode
+	if c.RequestID != "" {
+		if err := validID("retry request id", c.RequestID); err != nil {
+			return nil, err
+		}
+		if c.Keep < 0 {
+			return nil, errorf("retry keep %s: must not be negative", c.Keep)
+		}
+		prev, err := getRetried(t.reports, c.RequestID)
+		if err != nil {
+			return nil, storageError{err}
+		}
+		done = make(map[string]RetriedNode, len(prev))
+		for _, n := range prev {
+			done[n.Identity] = n
+		}
+	}
 	res := &RetryResult{}
 	reason := retryReason
 	if c.By != "" && c.By != "operator" {
 		reason += " (" + c.By + ")"
 	}
+	var moved []RetriedNode
 	for _, id := range c.Nodes {
+		if n, ok := done[id]; ok {
+			// This request moved it already (its answer was lost and it came again).
+			res.Retried = append(res.Retried, n)
+			continue
+		}
 		old, err := getNode(t.nodes, id)
 		if err != nil {
 			return nil, storageError{err}
@@ -54,7 +78,8 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 			res.Rejected = append(res.Rejected, reject(id, err))
 			continue
 		}
-		res.Retried = append(res.Retried, RetriedNode{Identity: id, Region: old.Region, From: old.State, Attempts: old.Attempts, LastError: old.LastError})
+		moved = append(moved, RetriedNode{Identity: id, Region: old.Region, From: old.State, Attempts: old.Attempts, LastError: old.LastError})
+		res.Retried = append(res.Retried, moved[len(moved)-1])
 		n := *old
 		n.History = append([]api.Transition(nil), old.History...)
 		n.Attempts = 0
@@ -73,7 +98,74 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 			return nil, storageError{err}
 		}
 	}
+	if c.RequestID != "" && len(moved) > 0 {
+		if err := t.recordRetried(c, done, moved); err != nil {
+			return nil, storageError{err}
+		}
+	}
 	return res, nil
+}
+
+// retriedRecord is what one retry request moved so far, over all of its commands.
+type retriedRecord struct {
+	Nodes []retriedEntry `json:"nodes"`
+}
+
+type retriedEntry struct {
+	Identity  string        `json:"identity"`
+	Region    string        `json:"region"`
+	From      api.NodeState `json:"from"`
+	Attempts  int           `json:"attempts"`
+	LastError string        `json:"last_error,omitempty"`
+}
+
+// retryKey keeps retry records apart from reports' (lease id 0x00 request id) in one bucket:
+// no lease id is empty.
+func retryKey(requestID string) []byte { return reportKey("", requestID) }
+
+func getRetried(b *bolt.Bucket, requestID string) ([]RetriedNode, error) {
+	v := b.Get(retryKey(requestID))
+	if v == nil {
+		return nil, nil
+	}
+	var rec retriedRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, fmt.Errorf("decode retry record %s: %w", requestID, err)
+	}
+	out := make([]RetriedNode, len(rec.Nodes))
+	for i, e := range rec.Nodes {
+		out[i] = RetriedNode(e)
+	}
+	return out, nil
+}
+
+// recordRetried adds moved to what request c.RequestID moved before (done), kept for c.Keep.
+func (t *txn) recordRetried(c *Retry, done map[string]RetriedNode, moved []RetriedNode) error {
+	rec := retriedRecord{Nodes: make([]retriedEntry, 0, len(done)+len(moved))}
+	for _, n := range done {
+		rec.Nodes = append(rec.Nodes, retriedEntry(n))
+	}
+	for _, n := range moved {
+		rec.Nodes = append(rec.Nodes, retriedEntry(n))
+	}
+	// Map order above: sort, so every member stores the same bytes.
+	slices.SortFunc(rec.Nodes, func(a, b retriedEntry) int { return strings.Compare(a.Identity, b.Identity) })
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode retry record: %w", err)
+	}
+	return t.remember(retryKey(c.RequestID), v, c.Now, c.Keep)
+}
+
+// RetriedBy lists the nodes the operator's retry requestID moved, while its record is kept.
+func (l *Ledger) RetriedBy(requestID string) ([]RetriedNode, error) {
+	var out []RetriedNode
+	err := l.view(func(tx *bolt.Tx) error {
+		var err error
+		out, err = getRetried(tx.Bucket(bucketReports), requestID)
+		return err
+	})
+	return out, err
 }
 
 // retryRefusal is why node id (record old) may not be retried, or nil; region and state, when

@@ -263,3 +263,49 @@ func TestRetry_NodeAbandonedOnLockHeldWaitsOutTheLockWindow(t *testing.T) {
 		t.Fatalf("grant at the window's end: %+v, want n1", g)
 	}
 }
+
+// A retry whose answer was lost comes again with the same request id: the nodes it moved are
+// answered as moved (not refused as waiting) and are not moved twice; RetriedBy lists them until
+// the record is forgotten after Keep.
+func TestRetry_SameRequestIDAgainAnswersWhatItMovedOnce(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "n1", "n2", "n3")
+	at := abandon(t, h, t0, "n1")
+	at = abandon(t, h, at, "n2")
+	at = at.Add(time.Second)
+	cmd := Retry{Nodes: []string{"n1"}, RequestID: "op-1", Keep: time.Minute}
+	first := mustResult[*RetryResult](t, h.retry(at, cmd))
+	if len(first.Retried) != 1 || first.Retried[0].From != api.StateAbandoned {
+		t.Fatalf("first retry: %+v", first)
+	}
+	history := len(h.node("n1").History)
+
+	// Again, now naming n2 beside it (a later command of the same request).
+	cmd.Nodes = []string{"n1", "n2"}
+	again := mustResult[*RetryResult](t, h.retry(at.Add(time.Second), cmd))
+	if len(again.Rejected) != 0 || len(again.Retried) != 2 {
+		t.Fatalf("same request again: %+v, want n1 answered as before and n2 moved", again)
+	}
+	if got := again.Retried[0]; got != first.Retried[0] {
+		t.Fatalf("n1 answered as %+v, want what the first command moved: %+v", got, first.Retried[0])
+	}
+	if n := h.node("n1"); len(n.History) != history || n.State != api.StateWaiting {
+		t.Fatalf("n1 moved twice: %d history entries, want %d (%+v)", len(n.History), history, n)
+	}
+	done, err := h.l.RetriedBy("op-1")
+	if err != nil || len(done) != 2 || done[0].Identity != "n1" || done[1].Identity != "n2" {
+		t.Fatalf("RetriedBy: %+v %v", done, err)
+	}
+
+	// Another request id is another retry: n1 waits, so it is refused by name.
+	other := mustResult[*RetryResult](t, h.retry(at.Add(2*time.Second), Retry{Nodes: []string{"n1"}, RequestID: "op-2", Keep: time.Minute}))
+	if len(other.Retried) != 0 || len(other.Rejected) != 1 || !errors.Is(other.Rejected[0].Err, ErrNotRetryable) {
+		t.Fatalf("another request for a waiting node: %+v", other)
+	}
+	// Past Keep the record is forgotten (by the next record written).
+	at = abandon(t, h, at.Add(2*time.Minute), "n3")
+	mustResult[*RetryResult](t, h.retry(at.Add(time.Second), Retry{Nodes: []string{"n3"}, RequestID: "op-3", Keep: time.Minute}))
+	if done, err := h.l.RetriedBy("op-1"); err != nil || len(done) != 0 {
+		t.Fatalf("RetriedBy after Keep: %+v %v", done, err)
+	}
+}

@@ -25,8 +25,9 @@ var (
 	bucketWaiting = []byte("waiting")
 	bucketCounts  = []byte("counts")
 	bucketMembers = []byte("members")
-	// bucketReports keeps applied reports' answers by lease id 0x00 request id, and
-	// bucketReportTimes indexes them by time(8B BE ns) + that key so old ones are forgotten.
+	// bucketReports keeps applied reports' answers by lease id 0x00 request id, and the nodes
+	// an operator's retry moved by 0x00 request id (no lease id is empty); bucketReportTimes
+	// indexes both by time(8B BE ns) + that key so old ones are forgotten.
 	bucketReports     = []byte("reports")
 	bucketReportTimes = []byte("report_times")
 	// bucketFailures keeps the newest FailureMemory failures by raft index (8B BE) and position

@@ -277,10 +277,14 @@ func (c *Client) Snapshot(ctx context.Context) (SnapshotResponse, error) {
 }
 
 // Retry sends abandoned, gone or deferred nodes back to waiting on the leader (with DryRun, says
-// which would move). The request is checked before anything is sent.
+// which would move). The request is checked before anything is sent; tries within the call reuse one
+// request id, so a retry applied before its answer was lost is answered, not refused.
 func (c *Client) Retry(ctx context.Context, req RetryRequest) (RetryResponse, error) {
 	if err := req.Validate(); err != nil {
 		return RetryResponse{}, err
+	}
+	if req.RequestID == "" && !req.DryRun {
+		req.RequestID = newRequestID()
 	}
 	return call[RetryResponse](ctx, c, http.MethodPost, PathRetry, nil, &req)
 }

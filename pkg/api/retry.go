@@ -42,6 +42,9 @@ type RetryRequest struct {
 	Limit int `json:"limit,omitempty"`
 	// DryRun answers what would move and moves nothing.
 	DryRun bool `json:"dry_run,omitempty"`
+	// RequestID makes the retry idempotent: sent again (its answer lost), the nodes it moved are
+	// answered as moved instead of refused as waiting. The client sets one per call.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // Validate checks that the request names nodes or a region and a retryable state, not both.
@@ -57,6 +60,11 @@ func (r *RetryRequest) Validate() error {
 		return fmt.Errorf("limit: %d is not in 0..%d", r.Limit, MaxRetryNodes)
 	case len(r.Nodes) > 0 && r.Limit != 0:
 		return fmt.Errorf("limit: applies to a region's selection, not to named nodes")
+	}
+	if r.RequestID != "" {
+		if err := ValidateName("request_id", r.RequestID); err != nil {
+			return err
+		}
 	}
 	if len(r.Nodes) > 0 {
 		seen := make(map[string]struct{}, len(r.Nodes))
