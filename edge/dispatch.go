@@ -58,9 +58,10 @@ var errLeaseLost = errors.New("stopped by lease loss")
 // dispatch acquires leases and runs one host flow per leased node on at most Workers at a time.
 // It keeps up to twice Workers nodes leased, so the next hosts are already in hand when a worker
 // frees up: a coordinator's grant is a Raft commit, and waiting for it at every free worker cost
-// the cluster edge a fifth of its throughput. It returns when ctx ends and every flow it started
-// has ended.
-func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
+// the cluster edge a fifth of its throughput. It acquires until ctx ends; the host flows and
+// their leases' renewals run under flowCtx, which outlives ctx by the drain (Run). It returns
+// once every flow it started has ended.
+func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 	slots := make(chan struct{}, 2*e.o.Workers) // leased hosts not yet done
 	workers := make(chan struct{}, e.o.Workers) // hosts whose flow runs
 	var flows sync.WaitGroup
@@ -107,6 +108,7 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 		}
 		switch {
 		case err != nil && errors.Is(err, lease.ErrGrantRefused):
+			e.m.refused.Inc()
 			// A pause, so a source that keeps answering so does not spin the edge.
 			e.log.Error("refused a granted lease; it expires at its source, which offers its nodes again", "error", err)
 			sleep(ctx, time.Second)
@@ -130,7 +132,7 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 			e.log.Error("lease granted already past its deadline on the edge's clock: is lease_margin at least the coordinator's lease.ttl?",
 				"lease", g.Lease.ID, "ttl", g.Lease.TTL.Std(), "held", g.Held, "margin", e.o.LeaseMargin)
 		}
-		run := e.startLease(ctx, held)
+		run := e.startLease(flowCtx, held)
 		for _, id := range g.Lease.Nodes {
 			flows.Add(1)
 			go func() {
@@ -141,7 +143,7 @@ func (e *Edge) dispatch(ctx context.Context, results chan<- leased) {
 					working = true
 				case <-ctx.Done():
 				}
-				res := e.host(ctx, id, held, run, !working)
+				res := e.host(flowCtx, id, held, run, !working)
 				if working {
 					<-workers
 				}
@@ -229,7 +231,7 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 
 	out := leased{lease: held, run: run}
 	pause := rpc.PauseFunc(func() bool {
-		return e.halted() || !held.Valid(e.o.Now())
+		return e.halted() || e.stopping.Load() || !held.Valid(e.o.Now())
 	})
 	var res hostflow.Result
 	if stopping || pause.Paused() {

@@ -17,6 +17,7 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/metrics"
 )
 
 // forging is a local source whose first acquire answers with a lease it never granted, in a
@@ -77,8 +78,9 @@ func TestEdge_RefusesALeaseOfAnotherShapeThanAsked(t *testing.T) {
 			src := &forging{Local: lease.NewLocal(lease.LocalOptions{}), forged: tc.forged}
 			fl := newFlow(provisioned)
 			logs := &syncBuffer{}
-			e, stop := run(t, edge.Options{Workers: 1, Interval: time.Hour, Flow: fl, Source: src, Finder: &finder{ids: []string{"a", "b"}},
-				Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			reg := metrics.New()
+			e, stop := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: fl, Source: src, Finder: &finder{ids: []string{"a", "b"}},
+				Logger: slog.New(slog.NewTextHandler(logs, nil)), Metrics: reg})
 			waitFor(t, 10*time.Second, "a and b provisioned", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 2 })
 			stop()
 			if !src.sent.Load() {
@@ -91,6 +93,9 @@ func TestEdge_RefusesALeaseOfAnotherShapeThanAsked(t *testing.T) {
 			}
 			if out := logs.String(); !strings.Contains(out, "forged") || !strings.Contains(out, tc.want) {
 				t.Errorf("no log line names the refused lease and %q:\n%s", tc.want, out)
+			}
+			if v := metricValue(t, reg, "muster_edge_leases_refused_total", "s"); v < 1 {
+				t.Errorf("muster_edge_leases_refused_total %v, want the refused lease counted", v)
 			}
 		})
 	}

@@ -64,6 +64,10 @@ type Options struct {
 	// ConfirmAfter is how long after an unanswered restart, release_update or shutdown the
 	// edge looks for the node again; default 10s (restart splay plus a process start).
 	ConfirmAfter time.Duration
+	// DrainGrace is how long host flows in flight may run on once Run's context ends: each
+	// stops at its next attempt boundary (given back) and a call waiting for its reply may get
+	// it; then they are cancelled. Default 30s, past the longest reply window (25s).
+	DrainGrace time.Duration
 	// AcquireWait is how long one acquire may wait for waiting nodes; default 1s.
 	AcquireWait time.Duration
 	// Cluster says the source is the coordinator: its ledger, shared by every edge of the
@@ -97,6 +101,7 @@ type Edge struct {
 	m   *edgeMetrics
 	log *slog.Logger
 
+	stopping      atomic.Bool   // Run's context ended: hosts in flight stop at their next boundary
 	paused        atomic.Bool   // the operator's pause through this edge's own endpoint
 	journalBroken atomic.Bool   // a journal write failed: nothing more may be sent that needs it
 	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its latest answer
@@ -142,6 +147,9 @@ func New(o Options) (*Edge, error) {
 	}
 	if o.AcquireWait <= 0 {
 		o.AcquireWait = time.Second
+	}
+	if o.DrainGrace <= 0 {
+		o.DrainGrace = 30 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -200,12 +208,26 @@ func (e *Edge) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); e.register(ctx, found) }()
 	go func() { defer wg.Done(); e.discover(ctx, found) }()
 
-	r := newReporter(ctx, e, results)
+	// Hosts in flight outlive ctx by DrainGrace: once it ends each stops at its next attempt
+	// boundary (its pause source reads true) and is given back, and a call waiting for its reply
+	// may still get it. Cancelling them with ctx failed every call in flight, an attempt counted
+	// against each node, at every restart of an edge. Their leases are renewed meanwhile.
+	flows, cancelFlows := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelFlows()
+	stopDrain := context.AfterFunc(ctx, func() {
+		e.stopping.Store(true)
+		t := time.AfterFunc(e.o.DrainGrace, cancelFlows)
+		context.AfterFunc(flows, func() { t.Stop() })
+	})
+	defer stopDrain()
+
+	r := newReporter(flows, e, results)
 	r.replay(e.o.Replay)
 	go func() { r.run(); close(reported) }()
 
 	e.ready.Store(true)
-	e.dispatch(ctx, results) // returns once every host flow it started has ended
+	e.dispatch(ctx, flows, results) // returns once every host flow it started has ended
+	cancelFlows()
 	close(results)
 	<-reported
 	wg.Wait()

@@ -22,6 +22,7 @@ type edgeMetrics struct {
 	results    *prometheus.CounterVec
 	leases     prometheus.Counter
 	leasesLost prometheus.Counter
+	refused    prometheus.Counter
 	flowTime   prometheus.Observer
 	confirms   *prometheus.CounterVec
 	renewals   *prometheus.CounterVec
@@ -35,12 +36,13 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_results_total", Help: "Host flow results by outcome", ConstLabels: labels}, []string{"outcome"})
 	leases := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_leases_acquired_total", Help: "Leases granted to this edge", ConstLabels: labels})
 	lost := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_leases_lost_total", Help: "Leases that ran out on the edge's clock while hosts were in flight", ConstLabels: labels})
+	refused := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_leases_refused_total", Help: "Granted leases the edge refused for their shape (more nodes than asked, a node twice, an empty identity) and never acted on", ConstLabels: labels})
 	flow := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "muster_edge_flow_seconds", Help: "How long one host flow took", ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
 	confirms := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_confirmations_total", Help: "Unanswered restarts, upgrades and shutdowns settled by rediscovery, by what was found", ConstLabels: labels}, []string{"found"})
 	renewals := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_lease_renewals_total", Help: "Lease renewals by result: ok, error (tried again), refused (the lease is gone)", ConstLabels: labels}, []string{"result"})
 	reported := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_reported_results_total", Help: "Results handed to the lease source by what became of them: applied, rejected (stale lease or token), failed (not delivered)", ConstLabels: labels}, []string{"result"})
 	journalFailures := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_journal_failures_total", Help: "Intents the journal could not make durable; the first halts the edge", ConstLabels: labels})
-	for _, c := range []prometheus.Collector{results, leases, lost, flow, confirms, renewals, reported, journalFailures} {
+	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, journalFailures} {
 		if err := reg.Registerer().Register(c); err != nil {
 			return nil, fmt.Errorf("register edge metric: %w", err)
 		}
@@ -55,6 +57,7 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 		results:    results,
 		leases:     leases,
 		leasesLost: lost,
+		refused:    refused,
 		flowTime:   flow,
 		confirms:   confirms,
 		renewals:   renewals,

@@ -46,23 +46,32 @@ func (s *pausingSource) setPaused(t *testing.T, p bool) {
 // pausedGauge reads choria_provisioner_paused for site.
 func pausedGauge(t *testing.T, reg *metrics.Registry, site string) float64 {
 	t.Helper()
+	return metricValue(t, reg, "choria_provisioner_paused", site)
+}
+
+// metricValue reads the gauge or counter name of site.
+func metricValue(t *testing.T, reg *metrics.Registry, name, site string) float64 {
+	t.Helper()
 	families, err := reg.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
-		if f.GetName() != "choria_provisioner_paused" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == "site" && l.GetValue() == site {
+					if c := m.GetCounter(); c != nil {
+						return c.GetValue()
+					}
 					return m.GetGauge().GetValue()
 				}
 			}
 		}
 	}
-	t.Fatalf("no choria_provisioner_paused for site %s", site)
+	t.Fatalf("no %s for site %s", name, site)
 	return 0
 }
 
