@@ -99,12 +99,23 @@ func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) 
 	return resp.Added + resp.Requeued, nil
 }
 
+// Attempt timeouts of one member's answer: an acquire waits its long poll plus acquireSlack, a
+// report reportAttempt (a Raft commit takes milliseconds; a member silent this long is left for
+// another, which answers the same request id without applying it twice).
+const (
+	acquireSlack  = 5 * time.Second
+	reportAttempt = 10 * time.Second
+)
+
 // Acquire asks the leader for a lease on up to max waiting nodes, long-polling up to wait.
 func (c *Coordinator) Acquire(ctx context.Context, max int, wait time.Duration) (Grant, error) {
 	if max <= 0 {
 		return Grant{}, fmt.Errorf("acquire: max nodes %d is not positive", max)
 	}
-	resp, err := c.o.Client.Acquire(ctx, api.AcquireRequest{Edge: c.o.Edge, Region: c.o.Region, MaxNodes: max, Wait: api.Duration(wait)})
+	// Each member gets the long poll plus acquireSlack: a leader lost without a reset is left
+	// within the call (one request id over the attempts, so nothing is granted twice).
+	resp, err := c.o.Client.Acquire(ctx, api.AcquireRequest{Edge: c.o.Edge, Region: c.o.Region, MaxNodes: max, Wait: api.Duration(wait)},
+		api.AttemptTimeout(wait+acquireSlack))
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire in %s: %w", c.o.Region, err)
 	}
@@ -207,7 +218,7 @@ func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.Nod
 	deadline := time.Now().Add(c.o.ReportFor)
 	delay := 100 * time.Millisecond
 	for {
-		resp, err := c.o.Client.Report(ctx, req)
+		resp, err := c.o.Client.Report(ctx, req, api.AttemptTimeout(reportAttempt))
 		if err == nil || Stale(err) || ctx.Err() != nil || !time.Now().Add(delay).Before(deadline) {
 			if err != nil {
 				return resp, fmt.Errorf("report %d results of lease %s: %w", len(results), l.ID, err)

@@ -5,6 +5,8 @@ package lease_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -166,5 +168,57 @@ func TestCoordinator_HeartbeatsLeaveASilentLeader(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("no heartbeat left the silent leader (it was asked %d times since it went silent)", old.calls.Load())
 		}
+	}
+}
+
+// An acquire (its long poll plus 5 s) and a report (10 s) sent to a leader that went silent are
+// sent to another member within the same call, not held for the transport's 30 s.
+func TestCoordinator_AcquireAndReportLeaveASilentLeaderWithinTheCall(t *testing.T) {
+	grant := func(w http.ResponseWriter, r *http.Request) {
+		var req api.AcquireRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		_ = json.NewEncoder(w).Encode(api.AcquireResponse{Lease: &api.Lease{ID: "l-2", Edge: req.Edge, Region: req.Region, Nodes: []string{"n1"}, Token: 1, TTL: api.Duration(30 * time.Second)}})
+	}
+	applied := func(w http.ResponseWriter, r *http.Request) {
+		var req api.ReportRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		_ = json.NewEncoder(w).Encode(api.ReportResponse{Applied: []string{req.Results[0].Identity}})
+	}
+	for _, tc := range []struct {
+		name   string
+		answer http.HandlerFunc
+		call   func(*lease.Coordinator) error
+	}{
+		{"acquire", grant, func(src *lease.Coordinator) error {
+			g, err := src.Acquire(context.Background(), 1, 100*time.Millisecond)
+			if err == nil && g.Lease == nil {
+				err = errors.New("no lease granted")
+			}
+			return err
+		}},
+		{"report", applied, func(src *lease.Coordinator) error {
+			resp, err := src.Report(context.Background(), api.Lease{ID: "l-2", Token: 1}, []api.NodeResult{{Identity: "n1", Outcome: api.OutcomeProvisioned}})
+			if err == nil && len(resp.Applied) != 1 {
+				err = fmt.Errorf("answer %+v", resp)
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			old := newBlackhole(t, tc.answer)
+			healthy := newBlackhole(t, tc.answer)
+			client, src := twoMemberSource(t, old.srv.URL, healthy.srv.URL, time.Hour)
+			if err := tc.call(src); err != nil || client.Leader() != old.srv.URL {
+				t.Fatalf("first %s: %v (leader %q)", tc.name, err, client.Leader())
+			}
+			old.cut.Store(true)
+			if err := withinTheTransportTimeout(t, "the "+tc.name, func() error { return tc.call(src) }); err != nil {
+				t.Fatalf("%s after the leader went silent: %v", tc.name, err)
+			}
+			if old.calls.Load() == 0 {
+				t.Fatalf("the silent leader was never asked: the test proves nothing")
+			}
+		})
 	}
 }

@@ -174,11 +174,11 @@ func (c *Client) Register(ctx context.Context, req RegisterRequest) (RegisterRes
 
 // Acquire asks for a lease and blocks on the server up to req.Wait; a nil Lease means none was
 // granted. Retries within the call reuse one request id, so they cannot be granted twice.
-func (c *Client) Acquire(ctx context.Context, req AcquireRequest) (AcquireResponse, error) {
+func (c *Client) Acquire(ctx context.Context, req AcquireRequest, opts ...CallOption) (AcquireResponse, error) {
 	if req.RequestID == "" {
 		req.RequestID = newRequestID()
 	}
-	return call[AcquireResponse](ctx, c, http.MethodPost, PathAcquire, nil, &req)
+	return call[AcquireResponse](ctx, c, http.MethodPost, PathAcquire, nil, &req, opts...)
 }
 
 func newRequestID() string {
@@ -194,11 +194,11 @@ func (c *Client) Renew(ctx context.Context, req RenewRequest, opts ...CallOption
 
 // Report delivers results for nodes of a lease. Retries within the call reuse one request id, so
 // a report applied before its answer was lost is answered again with the same outcomes.
-func (c *Client) Report(ctx context.Context, req ReportRequest) (ReportResponse, error) {
+func (c *Client) Report(ctx context.Context, req ReportRequest, opts ...CallOption) (ReportResponse, error) {
 	if req.RequestID == "" {
 		req.RequestID = newRequestID()
 	}
-	return call[ReportResponse](ctx, c, http.MethodPost, PathReport, nil, &req)
+	return call[ReportResponse](ctx, c, http.MethodPost, PathReport, nil, &req, opts...)
 }
 
 // Heartbeat tells the leader the edge is alive and learns the pause flag.
