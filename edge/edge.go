@@ -66,7 +66,9 @@ type Options struct {
 	ConfirmAfter time.Duration
 	// DrainGrace is how long host flows in flight may run on once Run's context ends: each
 	// stops at its next attempt boundary (given back) and a call waiting for its reply may get
-	// it; then they are cancelled. Default 30s, past the longest reply window (25s).
+	// it; then they are cancelled. Default 5s: an answering node replies in well under that,
+	// and the whole stop stays inside the callers' SIGKILL timeouts (10 s in the sandbox). A
+	// restart, release_update or shutdown cut off unanswered stays in the journal.
 	DrainGrace time.Duration
 	// AcquireWait is how long one acquire may wait for waiting nodes; default 1s.
 	AcquireWait time.Duration
@@ -149,7 +151,7 @@ func New(o Options) (*Edge, error) {
 		o.AcquireWait = time.Second
 	}
 	if o.DrainGrace <= 0 {
-		o.DrainGrace = 30 * time.Second
+		o.DrainGrace = 5 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
