@@ -21,11 +21,13 @@ type EdgeCredential struct {
 }
 
 // binding is what a credential may act as; any is an unbound credential (legacy edge tokens,
-// client certificates with no bindings configured, insecure mode, a member's forward).
+// client certificates with no bindings configured, insecure mode, a member's forward); unbound
+// names a certificate bound to no edge while others are, which may act as none.
 type binding struct {
 	any     bool
 	edge    string
 	regions []string
+	unbound string
 }
 
 type boundSecret struct {
@@ -69,15 +71,17 @@ func (s *Server) boundToken(tok string) (binding, bool) {
 	return found, ok
 }
 
-// certBinding is the binding of a verified client certificate. A certificate bound to no edge
-// is a member's (all certificates chain to the cluster's CA) and may forward any edge's request.
+// certBinding is the binding of a verified client certificate. With no certificate bound, every
+// one of the cluster's CA may act as any edge. Otherwise a certificate bound to no edge may act
+// as none, unless it carries a member's forward proof (member.go): the forwarding member checked
+// the edge's own binding.
 func (s *Server) certBinding(r *http.Request) binding {
 	cn := r.TLS.VerifiedChains[0][0].Subject.CommonName
 	if b, ok := s.certEdges[cn]; ok {
 		return b
 	}
-	if len(s.certEdges) > 0 && r.Header.Get(api.HeaderForwarded) == "" {
-		return binding{edge: "\x00unbound certificate " + cn}
+	if len(s.certEdges) > 0 && !s.fromMember(r) {
+		return binding{unbound: cn}
 	}
 	return binding{any: true}
 }
@@ -93,6 +97,9 @@ func (b binding) permits(req any) error {
 	edge, region, ok := scope(req)
 	if !ok {
 		return nil
+	}
+	if b.unbound != "" {
+		return fmt.Errorf("%w: certificate %s is bound to no edge (auth.edges binds each edge's certificate by its common name)", errWrongEdge, b.unbound)
 	}
 	if edge != b.edge {
 		return fmt.Errorf("%w: the credential is bound to edge %s, the request names edge %q", errWrongEdge, b.edge, edge)

@@ -33,7 +33,9 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, route string, 
 		writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "this member was just elected leader and is not ready yet; retry shortly", "")
 		return
 	}
-	if s.redirect || r.Header.Get(api.HeaderForwarded) != "" {
+	// A request the edge authenticated with its certificate is sent on only with this member's
+	// proof; without an admin token to derive one from, the client is sent to the leader.
+	if s.redirect || r.Header.Get(api.HeaderForwarded) != "" || (s.clientCerts && hasVerifiedClientCert(r) && !s.canVouch()) {
 		s.metrics.forwarded.WithLabelValues(route, "redirected").Inc()
 		writeError(w, http.StatusMisdirectedRequest, api.CodeNotLeader, "this member is not the leader; the leader is "+leader, leader)
 		return
@@ -49,6 +51,9 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, route string, 
 		}
 	}
 	req.Header.Set(api.HeaderForwarded, "1")
+	if s.canVouch() {
+		req.Header.Set(api.HeaderForwarded, s.proofs[0])
+	}
 	resp, err := s.fwd.Do(req)
 	if err != nil {
 		s.metrics.forwarded.WithLabelValues(route, "failed").Inc()

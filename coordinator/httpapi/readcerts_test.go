@@ -83,3 +83,44 @@ func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
 		t.Fatalf("status without certificate or token: %v, want unauthorized", err)
 	}
 }
+
+// TestCertBinding_TheForwardedHeaderAloneActsAsNoEdge: with edge certificates bound, a verified
+// certificate bound to no edge (an operator's status-page certificate) is refused as an edge,
+// and setting the forwarded header itself does not change that: only a member's forward carries
+// the proof the leader accepts (derived from the admin token).
+func TestCertBinding_TheForwardedHeaderAloneActsAsNoEdge(t *testing.T) {
+	m := cluster(t, 1)[0]
+	ca := testutil.NewCA(t, "muster test CA")
+	h, err := httpapi.New(m.svc, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
+		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{
+		Certificates: []tls.Certificate{ca.Issue(t, "coordinator", x509.ExtKeyUsageServerAuth)},
+		ClientCAs:    ca.Pool, ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12,
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	operator := ca.Client(ca.Issue(t, "alice-statuspage", x509.ExtKeyUsageClientAuth))
+	for _, forwarded := range []string{"", "1", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+api.PathRegister, strings.NewReader(`{"region":"ams","edge":"edge-1","nodes":[{"identity":"spoofed-1"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		if forwarded != "" {
+			req.Header.Set(api.HeaderForwarded, forwarded)
+		}
+		resp, err := operator.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "certificate alice-statuspage is bound to no edge") {
+			t.Errorf("register as edge-1 with an unbound certificate, forwarded header %q: %d %s, want 403 naming the certificate", forwarded, resp.StatusCode, b)
+		}
+	}
+	if n, err := m.svc.Node(ctxT(t), "spoofed-1"); err == nil {
+		t.Fatalf("the spoofed register was applied: %+v", n)
+	}
+}

@@ -60,6 +60,7 @@ type Server struct {
 	certEdges   map[string]binding
 	edgeTokens  []secret
 	adminTokens []secret
+	proofs      []string // forward proofs derived from the admin tokens (member.go)
 	clientCerts bool
 	readCerts   bool
 	insecure    bool
@@ -111,6 +112,7 @@ func New(svc Service, cfg Config) (*Server, error) {
 		}
 		s.adminTokens = append(s.adminTokens, newSecret(t))
 	}
+	s.proofs = forwardProofs(cfg.AdminTokens)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}

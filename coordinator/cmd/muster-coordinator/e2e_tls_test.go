@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +14,10 @@ import (
 )
 
 // TestE2E_TLSWithClientCertificates runs two members over HTTPS with Raft over mutual TLS: they
-// join, replicate and forward with their own certificates, an edge with only a client certificate works through the follower, the CLI
-// trusts the CA, and a caller without certificate or token is refused.
+// join, replicate and forward with their own certificates, an edge with only its bound client
+// certificate works through the follower (the forward carries the member's proof), another
+// certificate of the CA may not act as that edge however it marks its request, the CLI trusts
+// the CA, and a caller without certificate or token is refused.
 func TestE2E_TLSWithClientCertificates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two coordinator processes")
@@ -23,7 +27,7 @@ func TestE2E_TLSWithClientCertificates(t *testing.T) {
 	ca := pki.WriteCA(t, dir)
 	c := &e2eCluster{
 		t: t, bin: buildBinary(t), dir: t.TempDir(), https: pki.Client(),
-		serveArgs: []string{"--tls-cert", cert, "--tls-key", key, "--tls-ca", ca, "--auth-client-certs", "--raft-tls"},
+		serveArgs: []string{"--tls-cert", cert, "--tls-key", key, "--tls-ca", ca, "--auth-client-certs", "--raft-tls", "--auth-edges", "edge-ams-1@ams"},
 		cliArgs:   []string{"--tls-ca", ca},
 	}
 	defer c.stopAll()
@@ -45,6 +49,26 @@ func TestE2E_TLSWithClientCertificates(t *testing.T) {
 	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "edge-ams-1", Region: "ams", MaxNodes: 1, Wait: api.Duration(5 * time.Second)})
 	if err != nil || got.Lease == nil || got.Lease.Nodes[0] != "tls-node-1" {
 		t.Fatalf("acquire: %+v %v", got, err)
+	}
+
+	// Another certificate of the CA is bound to no edge: straight to the leader it may not act
+	// as edge-ams-1, even marked forwarded; through the follower its forward is refused alike.
+	operator := pki.IssueMember(t, "operator-statuspage")
+	for _, url := range []string{first.apiURL, follower.apiURL} {
+		spoof, _ := api.NewClient([]string{url}, api.WithHTTPClient(pki.Client(operator)), api.WithAttempts(1))
+		if _, err := spoof.Register(ctx, api.RegisterRequest{Region: "ams", Edge: "edge-ams-1", Nodes: []api.RegisterNode{{Identity: "spoofed"}}}); !api.IsCode(err, api.CodeWrongEdge) {
+			t.Fatalf("register as edge-ams-1 with an unbound certificate via %s: %v, want %s", url, err, api.CodeWrongEdge)
+		}
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, first.apiURL+api.PathRegister, strings.NewReader(`{"region":"ams","edge":"edge-ams-1","nodes":[{"identity":"spoofed"}]}`))
+	req.Header.Set(api.HeaderForwarded, "1")
+	resp, err := pki.Client(operator).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("an unbound certificate marking its request forwarded: %d, want 403", resp.StatusCode)
 	}
 
 	anonymous, _ := api.NewClient([]string{follower.apiURL}, api.WithHTTPClient(pki.Client()), api.WithAttempts(1))
