@@ -165,8 +165,9 @@ func (m *Manager) Now() time.Time {
 }
 
 // Enable is called by the leader loop after Barrier. It anchors this leadership's time, then
-// gives every outstanding lease a full TTL plus the extension from that time (the new leader
-// cannot know when an edge last renewed, on the old leader's clock), and only then starts
+// gives every outstanding lease, from that time, a full TTL or what it had left at the previous
+// leadership's last stamp if that is longer, plus the extension (the new leader cannot know when
+// an edge last renewed, on the old leader's clock, nor translate its times), and only then starts
 // expiring.
 func (m *Manager) Enable(ctx context.Context) error {
 	last, err := m.ledger.LastStamp()
@@ -183,7 +184,11 @@ func (m *Manager) Enable(ctx context.Context) error {
 		m.anchored, m.anchorWall, m.anchorMono = true, wall, mono
 	}
 	m.mu.Unlock()
-	if _, err := m.propose(ctx, &ledger.Extend{Now: m.Now(), AtLeast: m.cfg.TTL + m.cfg.Extension}); err != nil {
+	atLeast, err := m.promotionTTL(last)
+	if err != nil {
+		return fmt.Errorf("extend leases on promotion: %w", err)
+	}
+	if _, err := m.propose(ctx, &ledger.Extend{Now: m.Now(), AtLeast: atLeast}); err != nil {
 		return fmt.Errorf("extend leases on promotion: %w", err)
 	}
 	m.mu.Lock()

@@ -142,8 +142,9 @@ type Expire struct {
 }
 
 // Extend moves every outstanding lease's expiry to the later of max(ExpiresAt, Now)+By and
-// Now+AtLeast. A new leader writes it with AtLeast = a full TTL plus one election timeout before
-// it expires anything: it cannot know when, on the old leader's clock, an edge last renewed.
+// Now+AtLeast. A new leader writes it before it expires anything, with AtLeast = a full TTL or
+// the longest time a lease had left at the ledger's latest stamp, whichever is longer, plus one
+// election timeout: it cannot know when, on the old leader's clock, an edge last renewed.
 type Extend struct {
 	Now     time.Time     `json:"now"`
 	By      time.Duration `json:"by"`
