@@ -4,6 +4,7 @@ package ledger
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -35,11 +36,11 @@ func applyExpire(t *txn, c *Expire) (any, error) {
 			}
 			n := *old
 			n.LeaseID, n.LeaseToken = "", 0
-			n.LastError = "lease expired"
+			n.LastError = expiredReason
 			// The edge may have called the node until the lease's end; go-choria keeps its lock a
 			// full window after that call.
 			n.LockEdge, n.LockUntil = ls.Edge, ls.ExpiresAt.Add(c.Policy.LockWindow)
-			retry(&n, api.Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, "lease expired", c.Now, c.Policy)
+			retry(&n, api.Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, expiredReason, c.Now, c.Policy)
 			if n.State == api.StateAbandoned {
 				res.Abandoned++
 			} else {
@@ -58,4 +59,15 @@ func applyExpire(t *txn, c *Expire) (any, error) {
 		res.Expired = append(res.Expired, ls.ID)
 	}
 	return res, nil
+}
+
+// expiredReason is the reason of a node's transition out of a lease by its expiry (with
+// "; abandoned after N attempts" when that was its last attempt). It is on-disk format: a reason
+// code (codec.go), and what byExpiry tells an expiry from a result of the lease by.
+const expiredReason = "lease expired"
+
+// byExpiry reports whether tr, a transition carrying a lease id, is that lease's expiry rather
+// than a result it reported: only the expiry leaves the lease's late facts to be recorded.
+func byExpiry(tr api.Transition) bool {
+	return tr.From == api.StateLeased && strings.HasPrefix(tr.Reason, expiredReason)
 }

@@ -19,9 +19,11 @@ func lateOutcome(o api.Outcome) bool {
 
 // lateGrant finds the node's grant under lease id and token to edge in its history and
 // returns it. It refuses when no such grant is in the history (a forged or forgotten lease), when
-// the result is already recorded (a provisioned or shutdown transition under that lease since the
-// grant: a retry, refused as a retry of an on-time report is) or when a later lease provisioned or
-// shut the node down since.
+// that lease recorded a result for the node since the grant (any transition of that lease id and
+// token other than its expiry: a retry of the same result, or a second answer contradicting the
+// first, which moved the node on and may have let another lease take it), or when a later lease
+// provisioned or shut the node down since. So only a lease that let go of the node by its expiry,
+// having reported nothing of it, may record a late fact.
 func lateGrant(n *Node, id string, token uint64, edge, region string) (api.Transition, error) {
 	var grant api.Transition
 	g := -1
@@ -40,13 +42,15 @@ func lateGrant(n *Node, id string, token uint64, edge, region string) (api.Trans
 		return grant, fmt.Errorf("%w: node %s has no grant of lease %s token %d to edge %s", ErrNotInLease, n.Identity, id, token, edge)
 	}
 	for _, tr := range n.History[g+1:] {
-		if tr.To != api.StateProvisioned && tr.To != api.StateShutdown {
-			continue
-		}
 		if tr.LeaseID == id && tr.LeaseToken == token {
-			return grant, fmt.Errorf("%w: node %s: the result of lease %s token %d is recorded already", ErrNotInLease, n.Identity, id, token)
+			if byExpiry(tr) {
+				continue
+			}
+			return grant, fmt.Errorf("%w: node %s: lease %s token %d recorded its result already (%s)", ErrNotInLease, n.Identity, id, token, tr.Reason)
 		}
-		return grant, fmt.Errorf("%w: node %s was %s under lease %s token %d after lease %s token %d", ErrNotInLease, n.Identity, tr.To, tr.LeaseID, tr.LeaseToken, id, token)
+		if tr.To == api.StateProvisioned || tr.To == api.StateShutdown {
+			return grant, fmt.Errorf("%w: node %s was %s under lease %s token %d after lease %s token %d", ErrNotInLease, n.Identity, tr.To, tr.LeaseID, tr.LeaseToken, id, token)
+		}
 	}
 	return n.History[g], nil
 }

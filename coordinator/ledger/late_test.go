@@ -230,3 +230,85 @@ func TestLedger_LateReportIsDeterministic(t *testing.T) {
 		t.Fatal("ledgers fed the same log differ")
 	}
 }
+
+// TestLedger_LateProvisionedAfterItsLeaseReportedTheNodeIsRefused: edge-a reports node a failed
+// under its lease l1 and keeps l1 alive for b; after the lock window a is granted to edge-b (l2).
+// edge-a's provisioned report of a under l1 then contradicts what l1 itself recorded: it is not a
+// late fact but a stale one, so it is refused, a stays in edge-b's live lease and edge-b's report
+// of it is applied.
+func TestLedger_LateProvisionedAfterItsLeaseReportedTheNodeIsRefused(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a", "b")
+	l1 := h.grant(t0, "edge-a", "eu", 2)
+	mustResult[*ReportResult](t, h.apply(lateReport(t0.Add(time.Second), l1, "edge-a", api.OutcomeFailed, "a")))
+	later := t0.Add(3 * time.Minute)
+	for at := t0.Add(20 * time.Second); at.Before(later); at = at.Add(20 * time.Second) {
+		mustResult[*RenewResult](t, h.apply(&Renew{Now: at, LeaseID: l1.ID, Token: l1.Token, TTL: 30 * time.Second}))
+	}
+	l2 := h.grant(later, "edge-b", "eu", 1)
+	if l2 == nil || !slices.Equal(l2.Nodes, []string{"a"}) {
+		t.Fatalf("edge-b's grant: %+v", l2)
+	}
+	for _, o := range []api.Outcome{api.OutcomeProvisioned, api.OutcomeShutdown} {
+		rr := mustResult[*ReportResult](t, h.apply(lateReport(later.Add(time.Second), l1, "edge-a", o, "a")))
+		if rr.Accepted != 0 || len(rr.Rejected) != 1 || !errors.Is(rr.Rejected[0].Err, ErrNotInLease) {
+			t.Fatalf("edge-a's %s report of a after it reported a failed = %+v", o, rr)
+		}
+	}
+	if a := h.node("a"); a.State != api.StateLeased || a.LeaseID != l2.ID || a.LeaseToken != l2.Token {
+		t.Fatalf("node a left edge-b's lease: %+v", a)
+	}
+	if ls, err := h.l.Lease(l2.ID); err != nil || !slices.Equal(ls.Nodes, []string{"a"}) {
+		t.Fatalf("lease l2 after the stale report: %+v, %v", ls, err)
+	}
+	rr := mustResult[*ReportResult](t, h.apply(lateReport(later.Add(2*time.Second), l2, "edge-b", api.OutcomeProvisioned, "a")))
+	if !slices.Equal(rr.Applied, []string{"a"}) || !rr.LeaseDone {
+		t.Fatalf("edge-b's report of a = %+v", rr)
+	}
+}
+
+// TestLedger_LateResultAfterItsLeaseReportedAnyOutcomeIsRefused: whatever the lease recorded for
+// the node (here before the lease ended), a provisioned or shutdown result of that lease arriving
+// afterwards is refused, and the node keeps what it became; the ledger cannot tell which of two
+// answers of one lease is the truth, and the one it applied already moved the node on.
+func TestLedger_LateResultAfterItsLeaseReportedAnyOutcomeIsRefused(t *testing.T) {
+	for _, first := range []api.Outcome{api.OutcomeFailed, api.OutcomeUpgradeSent, api.OutcomeLockHeld, api.OutcomeReleased, api.OutcomeDeferred, api.OutcomeGone} {
+		t.Run(string(first), func(t *testing.T) {
+			h := newHarness(t)
+			h.register(t0, "eu", "a", "b")
+			l1 := h.grant(t0, "edge-a", "eu", 2)
+			mustResult[*ReportResult](t, h.apply(lateReport(t0.Add(time.Second), l1, "edge-a", first, "a")))
+			at := h.expireAll(l1) // l1 still held b
+			before := h.node("a")
+			mustErr(t, h.apply(lateReport(at.Add(time.Second), l1, "edge-a", api.OutcomeProvisioned, "a")), ErrUnknownLease)
+			if n := h.node("a"); n.State != before.State || len(n.History) != len(before.History) || !n.FinishedAt.Equal(before.FinishedAt) {
+				t.Fatalf("node a after %s then a late provisioned of the same lease: %+v (was %+v)", first, n, before)
+			}
+		})
+	}
+}
+
+// TestLedger_LateProvisionedAfterTheExpiryAbandonedTheNodeIsRecorded: the lease's expiry is not a
+// result of the lease; a node it abandoned (its last attempt) still takes the late fact.
+func TestLedger_LateProvisionedAfterTheExpiryAbandonedTheNodeIsRecorded(t *testing.T) {
+	h := newHarness(t)
+	h.register(t0, "eu", "a")
+	var ls *Lease
+	at := t0
+	for h.node("a").State != api.StateAbandoned {
+		if ls = h.grant(at, "edge-a", "eu", 1); ls == nil {
+			t.Fatalf("node a not granted at %s: %+v", at, h.node("a"))
+		}
+		at = h.expireAll(ls).Add(testPolicy().BackoffMax)
+	}
+	if tr := lastTransition(h.node("a")); tr.LeaseID != ls.ID || !strings.HasPrefix(tr.Reason, "lease expired; abandoned") {
+		t.Fatalf("abandoning transition %+v", tr)
+	}
+	rr := mustResult[*ReportResult](t, h.apply(lateReport(at, ls, "edge-a", api.OutcomeProvisioned, "a")))
+	if !slices.Equal(rr.Applied, []string{"a"}) {
+		t.Fatalf("late report = %+v", rr)
+	}
+	if a := h.node("a"); a.State != api.StateProvisioned || lastTransition(a).From != api.StateAbandoned {
+		t.Fatalf("node a after the late report: %+v", a)
+	}
+}
