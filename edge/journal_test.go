@@ -195,42 +195,66 @@ type failingJournal struct{}
 func (failingJournal) Begin(context.Context, journal.Intent) error { return errors.New("disk full") }
 func (failingJournal) End(string, string)                          {}
 
-// A journal that refuses an intent halts the edge: the host whose restart could not be
-// recorded is given back (released: nothing irreversible was sent), no further lease is taken,
-// and /readyz turns false so the edge is replaced instead of failing every node of its region.
-func TestEdge_BrokenJournalHaltsTheEdge(t *testing.T) {
-	var mu sync.Mutex
-	started := map[string]bool{}
-	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
-		mu.Lock()
-		started[h.Identity] = true
-		mu.Unlock()
+// startedHosts are the hosts a flow began.
+type startedHosts struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+// needsJournal is a flow that notes each host it starts and records its restart in the journal
+// before it would send it; a refused record gives the host back.
+func needsJournal() (*flow, *startedHosts) {
+	s := &startedHosts{ids: map[string]bool{}}
+	return newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		s.mu.Lock()
+		s.ids[h.Identity] = true
+		s.mu.Unlock()
 		if err := h.Record(ctx, "restart"); err != nil {
 			return hostflow.Result{Outcome: hostflow.Paused, Step: "restart", Err: err}
 		}
 		return hostflow.Result{Outcome: hostflow.Provisioned}
-	})
-	src := newReports()
-	e, _ := run(t, edge.Options{Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: &finder{ids: []string{"a", "b", "c"}}, Source: src, Journal: failingJournal{}})
+	}), s
+}
+
+// waitFirstReported waits until src holds a report of a started host: the broken journal halted the edge.
+func (s *startedHosts) waitFirstReported(t *testing.T, src *reports) {
+	t.Helper()
 	waitFor(t, 10*time.Second, "the first host reported", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for id := range started {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for id := range s.ids {
 			if _, ok := src.of(id); ok {
 				return true
 			}
 		}
 		return false
 	})
+}
+
+// count is how many hosts the flow began.
+func (s *startedHosts) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ids)
+}
+
+// A journal that refuses an intent halts the edge: the host whose restart could not be
+// recorded is given back (released: nothing irreversible was sent), no further lease is taken,
+// and /readyz turns false so the edge is replaced instead of failing every node of its region.
+func TestEdge_BrokenJournalHaltsTheEdge(t *testing.T) {
+	fl, started := needsJournal()
+	src := newReports()
+	e, _ := run(t, edge.Options{Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: &finder{ids: []string{"a", "b", "c"}}, Source: src, Journal: failingJournal{}})
+	started.waitFirstReported(t, src)
 	if e.Ready() {
 		t.Error("an edge whose journal failed still reads ready")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(started) != 1 {
-		t.Errorf("%d hosts started, want only the first: a broken journal must stop new work", len(started))
+	if n := started.count(); n != 1 {
+		t.Errorf("%d hosts started, want only the first: a broken journal must stop new work", n)
 	}
-	for id := range started {
+	started.mu.Lock()
+	defer started.mu.Unlock()
+	for id := range started.ids {
 		if r, _ := src.of(id); r.result.Outcome != api.OutcomeReleased {
 			t.Errorf("%s reported %s, want released", id, r.result.Outcome)
 		}

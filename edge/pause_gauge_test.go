@@ -4,12 +4,10 @@ package edge_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/seed96588659/muster/edge"
-	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/metrics"
 )
 
@@ -78,31 +76,12 @@ func metricValue(t *testing.T, reg *metrics.Registry, name, site string) float64
 // An edge halted by its broken journal stays halted, and says so, whatever pause is lifted:
 // neither the operator's resume nor the coordinator's clears the paused gauge.
 func TestEdge_BrokenJournalKeepsThePausedGaugeThroughResumes(t *testing.T) {
-	var mu sync.Mutex
-	started := map[string]bool{}
-	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
-		mu.Lock()
-		started[h.Identity] = true
-		mu.Unlock()
-		if err := h.Record(ctx, "restart"); err != nil {
-			return hostflow.Result{Outcome: hostflow.Paused, Step: "restart", Err: err}
-		}
-		return hostflow.Result{Outcome: hostflow.Provisioned}
-	})
+	fl, started := needsJournal()
 	src := &pausingSource{reports: newReports(), flags: make(chan bool), acked: make(chan struct{})}
 	reg := metrics.New()
 	e, _ := run(t, edge.Options{Site: "s", Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl,
 		Finder: &finder{ids: []string{"a", "b", "c"}}, Source: src, Journal: failingJournal{}, Metrics: reg})
-	waitFor(t, 10*time.Second, "the journal to fail", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for id := range started {
-			if _, ok := src.of(id); ok {
-				return true
-			}
-		}
-		return false
-	})
+	started.waitFirstReported(t, src.reports)
 	if e.Ready() {
 		t.Fatal("an edge whose journal failed still reads ready")
 	}
@@ -121,10 +100,8 @@ func TestEdge_BrokenJournalKeepsThePausedGaugeThroughResumes(t *testing.T) {
 	if got := pausedGauge(t, reg, "s"); got != 1 {
 		t.Errorf("paused gauge %v after the coordinator's resume of a halted edge, want 1", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(started) != 1 {
-		t.Errorf("%d hosts started, want only the first: resumes must not restart a halted edge", len(started))
+	if n := started.count(); n != 1 {
+		t.Errorf("%d hosts started, want only the first: resumes must not restart a halted edge", n)
 	}
 }
 

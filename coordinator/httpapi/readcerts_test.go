@@ -3,36 +3,21 @@
 package httpapi_test
 
 import (
-	"crypto/tls"
 	"crypto/x509"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/seed96588659/muster/coordinator/httpapi"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
 // TestReadCerts_AClientCertificateOpensTheAdminReadsOnly is the status page's certificate log-in:
 // with ReadCerts a verified certificate reads status, nodes and a node, but may not pause.
 func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
-	m := cluster(t, 1)[0]
-	ca := testutil.NewCA(t, "muster test CA")
-	h, err := httpapi.New(m.svc, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
 		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = &tls.Config{
-		Certificates: []tls.Certificate{ca.Issue(t, "coordinator", x509.ExtKeyUsageServerAuth)},
-		ClientCAs:    ca.Pool, ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12,
-	}
-	srv.StartTLS()
-	defer srv.Close()
 	ctx := ctxT(t)
 
 	// Straight to this server: api.Client would follow the leader header to the member's own
@@ -89,20 +74,8 @@ func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
 // and setting the forwarded header itself does not change that: only a member's forward carries
 // the proof the leader accepts (derived from the admin token).
 func TestCertBinding_TheForwardedHeaderAloneActsAsNoEdge(t *testing.T) {
-	m := cluster(t, 1)[0]
-	ca := testutil.NewCA(t, "muster test CA")
-	h, err := httpapi.New(m.svc, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
 		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = &tls.Config{
-		Certificates: []tls.Certificate{ca.Issue(t, "coordinator", x509.ExtKeyUsageServerAuth)},
-		ClientCAs:    ca.Pool, ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12,
-	}
-	srv.StartTLS()
-	defer srv.Close()
 	operator := ca.Client(ca.Issue(t, "alice-statuspage", x509.ExtKeyUsageClientAuth))
 	for _, forwarded := range []string{"", "1", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+api.PathRegister, strings.NewReader(`{"region":"ams","edge":"edge-1","nodes":[{"identity":"spoofed-1"}]}`))

@@ -17,19 +17,7 @@ import (
 // TestTLS_ClientCertificateOpensTheEdgeAPIButNotTheAdminAPI serves a real member over TLS with
 // client certificates verified against a CA.
 func TestTLS_ClientCertificateOpensTheEdgeAPIButNotTheAdminAPI(t *testing.T) {
-	m := cluster(t, 1)[0]
-	ca := testutil.NewCA(t, "muster test CA")
-	h, err := httpapi.New(m.svc, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = &tls.Config{
-		Certificates: []tls.Certificate{ca.Issue(t, "coordinator", x509.ExtKeyUsageServerAuth)},
-		ClientCAs:    ca.Pool, ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12,
-	}
-	srv.StartTLS()
-	defer srv.Close()
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors()})
 	ctx := ctxT(t)
 	reg := api.RegisterRequest{Region: "ams", Edge: "edge-1", Nodes: []api.RegisterNode{{Identity: "tls-1"}}}
 
@@ -69,4 +57,24 @@ func TestNew_RefusesAnEdgeAPIOpenToNobody(t *testing.T) {
 	if _, err := httpapi.New(svc, httpapi.Config{EdgeTokens: []string{""}}); err == nil {
 		t.Fatal("an empty edge token was accepted")
 	}
+}
+
+// tlsMember serves one member's API with cfg over TLS, verifying client certificates against a
+// new CA; the server is closed with the test.
+func tlsMember(t *testing.T, cfg httpapi.Config) (*member, *testutil.CA, *httptest.Server) {
+	t.Helper()
+	m := cluster(t, 1)[0]
+	ca := testutil.NewCA(t, "muster test CA")
+	h, err := httpapi.New(m.svc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{
+		Certificates: []tls.Certificate{ca.Issue(t, "coordinator", x509.ExtKeyUsageServerAuth)},
+		ClientCAs:    ca.Pool, ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12,
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return m, ca, srv
 }
