@@ -23,8 +23,10 @@ func lateOutcome(o api.Outcome) bool {
 // token other than its expiry: a retry of the same result, or a second answer contradicting the
 // first, which moved the node on and may have let another lease take it), or when a later lease
 // provisioned or shut the node down since. So only a lease that let go of the node by its expiry,
-// having reported nothing of it, may record a late fact.
-func lateGrant(n *Node, id string, token uint64, edge, region string) (api.Transition, error) {
+// having reported nothing of it, may record a late fact. Below cluster protocol lateRuleProtocol
+// (strict false) it refuses, as the build before did, only a provisioned or shutdown of that
+// lease since the grant: every member then applies the same rule.
+func lateGrant(n *Node, id string, token uint64, edge, region string, strict bool) (api.Transition, error) {
 	var grant api.Transition
 	g := -1
 	for i, tr := range slices.Backward(n.History) {
@@ -42,13 +44,12 @@ func lateGrant(n *Node, id string, token uint64, edge, region string) (api.Trans
 		return grant, fmt.Errorf("%w: node %s has no grant of lease %s token %d to edge %s", ErrNotInLease, n.Identity, id, token, edge)
 	}
 	for _, tr := range n.History[g+1:] {
-		if tr.LeaseID == id && tr.LeaseToken == token {
-			if byExpiry(tr) {
-				continue
-			}
+		ours := tr.LeaseID == id && tr.LeaseToken == token
+		final := tr.To == api.StateProvisioned || tr.To == api.StateShutdown
+		switch {
+		case ours && (final || strict && !byExpiry(tr)):
 			return grant, fmt.Errorf("%w: node %s: lease %s token %d recorded its result already (%s)", ErrNotInLease, n.Identity, id, token, tr.Reason)
-		}
-		if tr.To == api.StateProvisioned || tr.To == api.StateShutdown {
+		case !ours && final:
 			return grant, fmt.Errorf("%w: node %s was %s under lease %s token %d after lease %s token %d", ErrNotInLease, n.Identity, tr.To, tr.LeaseID, tr.LeaseToken, id, token)
 		}
 	}
@@ -65,7 +66,7 @@ func applyLate(t *txn, old *Node, r Result, id string, token uint64, edge, regio
 	if !lateOutcome(r.Outcome) {
 		return fmt.Errorf("%w: node %s, lease %s token %d", ErrNotInLease, r.Identity, id, token)
 	}
-	grant, err := lateGrant(old, id, token, edge, region)
+	grant, err := lateGrant(old, id, token, edge, region, readProtocol(t.meta) >= lateRuleProtocol)
 	if err != nil {
 		return err
 	}

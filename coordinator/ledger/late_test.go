@@ -238,6 +238,25 @@ func TestLedger_LateReportIsDeterministic(t *testing.T) {
 // of it is applied.
 func TestLedger_LateProvisionedAfterItsLeaseReportedTheNodeIsRefused(t *testing.T) {
 	h := newHarness(t)
+	lateAfterAReport(t, h)
+}
+
+// The same at cluster protocol 1 (a member of the build before it in the cluster): the older
+// rule applies, as that member applies it, so no two members' ledgers differ; the node leaves
+// edge-b's lease as it did before.
+func TestLedger_LateProvisionedAfterItsLeaseReportedTheNodeAtProtocol1IsTheOlderRule(t *testing.T) {
+	h := newProtocol1Harness(t)
+	lateAfterAReport(t, h)
+}
+
+// lateAfterAReport: edge-a reports a failed under l1, keeps l1 for b, and after the lock window a
+// is granted to edge-b under l2; then edge-a reports a provisioned (or shut down) under l1.
+func lateAfterAReport(t *testing.T, h *harness) {
+	t.Helper()
+	proto, err := h.l.ClusterProtocol()
+	if err != nil {
+		t.Fatal(err)
+	}
 	h.register(t0, "eu", "a", "b")
 	l1 := h.grant(t0, "edge-a", "eu", 2)
 	mustResult[*ReportResult](t, h.apply(lateReport(t0.Add(time.Second), l1, "edge-a", api.OutcomeFailed, "a")))
@@ -248,6 +267,16 @@ func TestLedger_LateProvisionedAfterItsLeaseReportedTheNodeIsRefused(t *testing.
 	l2 := h.grant(later, "edge-b", "eu", 1)
 	if l2 == nil || !slices.Equal(l2.Nodes, []string{"a"}) {
 		t.Fatalf("edge-b's grant: %+v", l2)
+	}
+	if proto < lateRuleProtocol {
+		rr := mustResult[*ReportResult](t, h.apply(lateReport(later.Add(time.Second), l1, "edge-a", api.OutcomeProvisioned, "a")))
+		if !slices.Equal(rr.Applied, []string{"a"}) {
+			t.Fatalf("at protocol 1 edge-a's late provisioned report of a = %+v, want it applied as the older build does", rr)
+		}
+		if a := h.node("a"); a.State != api.StateProvisioned {
+			t.Fatalf("node a at protocol 1: %+v", a)
+		}
+		return
 	}
 	for _, o := range []api.Outcome{api.OutcomeProvisioned, api.OutcomeShutdown} {
 		rr := mustResult[*ReportResult](t, h.apply(lateReport(later.Add(time.Second), l1, "edge-a", o, "a")))

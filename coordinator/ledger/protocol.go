@@ -13,7 +13,8 @@ import (
 
 // Protocol is the newest cluster protocol this build applies. Protocol 1 is the feature set of
 // the builds before cluster protocols existed: commands 1..8 and every outcome but released and
-// gone. Protocol 2 adds the released and gone outcomes, Retry (9) and SetProtocol (10).
+// gone. Protocol 2 adds the released and gone outcomes, Retry (9) and SetProtocol (10), and
+// refuses a late result of a lease that already reported a result for the node (lateGrant).
 //
 // Why a cluster protocol: a member of an older build refuses a report carrying an outcome it does
 // not know (as bad input) and halts at a command type it does not know, while a newer member
@@ -88,6 +89,10 @@ func outcomeProtocol(o api.Outcome) int {
 
 // retryProtocol is the cluster protocol that first applies Retry.
 const retryProtocol = 2
+
+// lateRuleProtocol is the cluster protocol that refuses a late result of a lease which reported
+// a result for the node already (lateGrant); below it the older build's rule applies.
+const lateRuleProtocol = 2
 
 // checkOutcomes refuses results the cluster protocol cur cannot record yet. The whole report is
 // refused, as a member of the build before them refused a report with an outcome it did not know.
