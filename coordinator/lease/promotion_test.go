@@ -94,16 +94,7 @@ func (f *failoverWorld) expiredBy(m *Manager, id string, bound time.Duration) {
 // the extension and the grace.
 func TestManager_PromotionKeepsWhatTheEdgeCountsUnderALongerOldTTL(t *testing.T) {
 	f := newFailoverWorld(t)
-	ctx := context.Background()
-	if _, err := f.d.propose(ctx, &ledger.Register{Now: f.world.Clock(0, 0).Now(), Policy: ledger.DefaultPolicy(), Nodes: []ledger.RegisterNode{{Identity: "n1", Region: "eu"}}}); err != nil {
-		t.Fatal(err)
-	}
-	a := f.leader(60*time.Second, 0)
-	sent := f.world.Real()
-	got, err := a.Acquire(ctx, Request{Edge: "edge-a", Region: "eu", RequestID: "q1", MaxNodes: 1})
-	if err != nil || got.Lease == nil {
-		t.Fatalf("acquire: %+v %v", got, err)
-	}
+	a, got, sent := f.grantUnder(60*time.Second, 0)
 	lastStamp := f.world.Real()
 	edgeStops := sent + got.Held + got.Lease.TTL // before the edge's own margin
 	f.world.Advance(time.Second)
@@ -125,15 +116,7 @@ func TestManager_PromotionKeepsWhatTheEdgeCountsUnderALongerOldTTL(t *testing.T)
 func TestManager_PromotionKeepsALongerTTLThroughARenewalAndASecondFailover(t *testing.T) {
 	f := newFailoverWorld(t)
 	ctx := context.Background()
-	if _, err := f.d.propose(ctx, &ledger.Register{Now: f.world.Clock(0, 0).Now(), Policy: ledger.DefaultPolicy(), Nodes: []ledger.RegisterNode{{Identity: "n1", Region: "eu"}}}); err != nil {
-		t.Fatal(err)
-	}
-	a := f.leader(60*time.Second, 0)
-	sent := f.world.Real()
-	got, err := a.Acquire(ctx, Request{Edge: "edge-a", Region: "eu", MaxNodes: 1})
-	if err != nil || got.Lease == nil {
-		t.Fatalf("acquire: %+v %v", got, err)
-	}
+	a, got, sent := f.grantUnder(60*time.Second, 0)
 	edgeStops := sent + got.Held + got.Lease.TTL
 	f.world.Advance(time.Second)
 	a.Disable()
@@ -156,4 +139,21 @@ func TestManager_PromotionKeepsALongerTTLThroughARenewalAndASecondFailover(t *te
 	f.world.Advance(time.Second)
 	c := f.leader(30*time.Second, 40*time.Second)
 	f.expireUntil(c, got.Lease.ID, edgeStops)
+}
+
+// grantUnder registers n1 and has a leader with ttl and skew grant it to edge-a; it returns the
+// leader, the grant and the real time the acquire was sent.
+func (f *failoverWorld) grantUnder(ttl, skew time.Duration) (*Manager, Acquired, time.Duration) {
+	f.t.Helper()
+	ctx := context.Background()
+	if _, err := f.d.propose(ctx, &ledger.Register{Now: f.world.Clock(0, 0).Now(), Policy: ledger.DefaultPolicy(), Nodes: []ledger.RegisterNode{{Identity: "n1", Region: "eu"}}}); err != nil {
+		f.t.Fatal(err)
+	}
+	m := f.leader(ttl, skew)
+	sent := f.world.Real()
+	got, err := m.Acquire(ctx, Request{Edge: "edge-a", Region: "eu", RequestID: "q1", MaxNodes: 1})
+	if err != nil || got.Lease == nil {
+		f.t.Fatalf("acquire: %+v %v", got, err)
+	}
+	return m, got, sent
 }

@@ -5,7 +5,6 @@ package ledger
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -118,13 +117,8 @@ func TestProtocol_LowerOrEqualIsNoOpAndBadVersionRefused(t *testing.T) {
 // apply means entries it does not understand follow, so the member halts as at an unknown
 // command, before anything of the batch, with a line saying what to do.
 func TestProtocol_AboveSupportedHaltsBeforeApplyingAnything(t *testing.T) {
-	var logs lockedBuffer
-	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	h := &harness{t: t, l: l, term: 1}
+	h, logs := newLoggedHarness(t)
+	l := h.l
 	h.register(t0, "eu", "a")
 	before, _ := l.Digest()
 	reg := h.entry(&Register{Now: t0, Policy: testPolicy(), Nodes: []RegisterNode{{Identity: "b", Region: "eu"}}})

@@ -36,13 +36,8 @@ func (w *lockedBuffer) String() string {
 // its batch is applied, with a log line naming the type and index. Refusing it and moving on
 // would let this older member silently diverge and perhaps lead later.
 func TestLedger_UnknownCommandHaltsBeforeApplyingAnything(t *testing.T) {
-	var logs lockedBuffer
-	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	h := &harness{t: t, l: l, term: 1}
+	h, logs := newLoggedHarness(t)
+	l := h.l
 	h.register(t0, "eu", "a")
 	before, _ := l.Digest()
 	reg := h.entry(&Register{Now: t0, Policy: testPolicy(), Nodes: []RegisterNode{{Identity: "b", Region: "eu"}}})
@@ -73,4 +68,16 @@ func TestLedger_UnknownCommandHaltsBeforeApplyingAnything(t *testing.T) {
 	if idx, _, _ := l.AppliedIndex(); idx != ign.Index {
 		t.Fatalf("applied index %d after an ignorable unknown command, want %d", idx, ign.Index)
 	}
+}
+
+// newLoggedHarness is a protocol 1 ledger (no SetProtocol applied) whose log the test reads.
+func newLoggedHarness(t *testing.T) (*harness, *lockedBuffer) {
+	t.Helper()
+	logs := &lockedBuffer{}
+	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return &harness{t: t, l: l, term: 1}, logs
 }
