@@ -40,10 +40,13 @@ func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
 		e.m.o.DiscoveryErrors.WithLabelValues(e.o.Site).Inc()
 		e.log.Error("could not discover nodes", "error", err)
 	}
-	e.log.Info("discovery sweep", "found", len(ids), "took", e.o.Now().Sub(start).Round(time.Millisecond))
+	end := e.o.Now()
+	e.log.Info("discovery sweep", "found", len(ids), "took", end.Sub(start).Round(time.Millisecond))
+	// Seen by the sweep's end: its replies come within it, and a sweep's start would make every
+	// sighting of a long sweep (a large fleet) stale before its first register.
 	for _, id := range ids {
 		select {
-		case found <- lease.Found{Identity: id}:
+		case found <- lease.Found{Identity: id, At: end}:
 		case <-ctx.Done():
 			return
 		}
@@ -57,6 +60,7 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 	batch := make([]lease.Found, 0, maxBatch)
 	ids := make([]string, 0, maxBatch)
 	registerAll := func(batch []lease.Found, event bool) {
+		batch, oldest := e.fresh(batch)
 		if len(batch) == 0 {
 			return
 		}
@@ -65,11 +69,16 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 			ids = append(ids, f.Identity)
 		}
 		e.noteSeen(ids)
-		added, err := e.o.Source.Register(ctx, batch)
+		// Given up once its oldest sighting is too old: delivered later, it could queue again a
+		// node provisioned meanwhile.
+		rctx, cancel := context.WithTimeout(ctx, e.o.RegisterFresh-e.o.Now().Sub(oldest))
+		added, err := e.o.Source.Register(rctx, batch)
+		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
 			e.m.o.DiscoveryErrors.WithLabelValues(e.o.Site).Inc()
-			e.log.Error("could not register discovered nodes", "nodes", len(batch), "error", err)
+			e.log.Error("could not register discovered nodes; looking again soon", "nodes", len(batch), "error", err)
+			e.resweepSoon()
 		case event:
 			e.m.o.EventDiscovered.WithLabelValues(e.o.Site).Add(float64(added))
 		default:
@@ -111,4 +120,48 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 			return
 		}
 	}
+}
+
+// fresh drops the sightings older than RegisterFresh, and has discovery look again soon for what
+// they named; it returns the rest and the oldest sighting's time. A sighting without a time (a
+// source of the edge's own) counts as now.
+func (e *Edge) fresh(batch []lease.Found) ([]lease.Found, time.Time) {
+	now := e.o.Now()
+	oldest := now
+	kept := batch[:0]
+	for _, f := range batch {
+		if f.At.IsZero() {
+			f.At = now
+		}
+		if now.Sub(f.At) > e.o.RegisterFresh {
+			continue
+		}
+		oldest = minTime(oldest, f.At)
+		kept = append(kept, f)
+	}
+	if dropped := len(batch) - len(kept); dropped > 0 {
+		e.log.Warn("dropped sightings too old to register; looking again soon", "nodes", dropped, "fresh", e.o.RegisterFresh)
+		e.resweepSoon()
+	}
+	return kept, oldest
+}
+
+// resweepSoon runs a discovery sweep RegisterFresh from now, once however often it is asked
+// meanwhile: what a dropped or undelivered sighting named is seen afresh, and a coordinator
+// still out of reach is not swept for at every batch.
+func (e *Edge) resweepSoon() {
+	if e.resweep.Swap(true) {
+		return
+	}
+	time.AfterFunc(e.o.RegisterFresh, func() {
+		e.resweep.Store(false)
+		e.wakeDiscovery()
+	})
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

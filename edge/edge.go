@@ -70,6 +70,13 @@ type Options struct {
 	// and the whole stop stays inside the callers' SIGKILL timeouts (10 s in the sandbox). A
 	// restart, release_update or shutdown cut off unanswered stays in the journal.
 	DrainGrace time.Duration
+	// RegisterFresh is how old a sighting may be when it is registered; older ones are dropped
+	// and a sweep soon after looks again, and a register is given up once its oldest sighting
+	// reaches it. A sighting delivered late could queue again a node another edge provisioned
+	// meanwhile (a finished node seen again is queued after the coordinator's
+	// lease.reprovision_after), so it plus a sweep's length stays below that (30 s by default;
+	// 4 s in the chaos lab). Default 2s.
+	RegisterFresh time.Duration
 	// AcquireWait is how long one acquire may wait for waiting nodes; default 1s.
 	AcquireWait time.Duration
 	// Cluster says the source is the coordinator: its ledger, shared by every edge of the
@@ -108,6 +115,7 @@ type Edge struct {
 	journalBroken atomic.Bool   // a journal write failed: nothing more may be sent that needs it
 	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its latest answer
 	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
+	resweep       atomic.Bool   // a sweep is scheduled to look again for sightings not registered
 	gaugeMu       sync.Mutex    // orders the paused gauge's updates: the last one sees the latest state
 
 	mu   sync.Mutex
@@ -150,6 +158,9 @@ func New(o Options) (*Edge, error) {
 	if o.AcquireWait <= 0 {
 		o.AcquireWait = time.Second
 	}
+	if o.RegisterFresh <= 0 {
+		o.RegisterFresh = 2 * time.Second
+	}
 	if o.DrainGrace <= 0 {
 		o.DrainGrace = 5 * time.Second
 	}
@@ -188,7 +199,7 @@ func (e *Edge) Run(ctx context.Context) error {
 			return
 		}
 		select {
-		case found <- lease.Found{Identity: id, Event: true}:
+		case found <- lease.Found{Identity: id, Event: true, At: e.o.Now()}:
 		case <-ctx.Done():
 		}
 	}, func(err error) { e.log.Warn("could not handle lifecycle event", "error", err) }); err != nil {

@@ -15,6 +15,9 @@ type Found struct {
 	// Event is true when a startup lifecycle event announced the node: a new boot, which ends any
 	// wait the source keeps after the node's last restart.
 	Event bool
+	// At is when discovery saw it, on the edge's monotonic clock; the edge drops sightings too
+	// old to register (edge.Options.RegisterFresh).
+	At time.Time
 }
 
 // Grant is the answer to an acquire or renew.
