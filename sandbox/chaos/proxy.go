@@ -32,7 +32,7 @@ type Proxy struct {
 
 type proxyConn struct {
 	client, server net.Conn
-	origin         string
+	origin         string // "" while the owner lookup has not found who opened it
 }
 
 // NewProxy listens on a free loopback port and forwards every connection to target. origin,
@@ -62,11 +62,7 @@ func (p *Proxy) accept() {
 			return
 		}
 		pc := &proxyConn{client: c}
-		if p.origin != nil {
-			if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-				pc.origin = p.origin(ta)
-			}
-		}
+		p.resolve(pc)
 		p.mu.Lock()
 		blocked := p.all || (p.filter != nil && p.filter(pc))
 		if !blocked {
@@ -121,13 +117,28 @@ func (p *Proxy) serve(pc *proxyConn) {
 // Partition cuts every connection and refuses new ones until Heal.
 func (p *Proxy) Partition() { p.Block(nil) }
 
-// Block cuts and refuses the connections filter picks; nil picks all.
+// resolve looks up who opened pc, unless that is known already.
+func (p *Proxy) resolve(pc *proxyConn) {
+	if p.origin == nil || pc.origin != "" {
+		return
+	}
+	if ta, ok := pc.client.RemoteAddr().(*net.TCPAddr); ok {
+		pc.origin = p.origin(ta)
+	}
+}
+
+// Block cuts and refuses the connections filter picks; nil picks all. A connection whose origin
+// is still unknown (the lookup missed at accept: a process just restarted) is looked up again
+// before filter sees it, with "" if it stays unknown.
 func (p *Proxy) Block(filter func(origin string) bool) {
 	p.mu.Lock()
 	if filter == nil {
 		p.all = true
 	} else {
-		p.filter = func(pc *proxyConn) bool { return filter(pc.origin) }
+		p.filter = func(pc *proxyConn) bool {
+			p.resolve(pc)
+			return filter(pc.origin)
+		}
 	}
 	var cut []*proxyConn
 	for pc := range p.conns {
