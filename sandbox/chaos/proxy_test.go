@@ -41,19 +41,7 @@ func roundTrip(c net.Conn, msg string) (string, error) {
 }
 
 func TestProxy_PartitionCutsAndRefusesThenHeals(t *testing.T) {
-	p, err := NewProxy("test", echoServer(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if got, err := roundTrip(c, "one"); err != nil || got != "one\n" {
-		t.Fatalf("through the proxy: %q %v", got, err)
-	}
+	p, c := connected(t, nil)
 	p.Partition()
 	if _, err := roundTrip(c, "two"); err == nil {
 		t.Fatal("an open connection survived the partition")
@@ -112,27 +100,35 @@ func TestProxy_BlockByOrigin(t *testing.T) {
 // for 90 s.
 func TestProxy_BlockCutsAConnectionWhoseOriginWasUnknownAtAccept(t *testing.T) {
 	var known atomic.Bool
-	p, err := NewProxy("test", echoServer(t), func(*net.TCPAddr) string {
+	p, c := connected(t, func(*net.TCPAddr) string {
 		if known.Load() {
 			return "leader"
 		}
 		return ""
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if got, err := roundTrip(c, "up"); err != nil || got != "up\n" {
-		t.Fatalf("round trip: %q %v", got, err)
-	}
 	known.Store(true)
 	p.Block(func(origin string) bool { return origin == "leader" })
 	if _, err := roundTrip(c, "cut"); err == nil {
 		t.Fatal("the leader's connection, of unknown origin at accept, survived a block of its origin")
 	}
+}
+
+// connected starts a proxy to an echo server with origin and returns it with one connection
+// through it that has carried a round trip; both are closed with the test.
+func connected(t *testing.T, origin func(*net.TCPAddr) string) (*Proxy, net.Conn) {
+	t.Helper()
+	p, err := NewProxy("test", echoServer(t), origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if got, err := roundTrip(c, "up"); err != nil || got != "up\n" {
+		t.Fatalf("through the proxy: %q %v", got, err)
+	}
+	return p, c
 }
