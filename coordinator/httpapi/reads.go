@@ -95,12 +95,7 @@ func (s *Server) nodes() http.Handler {
 			writeError(w, http.StatusBadRequest, api.CodeBadRequest, "query parameter "+err.Error(), "")
 			return
 		}
-		local, ok := stale(w, q)
-		if !ok {
-			return
-		}
-		if !local && !s.svc.IsLeader() {
-			s.toLeader(w, r, api.PathNodes, nil)
+		if !s.servedHere(w, r, q, api.PathNodes) {
 			return
 		}
 		out, err := s.svc.Nodes(r.Context(), f)
@@ -132,12 +127,7 @@ func (s *Server) failures() http.Handler {
 			}
 			limit = n
 		}
-		local, ok := stale(w, q)
-		if !ok {
-			return
-		}
-		if !local && !s.svc.IsLeader() {
-			s.toLeader(w, r, api.PathFailures, nil)
+		if !s.servedHere(w, r, q, api.PathFailures) {
 			return
 		}
 		out, err := s.svc.Failures(r.Context(), limit)
@@ -161,12 +151,7 @@ func (s *Server) node() http.Handler {
 			writeError(w, http.StatusBadRequest, api.CodeBadRequest, err.Error(), "")
 			return
 		}
-		local, ok := stale(w, q)
-		if !ok {
-			return
-		}
-		if !local && !s.svc.IsLeader() {
-			s.toLeader(w, r, api.PathNode+"{identity}", nil)
+		if !s.servedHere(w, r, q, api.PathNode+"{identity}") {
 			return
 		}
 		n, err := s.svc.Node(r.Context(), id)
@@ -187,4 +172,19 @@ func (s *Server) readCert(r *http.Request) bool {
 	}
 	_, edge := s.certEdges[r.TLS.VerifiedChains[0][0].Subject.CommonName]
 	return !edge
+}
+
+// servedHere is true when this member answers a read itself: with stale=true any member does,
+// else only the leader. Otherwise it has answered already: forwarded to the leader, or refused
+// a bad stale value.
+func (s *Server) servedHere(w http.ResponseWriter, r *http.Request, q url.Values, route string) bool {
+	local, ok := stale(w, q)
+	if !ok {
+		return false
+	}
+	if !local && !s.svc.IsLeader() {
+		s.toLeader(w, r, route, nil)
+		return false
+	}
+	return true
 }

@@ -98,10 +98,18 @@ const lateRuleProtocol = 2
 // refused, as a member of the build before them refused a report with an outcome it did not know.
 func checkOutcomes(cur int, results []Result) error {
 	for _, r := range results {
-		if need := outcomeProtocol(r.Outcome); need > cur {
-			return fmt.Errorf("%w: node %s: outcome %s needs cluster protocol %d; the cluster runs %d until every member is upgraded",
-				ErrClusterProtocol, r.Identity, r.Outcome, need, cur)
+		if err := checkOutcome(cur, r); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkOutcome refuses one result the cluster protocol cur cannot record yet.
+func checkOutcome(cur int, r Result) error {
+	if need := outcomeProtocol(r.Outcome); need > cur {
+		return fmt.Errorf("%w: node %s: outcome %s needs cluster protocol %d; the cluster runs %d until every member is upgraded",
+			ErrClusterProtocol, r.Identity, r.Outcome, need, cur)
 	}
 	return nil
 }
@@ -122,10 +130,14 @@ func (l *Ledger) Recordable(results []Result) ([]Result, []Rejection, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if cur >= Protocol {
+		// Every outcome this build knows is recorded: no copy on the report path.
+		return results, nil, nil
+	}
 	ok := results[:0:0]
 	var held []Rejection
 	for _, r := range results {
-		if err := checkOutcomes(cur, []Result{r}); err != nil {
+		if err := checkOutcome(cur, r); err != nil {
 			held = append(held, reject(r.Identity, err))
 			continue
 		}

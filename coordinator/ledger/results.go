@@ -75,11 +75,11 @@ type RetryResult struct {
 
 // RetriedNode is a node as it was when a retry moved (or, planned, would move) it.
 type RetriedNode struct {
-	Identity  string
-	Region    string
-	From      api.NodeState
-	Attempts  int
-	LastError string
+	Identity  string        `json:"identity"`
+	Region    string        `json:"region"`
+	From      api.NodeState `json:"from"`
+	Attempts  int           `json:"attempts"`
+	LastError string        `json:"last_error,omitempty"`
 }
 
 // PauseState is the replicated operator pause flag.

@@ -41,6 +41,7 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		}
 		seen[id] = struct{}{}
 	}
+	var prev []RetriedNode
 	var done map[string]RetriedNode
 	if c.RequestID != "" {
 		if err := validID("retry request id", c.RequestID); err != nil {
@@ -49,8 +50,8 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		if c.Keep < 0 {
 			return nil, errorf("retry keep %s: must not be negative", c.Keep)
 		}
-		prev, err := getRetried(t.reports, c.RequestID)
-		if err != nil {
+		var err error
+		if prev, err = getRetried(t.reports, c.RequestID); err != nil {
 			return nil, storageError{err}
 		}
 		done = make(map[string]RetriedNode, len(prev))
@@ -99,24 +100,16 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		}
 	}
 	if c.RequestID != "" && len(moved) > 0 {
-		if err := t.recordRetried(c, done, moved); err != nil {
+		if err := t.recordRetried(c, prev, moved); err != nil {
 			return nil, storageError{err}
 		}
 	}
 	return res, nil
 }
 
-// retriedRecord is what one retry request moved so far, over all of its commands.
+// retriedRecord is what one retry request moved so far, over all of its commands, by identity.
 type retriedRecord struct {
-	Nodes []retriedEntry `json:"nodes"`
-}
-
-type retriedEntry struct {
-	Identity  string        `json:"identity"`
-	Region    string        `json:"region"`
-	From      api.NodeState `json:"from"`
-	Attempts  int           `json:"attempts"`
-	LastError string        `json:"last_error,omitempty"`
+	Nodes []RetriedNode `json:"nodes"`
 }
 
 // retryKey keeps retry records apart from reports' (lease id 0x00 request id) in one bucket:
@@ -132,24 +125,13 @@ func getRetried(b *bolt.Bucket, requestID string) ([]RetriedNode, error) {
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, fmt.Errorf("decode retry record %s: %w", requestID, err)
 	}
-	out := make([]RetriedNode, len(rec.Nodes))
-	for i, e := range rec.Nodes {
-		out[i] = RetriedNode(e)
-	}
-	return out, nil
+	return rec.Nodes, nil
 }
 
-// recordRetried adds moved to what request c.RequestID moved before (done), kept for c.Keep.
-func (t *txn) recordRetried(c *Retry, done map[string]RetriedNode, moved []RetriedNode) error {
-	rec := retriedRecord{Nodes: make([]retriedEntry, 0, len(done)+len(moved))}
-	for _, n := range done {
-		rec.Nodes = append(rec.Nodes, retriedEntry(n))
-	}
-	for _, n := range moved {
-		rec.Nodes = append(rec.Nodes, retriedEntry(n))
-	}
-	// Map order above: sort, so every member stores the same bytes.
-	slices.SortFunc(rec.Nodes, func(a, b retriedEntry) int { return strings.Compare(a.Identity, b.Identity) })
+// recordRetried adds moved to what request c.RequestID moved before (prev), kept for c.Keep.
+func (t *txn) recordRetried(c *Retry, prev, moved []RetriedNode) error {
+	rec := retriedRecord{Nodes: append(slices.Clone(prev), moved...)}
+	slices.SortFunc(rec.Nodes, func(a, b RetriedNode) int { return strings.Compare(a.Identity, b.Identity) })
 	v, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode retry record: %w", err)
