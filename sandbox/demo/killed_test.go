@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 )
 
 // `muster-sandbox run` killed with SIGKILL runs no cleanup of its own: everything it started
@@ -16,7 +18,7 @@ import (
 // had re-executed after provisioning used to outlive it.
 func TestRun_KilledWithSIGKILLLeavesNoProcess(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	out := &syncBuffer{}
+	out := &testkit.LogBuffer{}
 	cmd := exec.Command(nodeBinary, "run", "--dir", dir, "--bin", bins, "--real", "1", "--emulated", "20", "--no-tty", "--timeout", "3m")
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 )
 
 func TestDisplay_EachRegionsBarsShowItsOwnCounts(t *testing.T) {
-	out := &syncBuffer{}
+	out := &testkit.LogBuffer{}
 	d := newDisplay(out, false, []regionSize{{"eu", 30}, {"us", 40}}, time.Now())
 	d.update(frame{
 		snaps: map[string]Snapshot{

@@ -11,10 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
@@ -96,25 +96,7 @@ func warmReleaseCache(node, dir string) error {
 	return nil
 }
 
-// syncBuffer is the run's terminal.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func smallRun(dir string, out *syncBuffer) Options {
+func smallRun(dir string, out *testkit.LogBuffer) Options {
 	return Options{Dir: dir, Real: 1, Emulated: 20, BinDir: bins, NodeBinary: nodeBinary, Out: out,
 		Timeout: 3 * time.Minute, StopGrace: 20 * time.Second}
 }
@@ -140,7 +122,7 @@ const startedCount = 2 + 3 + 2
 
 func TestRun_ReachesThePlanSurvivesTheLeadersDeathAndLeavesNoProcess(t *testing.T) {
 	dir := t.TempDir()
-	out := &syncBuffer{}
+	out := &testkit.LogBuffer{}
 	o := smallRun(dir, out)
 	o.ExitWhenDone, o.Failover = true, true
 	began := time.Now()
@@ -280,7 +262,7 @@ func assertSecretsKept(t *testing.T, dir, terminal string) {
 
 func TestRun_InterruptedMidwayStopsEverything(t *testing.T) {
 	dir := t.TempDir()
-	out := &syncBuffer{}
+	out := &testkit.LogBuffer{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	interrupted := errors.New("test pressed Ctrl-C")
