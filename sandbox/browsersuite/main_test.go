@@ -3,6 +3,7 @@
 package browsersuite
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 )
 
 // suite is what TestMain prepares once for every test: the browser and the coordinator binary.
@@ -87,11 +90,8 @@ func buildCoordinator(dir string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "muster-coordinator")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/muster-coordinator")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build muster-coordinator in %s: %w\n%s", src, err, out)
+	if err := gobuild.Build(context.Background(), src, "-o", bin, "./cmd/muster-coordinator"); err != nil {
+		return "", err
 	}
 	return bin, nil
 }

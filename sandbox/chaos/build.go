@@ -3,13 +3,13 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+
+	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 )
 
 // FailpointsTag is the build tag of the coordinator's test-only failpoints.
@@ -41,22 +41,8 @@ func Build(ctx context.Context, root, binDir string) error {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return fmt.Errorf("bin dir: %w", err)
 	}
-	steps := []struct {
-		module string
-		args   []string
-	}{
-		{"coordinator", []string{"build", "-tags", FailpointsTag, "-o", filepath.Join(binDir, "muster-coordinator"), "./cmd/muster-coordinator"}},
-		{"edge", []string{"build", "-o", binDir + "/", "./cmd/muster-edge", "./cmd/muster-helper-sample"}},
+	if err := gobuild.Build(ctx, filepath.Join(root, "coordinator"), "-tags", FailpointsTag, "-o", filepath.Join(binDir, "muster-coordinator"), "./cmd/muster-coordinator"); err != nil {
+		return err
 	}
-	for _, s := range steps {
-		cmd := exec.CommandContext(ctx, "go", s.args...)
-		cmd.Dir = filepath.Join(root, s.module)
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go %v in %s: %w\n%s", s.args, s.module, err, out.String())
-		}
-	}
-	return nil
+	return gobuild.Build(ctx, filepath.Join(root, "edge"), "-o", binDir+"/", "./cmd/muster-edge", "./cmd/muster-helper-sample")
 }

@@ -3,14 +3,14 @@
 package clustersuite
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-
 	"testing"
 
 	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
@@ -46,11 +46,8 @@ func run(m *testing.M) int {
 		{suite.coordinator, "./cmd/muster-coordinator", "../../coordinator"},
 		{suite.helper, "./cmd/muster-helper-sample", "../../edge"},
 	} {
-		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
-		cmd.Dir = b.dir
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v: %s\n", b.pkg, err, out)
+		if err := gobuild.Build(context.Background(), b.dir, "-o", b.out, b.pkg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}

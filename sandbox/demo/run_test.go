@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
@@ -49,11 +50,8 @@ func run(m *testing.M) int {
 		{"edge", []string{"./cmd/muster-edge", "./cmd/muster-helper-sample"}},
 		{"coordinator", []string{"./cmd/muster-coordinator"}},
 	} {
-		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", bins + "/"}, b.pkgs...)...)
-		cmd.Dir = filepath.Join("..", "..", b.module)
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v: %s\n", b.module, err, out)
+		if err := gobuild.Build(ctx, filepath.Join("..", "..", b.module), append([]string{"-o", bins + "/"}, b.pkgs...)...); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}

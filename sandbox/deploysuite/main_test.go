@@ -6,11 +6,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 )
 
 // bins are built once for the package.
@@ -46,11 +47,13 @@ func run(m *testing.M) int {
 	ctx := context.Background()
 	builds := []func() error{
 		func() error {
-			return goBuild(ctx, filepath.Join(root, "coordinator"), bins.coordinator, "./cmd/muster-coordinator")
+			return gobuild.Build(ctx, filepath.Join(root, "coordinator"), "-o", bins.coordinator, "./cmd/muster-coordinator")
 		},
-		func() error { return goBuild(ctx, filepath.Join(root, "edge"), bins.edge, "./cmd/muster-edge") },
 		func() error {
-			return goBuild(ctx, filepath.Join(root, "edge"), bins.helper, "./cmd/muster-helper-sample")
+			return gobuild.Build(ctx, filepath.Join(root, "edge"), "-o", bins.edge, "./cmd/muster-edge")
+		},
+		func() error {
+			return gobuild.Build(ctx, filepath.Join(root, "edge"), "-o", bins.helper, "./cmd/muster-helper-sample")
 		},
 		func() error { return buildCoordcheck(ctx, filepath.Join(dir, "coordcheck-src"), bins.coordcheck) },
 	}
@@ -67,22 +70,6 @@ func run(m *testing.M) int {
 		}
 	}
 	return m.Run()
-}
-
-// goEnv is the environment the Makefile gives go: each module on its own, sums of go-choria
-// trusted from the proxy.
-func goEnv() []string {
-	return append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
-}
-
-func goBuild(ctx context.Context, moduleDir, out, pkg string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-	cmd.Dir = moduleDir
-	cmd.Env = goEnv()
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s in %s: %v\n%s", pkg, moduleDir, err, b)
-	}
-	return nil
 }
 
 // buildCoordcheck builds testdata/coordcheck in a throwaway module that requires the checkout's
@@ -120,7 +107,7 @@ func buildCoordcheck(ctx context.Context, src, out string) error {
 			return err
 		}
 	}
-	return goBuild(ctx, src, out, ".")
+	return gobuild.Build(ctx, src, "-o", out, ".")
 }
 
 // goLine is the go directive of a go.mod.

@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 )
 
 // promtool returns a promtool binary, installing one into bin/ when none is at hand.
 func promtool(t *testing.T) string {
 	t.Helper()
 	cmd := exec.Command("sh", filepath.Join(root, "deploy", "tools", "promtool.sh"))
-	cmd.Env = goEnv()
+	cmd.Env = gobuild.Env()
 	out, err := cmd.Output()
 	if err != nil {
 		msg := ""

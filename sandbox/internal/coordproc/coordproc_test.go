@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/internal/coordproc"
+	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 )
 
 const (
@@ -38,11 +38,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin = filepath.Join(dir, "muster-coordinator")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/muster-coordinator")
-	cmd.Dir = filepath.Join("..", "..", "..", "coordinator")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build muster-coordinator: %v: %s\n", err, out)
+	if err := gobuild.Build(context.Background(), filepath.Join("..", "..", "..", "coordinator"), "-o", bin, "./cmd/muster-coordinator"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package gobuild runs `go build` inside one of the monorepo's modules, as make build does: the
+// chaos runner and the suites build the coordinator and edge binaries they start this way.
+package gobuild
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+// Env is the environment go needs in a module of this repository: each module resolves its own
+// go.mod (GOWORK=off), and go-choria is served outside the checksum database.
+func Env() []string {
+	return append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GONOSUMDB=github.com/choria-io")
+}
+
+// Build runs `go build args...` in moduleDir; a failure carries go's output.
+func Build(ctx context.Context, moduleDir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build"}, args...)...)
+	cmd.Dir = moduleDir
+	cmd.Env = Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %v in %s: %w\n%s", args, moduleDir, err, out)
+	}
+	return nil
+}
