@@ -231,7 +231,7 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 
 	out := leased{lease: held, run: run}
 	pause := rpc.PauseFunc(func() bool {
-		return e.halted() || e.stopping.Load() || !held.Valid(e.o.Now())
+		return e.halted() || e.stopping.Load() || !held.Valid(e.o.Now()) || !held.Holds(id)
 	})
 	var res hostflow.Result
 	if stopping || pause.Paused() {

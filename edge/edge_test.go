@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,4 +276,47 @@ func TestEdge_BrokerReconnectSweepsAtOnce(t *testing.T) {
 	waitFor(t, 10*time.Second, "the first sweep", func() bool { return f.sweeps.Load() == 1 && e.Ready() })
 	f.reconnect()
 	waitFor(t, 10*time.Second, "a sweep after the reconnect", func() bool { return f.sweeps.Load() == 2 })
+}
+
+// shrinking is a lease source whose leases run out after ttl unless renewed, and whose renewal
+// answers no longer list the node drop: the ledger recorded another lease's late result for it.
+type shrinking struct {
+	expiring
+	drop string
+}
+
+func (s shrinking) Renew(_ context.Context, l api.Lease) (lease.Grant, error) {
+	l.Nodes = slices.DeleteFunc(slices.Clone(l.Nodes), func(id string) bool { return id == s.drop })
+	l.TTL = api.Duration(s.ttl)
+	return lease.Grant{Lease: &l}, nil
+}
+
+// TestEdge_NodeLeftOutOfARenewalReadsAsPaused: a host whose node a renewal answer no longer
+// lists reads as paused at its next attempt boundary although the lease itself stays valid, and
+// the other hosts of the lease go on.
+func TestEdge_NodeLeftOutOfARenewalReadsAsPaused(t *testing.T) {
+	src := shrinking{expiring: expiring{Local: lease.NewLocal(lease.LocalOptions{}), ttl: 600 * time.Millisecond}, drop: "b"}
+	var finish atomic.Bool
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		// An RPC attempt boundary every 20ms until the host reads as paused or may finish.
+		for !h.Pause.Paused() {
+			if finish.Load() && h.Identity == "a" {
+				return hostflow.Result{Outcome: hostflow.Provisioned}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return hostflow.Result{Outcome: hostflow.Paused, Err: errors.New("paused")}
+	})
+	var mu sync.Mutex
+	got := map[string]hostflow.Result{}
+	e, _ := run(t, edge.Options{Workers: 4, BatchSize: 2, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a", "b"}},
+		OnResult: func(r hostflow.Result) { mu.Lock(); got[r.Identity] = r; mu.Unlock() }})
+	waitFor(t, 10*time.Second, "b's host stopped", func() bool { return e.Stats().Outcomes[hostflow.Paused] == 1 })
+	finish.Store(true)
+	waitFor(t, 10*time.Second, "a provisioned", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if got["b"].Outcome != hostflow.Paused || contains(got["b"].Err.Error(), "stopped by lease loss") || got["a"].Outcome != hostflow.Provisioned {
+		t.Fatalf("results %+v, want b paused (not by lease loss) and a provisioned", got)
+	}
 }

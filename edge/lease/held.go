@@ -18,6 +18,9 @@ type Held struct {
 	mu       sync.Mutex
 	deadline time.Time // carries a monotonic reading; zero when the lease does not expire
 	lost     bool      // the deadline passed once: no later renewal brings the lease back
+	// dropped holds the nodes a renewal answer no longer listed: the ledger took them out of the
+	// lease (a late result of an earlier lease recorded them), and no later answer gives them back.
+	dropped map[string]bool
 }
 
 // NewHeld starts counting l from sent (a time.Now() reading taken just before the acquire was
@@ -39,10 +42,26 @@ func (h *Held) Lease() api.Lease {
 
 // Renewed moves the deadline to sent + ttl - margin (api.RenewResponse.ValidUntil: a renewal is
 // never held); it never moves it backwards, and once the lease was seen lapsed it stays lost:
-// its hosts have stopped and are reported as stopped by lease loss.
+// its hosts have stopped and are reported as stopped by lease loss. A node of the lease that
+// the answer no longer lists is no longer held (Holds), for good; an answer without a node list
+// (nil) changes none.
 func (h *Held) Renewed(l api.Lease, sent time.Time) {
 	h.mu.Lock()
 	h.lease.TTL, h.lease.ExpiresAt = l.TTL, l.ExpiresAt
+	if l.Nodes != nil {
+		listed := make(map[string]bool, len(l.Nodes))
+		for _, id := range l.Nodes {
+			listed[id] = true
+		}
+		for _, id := range h.lease.Nodes {
+			if !listed[id] {
+				if h.dropped == nil {
+					h.dropped = map[string]bool{}
+				}
+				h.dropped[id] = true
+			}
+		}
+	}
 	h.mu.Unlock()
 	if l.TTL.Std() > 0 {
 		h.extend(api.RenewResponse{Lease: l}.ValidUntil(sent, h.margin))
@@ -83,4 +102,13 @@ func (h *Held) Valid(now time.Time) bool {
 	}
 	h.lost = true
 	return false
+}
+
+// Holds is false once a renewal answer left node id out of the lease: the edge must stop acting
+// on it even while the lease is valid, because the ledger may offer it to another edge once this
+// lease has ended on the leader's count.
+func (h *Held) Holds(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.dropped[id]
 }

@@ -226,3 +226,22 @@ func TestHeld_ValidityCountsFromTheSend(t *testing.T) {
 		t.Fatal("a lease without TTL must never expire")
 	}
 }
+
+func TestHeld_ANodeLeftOutOfARenewalIsNoLongerHeld(t *testing.T) {
+	sent := time.Now()
+	l := api.Lease{ID: "l", Nodes: []string{"a", "b"}, TTL: api.Duration(10 * time.Second)}
+	h := lease.NewHeld(l, sent, 0, time.Second)
+	h.Renewed(api.Lease{ID: "l", TTL: l.TTL}, sent.Add(time.Second))
+	if !h.Holds("a") || !h.Holds("b") {
+		t.Fatal("an answer without a node list (nil) dropped nodes")
+	}
+	h.Renewed(api.Lease{ID: "l", Nodes: []string{"a"}, TTL: l.TTL}, sent.Add(2*time.Second))
+	if !h.Holds("a") || h.Holds("b") || !h.Valid(sent.Add(5*time.Second)) {
+		t.Fatalf("after an answer listing only a: holds a %v, b %v", h.Holds("a"), h.Holds("b"))
+	}
+	// Answers of one lease may be delivered out of order; a node once left out stays out.
+	h.Renewed(l, sent.Add(3*time.Second))
+	if h.Holds("b") {
+		t.Fatal("a later answer listing b again gave it back")
+	}
+}
