@@ -3,6 +3,7 @@
 package coordinator_test
 
 import (
+	"fmt"
 	"context"
 	"errors"
 	"strings"
@@ -88,7 +89,7 @@ func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
 		c.start(old, false)
 	}
 	waitFor(t, "the leader to hold the protocol on the old member's answer", func() bool {
-		return strings.Contains(c.logs.String(), `members="c1=1 c2=2 c3=2"`)
+		return strings.Contains(c.logs.String(), fmt.Sprintf(`members="c1=1 c2=%d c3=%d"`, ledger.Protocol, ledger.Protocol))
 	})
 	for _, m := range c.running() {
 		if v := clusterProtocolOf(t, m); v != 1 {
@@ -152,9 +153,9 @@ func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
 	c.stop(old)
 	delete(c.announce, old.id)
 	c.start(old, false)
-	waitFor(t, "cluster protocol 2 on every member", func() bool {
+	waitFor(t, "the newest cluster protocol on every member", func() bool {
 		for _, m := range c.running() {
-			if v, err := m.svc.ClusterProtocol(); err != nil || v != 2 {
+			if v, err := m.svc.ClusterProtocol(); err != nil || v != ledger.Protocol {
 				return false
 			}
 		}
@@ -201,8 +202,8 @@ func TestCluster_NewSingleMemberRunsTheNewestProtocolWhenReady(t *testing.T) {
 	err = c.refusedOnLeader("join of an older build", func(l *member) error {
 		return l.svc.Join(context.Background(), api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: c.apiAddress(m.id), Protocol: 1})
 	})
-	if !errors.Is(err, ledger.ErrClusterProtocol) || !strings.Contains(err.Error(), "it applies cluster protocol up to 1 and the cluster runs 2") {
-		t.Fatalf("join announcing protocol 1 into a protocol 2 cluster: %v", err)
+	if !errors.Is(err, ledger.ErrClusterProtocol) || !strings.Contains(err.Error(), fmt.Sprintf("it applies cluster protocol up to 1 and the cluster runs %d", ledger.Protocol)) {
+		t.Fatalf("join announcing protocol 1 into a protocol %d cluster: %v", ledger.Protocol, err)
 	}
 	if st, err := c.waitLeader().svc.Status(context.Background()); err != nil || len(st.Members) != 1 {
 		t.Fatalf("members after a refused join: %+v %v", st.Members, err)

@@ -53,6 +53,9 @@ func applyExpire(t *txn, c *Expire) (any, error) {
 				return nil, storageError{err}
 			}
 		}
+		if err := t.unfence(ls); err != nil {
+			return nil, storageError{err}
+		}
 		if err := t.leases.Delete([]byte(ls.ID)); err != nil {
 			return nil, storageError{fmt.Errorf("delete lease %s: %w", ls.ID, err)}
 		}

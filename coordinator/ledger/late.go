@@ -87,20 +87,3 @@ func applyLate(t *txn, old *Node, r Result, id string, token uint64, edge, regio
 	}
 	return nil
 }
-
-// dropFromLease takes node id out of lease leaseID's node list, and removes the lease once it
-// holds none, so that lease's later report or expiry of the node is refused or skipped.
-func dropFromLease(t *txn, leaseID, id string) error {
-	ls, err := getLease(t.leases, leaseID)
-	if err != nil || ls == nil {
-		return err
-	}
-	ls.Nodes = slices.DeleteFunc(ls.Nodes, func(n string) bool { return n == id })
-	if len(ls.Nodes) > 0 {
-		return t.putLease(ls)
-	}
-	if err := t.leases.Delete([]byte(ls.ID)); err != nil {
-		return fmt.Errorf("delete lease %s: %w", ls.ID, err)
-	}
-	return nil
-}

@@ -30,6 +30,10 @@ type Lease struct {
 	RenewedAt time.Time     `json:"renewed_at"`
 	ExpiresAt time.Time     `json:"expires_at"`
 	TTL       time.Duration `json:"ttl"`
+	// Fenced are nodes taken out of the lease while it lived (a late result of an earlier lease
+	// recorded them): its edge may still count them held, so they stay ineligible until the
+	// lease ends on the leader's count (fence.go).
+	Fenced []string `json:"fenced,omitempty"`
 }
 
 // Policy is the retry policy the leader stamps into each command that moves nodes, so every member

@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"fmt"
 	"bytes"
 	"io"
 	"path/filepath"
@@ -25,6 +26,16 @@ func newProtocol1Harness(t *testing.T) *harness {
 	}
 	t.Cleanup(func() { l.Close() })
 	return &harness{t: t, l: l, term: 1}
+}
+
+// newHarnessAt is a ledger whose cluster runs protocol v.
+func newHarnessAt(t *testing.T, v int) *harness {
+	t.Helper()
+	h := newProtocol1Harness(t)
+	if v > 1 {
+		mustResult[*ProtocolResult](t, h.apply(&SetProtocol{Version: v}))
+	}
+	return h
 }
 
 func clusterProtocol(t *testing.T, l *Ledger) int {
@@ -129,7 +140,7 @@ func TestProtocol_AboveSupportedHaltsBeforeApplyingAnything(t *testing.T) {
 		l.ApplyLogs([]*raft.Log{reg, up})
 		return nil
 	}()
-	want := "cluster protocol 3 needs a newer muster-coordinator; this one applies up to 2"
+	want := fmt.Sprintf("cluster protocol %d needs a newer muster-coordinator; this one applies up to %d", Protocol+1, Protocol)
 	if panicked == nil {
 		t.Fatal("a cluster protocol above this build's was applied past")
 	}

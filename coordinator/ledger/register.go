@@ -60,7 +60,8 @@ func applyRegister(t *txn, c *Register) (any, error) {
 		case api.StateProvisioned, api.StateShutdown, api.StateGone:
 			// A sweep that ran before the result may list a node that has just left
 			// provisioning mode; reprovision_after keeps it from being offered again at once.
-			if !c.Now.Before(old.FinishedAt.Add(c.Policy.ReprovisionAfter)) {
+			// A node a live lease still fences waits for that lease's end (fence.go).
+			if !c.Now.Before(old.FinishedAt.Add(c.Policy.ReprovisionAfter)) && fencedBy(t.fences, old.Identity) == "" {
 				requeue = "seen again in provisioning mode"
 				n.Attempts = 0
 				n.LastError = ""

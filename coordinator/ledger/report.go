@@ -213,7 +213,8 @@ func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy) {
 // decodes the record instead of halting on an unknown code.
 const goneReason = "found out of provisioning mode"
 
-// finishLeaseNodes drops the reported nodes from the lease, and the lease once it holds none.
+// finishLeaseNodes drops the reported nodes from the lease, and the lease once it holds none and
+// fences none.
 func finishLeaseNodes(t *txn, ls *Lease, done map[string]bool, res *ReportResult) error {
 	if res.Accepted == 0 {
 		return nil
@@ -225,7 +226,8 @@ func finishLeaseNodes(t *txn, ls *Lease, done map[string]bool, res *ReportResult
 		}
 	}
 	ls.Nodes = kept
-	if len(kept) > 0 {
+	// A lease that still fences a node is kept until it expires (fence.go).
+	if len(kept) > 0 || len(ls.Fenced) > 0 {
 		if err := t.putLease(ls); err != nil {
 			return storageError{err}
 		}

@@ -33,6 +33,8 @@ var (
 	// bucketFailures keeps the newest FailureMemory failures by raft index (8B BE) and position
 	// within that command (4B BE).
 	bucketFailures = []byte("failures")
+	// bucketFences indexes the nodes live leases still fence by node identity 0x00 lease id.
+	bucketFences = []byte("fences")
 
 	keyAppliedIndex = []byte("applied_index")
 	keyAppliedTerm  = []byte("applied_term")
@@ -44,11 +46,11 @@ var (
 	keyOldFailureSeq = []byte("failure_seq")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes, bucketFailures}
+var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes, bucketFailures, bucketFences}
 
 // laterBuckets were added after the first format: a snapshot of an older member lacks them, and
 // opening the restored file creates them empty.
-var laterBuckets = [][]byte{bucketFailures}
+var laterBuckets = [][]byte{bucketFailures, bucketFences}
 
 // Options tune how a Ledger opens its file.
 type Options struct {

@@ -25,6 +25,7 @@ type txn struct {
 	reports     *bolt.Bucket
 	reportTimes *bolt.Bucket
 	failures    *bolt.Bucket
+	fences      *bolt.Bucket
 
 	// index is the raft index of the command being applied and failurePos the number of
 	// failures it has recorded: together the next failure's key.
@@ -51,6 +52,7 @@ func newTxn(tx *bolt.Tx) *txn {
 		reports:     tx.Bucket(bucketReports),
 		reportTimes: tx.Bucket(bucketReportTimes),
 		failures:    tx.Bucket(bucketFailures),
+		fences:      tx.Bucket(bucketFences),
 		deltas:      map[string]int64{},
 		regions:     map[string]struct{}{},
 	}
