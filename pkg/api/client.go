@@ -36,6 +36,7 @@ type Client struct {
 	token    string
 	attempts int
 	delay    time.Duration
+	observe  CallObserver
 
 	mu     sync.Mutex
 	leader string
@@ -58,6 +59,28 @@ func WithAttempts(n int) Option { return func(c *Client) { c.attempts = n } }
 
 // WithRetryDelay sets the first pause after every member failed once (default 250ms; it doubles per round up to 8x).
 func WithRetryDelay(d time.Duration) Option { return func(c *Client) { c.delay = d } }
+
+// CallKind names an edge call a CallObserver is told of.
+type CallKind string
+
+// The edge calls a CallObserver is told of: those the ledger's state depends on.
+const (
+	CallRegister CallKind = "register"
+	CallAcquire  CallKind = "acquire"
+	CallRenew    CallKind = "renew"
+	CallReport   CallKind = "report"
+)
+
+// CallObserver is told of every register, acquire, renew and report the client makes: it is
+// called before the call's first attempt with the request as sent (a RegisterRequest,
+// AcquireRequest, RenewRequest or ReportRequest, request id filled in), and the function it
+// returns once the call returned, with the answer (the matching response) or, on failure, nil
+// and the error. Retries within one call are one call. Both run on the caller's goroutine, so
+// they are quick and neither keeps nor changes what it is given.
+type CallObserver func(kind CallKind, req any) (returned func(resp any, err error))
+
+// WithCallObserver tells o of every edge call, e.g. to record a history for a linearizability check.
+func WithCallObserver(o CallObserver) Option { return func(c *Client) { c.observe = o } }
 
 // CallOption configures one call.
 type CallOption func(*callOptions)
@@ -169,7 +192,9 @@ func (c *Client) unanswered(member string) {
 
 // Register records discovered nodes.
 func (c *Client) Register(ctx context.Context, req RegisterRequest) (RegisterResponse, error) {
-	return call[RegisterResponse](ctx, c, http.MethodPost, PathRegister, nil, &req)
+	return observed(c, CallRegister, req, func() (RegisterResponse, error) {
+		return call[RegisterResponse](ctx, c, http.MethodPost, PathRegister, nil, &req)
+	})
 }
 
 // Acquire asks for a lease and blocks on the server up to req.Wait; a nil Lease means none was
@@ -178,7 +203,9 @@ func (c *Client) Acquire(ctx context.Context, req AcquireRequest, opts ...CallOp
 	if req.RequestID == "" {
 		req.RequestID = newRequestID()
 	}
-	return call[AcquireResponse](ctx, c, http.MethodPost, PathAcquire, nil, &req, opts...)
+	return observed(c, CallAcquire, req, func() (AcquireResponse, error) {
+		return call[AcquireResponse](ctx, c, http.MethodPost, PathAcquire, nil, &req, opts...)
+	})
 }
 
 func newRequestID() string {
@@ -189,7 +216,9 @@ func newRequestID() string {
 
 // Renew extends a lease.
 func (c *Client) Renew(ctx context.Context, req RenewRequest, opts ...CallOption) (RenewResponse, error) {
-	return call[RenewResponse](ctx, c, http.MethodPost, PathRenew, nil, &req, opts...)
+	return observed(c, CallRenew, req, func() (RenewResponse, error) {
+		return call[RenewResponse](ctx, c, http.MethodPost, PathRenew, nil, &req, opts...)
+	})
 }
 
 // Report delivers results for nodes of a lease. Retries within the call reuse one request id, so
@@ -198,7 +227,27 @@ func (c *Client) Report(ctx context.Context, req ReportRequest, opts ...CallOpti
 	if req.RequestID == "" {
 		req.RequestID = newRequestID()
 	}
-	return call[ReportResponse](ctx, c, http.MethodPost, PathReport, nil, &req, opts...)
+	return observed(c, CallReport, req, func() (ReportResponse, error) {
+		return call[ReportResponse](ctx, c, http.MethodPost, PathReport, nil, &req, opts...)
+	})
+}
+
+// observed runs one edge call and tells the client's observer, if it has one, of its request
+// and of how it returned.
+func observed[Req, Resp any](c *Client, kind CallKind, req Req, run func() (Resp, error)) (Resp, error) {
+	if c.observe == nil {
+		return run()
+	}
+	returned := c.observe(kind, req)
+	resp, err := run()
+	if returned != nil {
+		if err != nil {
+			returned(nil, err)
+		} else {
+			returned(resp, nil)
+		}
+	}
+	return resp, err
 }
 
 // Heartbeat tells the leader the edge is alive and learns the pause flag.
