@@ -21,6 +21,7 @@ import (
 	"github.com/choria-io/go-choria/backoff"
 
 	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/callhistory"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/discovery"
 	"github.com/seed96588659/muster/edge/helper"
@@ -74,6 +75,7 @@ type App struct {
 	monitor *http.Server
 	addr    net.Addr
 	journal *journal.Journal
+	calls   *callhistory.Writer
 }
 
 // Build wires everything cfg asks for and connects to the broker; Run starts provisioning.
@@ -208,6 +210,14 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	if cfg.CoordinatorToken != "" {
 		opts = append(opts, api.WithToken(cfg.CoordinatorToken))
 	}
+	if cfg.CallHistory != "" {
+		var err error
+		if a.calls, err = callhistory.Open(cfg.CallHistory, name, a.log); err != nil {
+			return nil, fmt.Errorf("call_history: %w", err)
+		}
+		opts = append(opts, api.WithCallObserver(a.calls.Observe))
+		a.log.Info("recording the calls to the coordinators", "file", cfg.CallHistory)
+	}
 	client, err := api.NewClient(cfg.Coordinators, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("coordinators: %w", err)
@@ -277,6 +287,9 @@ func (a *App) Close() {
 	}
 	if a.journal != nil {
 		_ = a.journal.Close()
+	}
+	if a.calls != nil {
+		_ = a.calls.Close()
 	}
 }
 

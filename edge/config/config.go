@@ -150,6 +150,9 @@ type Config struct {
 	LeaseMargin time.Duration
 	// StateDir holds the cluster edge's journal of calls sent and not yet reported (state_dir).
 	StateDir string
+	// CallHistory is the file the cluster edge records its calls to the coordinators in, "" for
+	// none (call_history; for linearizability checks).
+	CallHistory string
 	// File is the configuration file loaded, "" if none.
 	File string
 	// Lab is the sandbox lab.json whose defaults were used, "" if none.

@@ -124,3 +124,19 @@ func TestValidate_ClusterModeNeedsABoundCredential(t *testing.T) {
 		t.Fatalf("coordinator_token redacted as %v", got)
 	}
 }
+
+// call_history records calls to the coordinators, so a standalone edge, which makes none, refuses it.
+func TestValidate_CallHistoryNeedsCoordinators(t *testing.T) {
+	c := config.Defaults()
+	c.Helper = "/bin/helper"
+	c.CallHistory = "/tmp/calls.jsonl"
+	var fe *config.FieldError
+	if err := c.Validate(); !errors.As(err, &fe) || fe.Key != "call_history" {
+		t.Fatalf("standalone with call_history: %v, want an error naming call_history", err)
+	}
+	c.Coordinators = []string{"http://c1:8000"}
+	c.CoordinatorToken = "t"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("cluster mode with call_history: %v", err)
+	}
+}

@@ -86,6 +86,7 @@ func allKeys() []key {
 		{name: "coordinator_tls_ca", kind: kString, usage: "PEM CA the coordinators' certificates chain to (default: the system's)"},
 		{name: "lease_margin", kind: kDuration, def: "2s", usage: "time taken off every lease before the edge stops acting on it (covers calls still in flight)"},
 		{name: "state_dir", kind: kString, def: DefaultStateDir, flag: "state-dir", usage: "directory of the cluster edge's journal of restarts, upgrades and shutdowns sent and not yet reported (file journal-<edge_name>)"},
+		{name: "call_history", kind: kString, usage: "advanced, for tests: file the cluster edge appends each register, acquire, renew and report to as JSON lines, with its request, answer and monotonic times (the chaos suite checks them for linearizability); empty for none"},
 	}
 }
 

@@ -66,6 +66,7 @@ func parse(v *viper.Viper) (*Config, error) {
 		CoordinatorTLSCA:   r.str("coordinator_tls_ca"),
 		LeaseMargin:        r.duration("lease_margin"),
 		StateDir:           r.str("state_dir"),
+		CallHistory:        r.str("call_history"),
 	}
 	r.section("features")
 

@@ -67,6 +67,7 @@ func (c *Config) Redacted() map[string]any {
 		"coordinator_tls_ca":   c.CoordinatorTLSCA,
 		"lease_margin":         c.LeaseMargin.String(),
 		"state_dir":            c.StateDir,
+		"call_history":         c.CallHistory,
 		"file":                 c.File,
 		"lab":                  c.Lab,
 	}

@@ -113,6 +113,9 @@ func (c *Config) validateCluster(e *fieldErrors) {
 		e.add("coordinator_tls_key", "coordinator_tls_cert and coordinator_tls_key must be given together")
 	}
 	if c.Standalone() {
+		if c.CallHistory != "" {
+			e.add("call_history", "records the calls to the coordinators: set coordinators too (a standalone edge makes none)")
+		}
 		return
 	}
 	if c.StateDir == "" {
