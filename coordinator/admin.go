@@ -26,7 +26,11 @@ func (s *Service) setPause(ctx context.Context, paused bool, reason string) (api
 	if err := s.leaderOnly(); err != nil {
 		return api.PauseResponse{}, err
 	}
-	res, err := s.propose(ctx, &ledger.Pause{Now: s.leases.Load().Now(), Paused: paused, By: "operator", Reason: reason})
+	now, err := s.stamp()
+	if err != nil {
+		return api.PauseResponse{}, fmt.Errorf("set pause to %t: %w", paused, err)
+	}
+	res, err := s.propose(ctx, &ledger.Pause{Now: now, Paused: paused, By: "operator", Reason: reason})
 	if err != nil {
 		return api.PauseResponse{}, fmt.Errorf("set pause to %t: %w", paused, err)
 	}
@@ -170,5 +174,5 @@ func (s *Service) Snapshot(ctx context.Context) (api.SnapshotResponse, error) {
 	if err != nil {
 		return api.SnapshotResponse{}, err
 	}
-	return api.SnapshotResponse{ID: meta.ID, Index: meta.Index, Term: meta.Term, Size: meta.Size, At: s.leases.Load().Now()}, nil
+	return api.SnapshotResponse{ID: meta.ID, Index: meta.Index, Term: meta.Term, Size: meta.Size, At: s.clock.Now()}, nil
 }

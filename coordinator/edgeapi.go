@@ -37,7 +37,11 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 	var firstErr error
 	for start := 0; start < len(req.Nodes); start += registerChunk {
 		chunk := req.Nodes[start:min(start+registerChunk, len(req.Nodes))]
-		cmd := &ledger.Register{Now: s.leases.Load().Now(), Edge: req.Edge, Policy: policy, Nodes: make([]ledger.RegisterNode, len(chunk))}
+		now, err := s.stamp()
+		if err != nil {
+			return resp, fmt.Errorf("register %d nodes of %s in %s: %w", len(chunk), req.Edge, req.Region, err)
+		}
+		cmd := &ledger.Register{Now: now, Edge: req.Edge, Policy: policy, Nodes: make([]ledger.RegisterNode, len(chunk))}
 		for i, n := range chunk {
 			cmd.Nodes[i] = ledger.RegisterNode{Identity: n.Identity, Region: req.Region, InventoryVersion: n.Version, Facts: n.Facts}
 		}
@@ -163,10 +167,15 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 // answered by the leader only, after a quorum confirmed it still leads: a follower would have to
 // call itself paused, and a deposed leader must never say "not paused".
 func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
-	resp := api.HeartbeatResponse{Leader: s.cfg.APIAddress, Time: s.leases.Load().Now()}
+	resp := api.HeartbeatResponse{Leader: s.cfg.APIAddress}
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
+	now, err := s.stamp()
+	if err != nil {
+		return resp, err
+	}
+	resp.Time = now
 	if err := s.confirmLeadership(ctx, "heartbeat of "+req.Edge); err != nil {
 		return resp, err
 	}

@@ -70,7 +70,11 @@ func (s *Service) Retry(ctx context.Context, req api.RetryRequest) (api.RetryRes
 	lcfg := s.leases.Load().Config()
 	for start := 0; start < len(plan.Nodes); start += retryChunk {
 		chunk := plan.Nodes[start:min(start+retryChunk, len(plan.Nodes))]
-		cmd := &ledger.Retry{Now: s.leases.Load().Now(), By: "operator", Policy: lcfg.Policy, Region: req.Region, State: req.State, Nodes: make([]string, len(chunk)),
+		now, err := s.stamp()
+		if err != nil {
+			return resp, fmt.Errorf("retry %d nodes (after %d retried): %w", len(chunk), len(resp.Nodes), err)
+		}
+		cmd := &ledger.Retry{Now: now, By: "operator", Policy: lcfg.Policy, Region: req.Region, State: req.State, Nodes: make([]string, len(chunk)),
 			RequestID: req.RequestID, Keep: lcfg.ReportMemory}
 		for i, n := range chunk {
 			cmd.Nodes[i] = n.Identity

@@ -241,6 +241,16 @@ func (s *Service) mapLeaseErr(err error) error {
 	return err
 }
 
+// stamp is this member's ledger time for a command it proposes now; a member whose leadership
+// is not established has none and refuses (not leader, or not ready).
+func (s *Service) stamp() (time.Time, error) {
+	now, err := s.leases.Load().Stamp()
+	if err != nil {
+		return time.Time{}, s.mapLeaseErr(err)
+	}
+	return now, nil
+}
+
 // IsLeader reports whether this member leads and has established its leadership.
 func (s *Service) IsLeader() bool { return s.node.IsLeader() && s.ready.Load() }
 

@@ -76,7 +76,11 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 				return Acquired{Paused: true}, nil
 			}
 		}
-		now, stamped := m.Now(), m.clock.Monotonic()
+		now, err := m.Stamp()
+		if err != nil {
+			return Acquired{}, err
+		}
+		stamped := m.clock.Monotonic()
 		ready := replay
 		if !ready {
 			n, err := m.ledger.Eligible(region, edge, now, 1)

@@ -37,7 +37,10 @@ func (m *Manager) ExpireDue(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("expire leases: %w", err)
 	}
-	now := m.Now()
+	now, err := m.Stamp()
+	if err != nil {
+		return err
+	}
 	var due []string
 	for _, ls := range leases {
 		if !now.Before(ls.ExpiresAt.Add(m.cfg.Grace)) {

@@ -105,15 +105,18 @@ type Manager struct {
 	log     *slog.Logger
 	newID   func() string
 
-	mu      sync.Mutex
-	enabled bool
-	cancel  context.CancelFunc
-	done    chan struct{}
-	// anchored is set while this member leads: its ledger time is anchorWall plus the monotonic
-	// time elapsed since anchorMono.
-	anchored   bool
+	mu sync.Mutex
+	// enabled is set once this member's leadership is established (its extend committed); while
+	// it is, its ledger time is anchorWall plus the monotonic time elapsed since anchorMono.
+	enabled    bool
+	cancel     context.CancelFunc
+	done       chan struct{}
 	anchorWall time.Time
 	anchorMono time.Duration
+	// seenStamp is the latest ledger time this member saw applied and seenMono its monotonic
+	// reading then: at least seenMono's distance of real time has passed since that stamp.
+	seenStamp time.Time
+	seenMono  time.Duration
 	// regions maps a region to a channel closed when its waiting set may have grown; all is
 	// closed on pause changes, restores and leadership changes.
 	regions map[string]chan struct{}
@@ -151,44 +154,40 @@ func (m *Manager) Enabled() bool {
 	return m.enabled
 }
 
-// Now is the time this member stamps into commands. While it leads, that is the ledger time it
-// anchored at when its leadership began (its wall clock, or the latest stamp in the ledger if
-// that is later) plus the monotonic time since: a step of the wall clock during a leadership
-// changes no stamp, and the ledger's time never runs backwards across leaders.
-func (m *Manager) Now() time.Time {
+// Stamp is the ledger time this member stamps into a command now: the anchor its leadership took
+// plus the monotonic time since, so a step of the wall clock changes no stamp and ledger time
+// never runs backwards. A member whose leadership is not established has no ledger time and
+// refuses (ErrDisabled): a stamp of its wall clock could run ahead of the ledger's and, as its
+// latest stamp, shorten every lease at the next promotion.
+func (m *Manager) Stamp() (time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.anchored {
-		return m.clock.Now()
+	if !m.enabled {
+		return time.Time{}, ErrDisabled
 	}
-	return m.anchorWall.Add(m.clock.Monotonic() - m.anchorMono)
+	return m.anchorWall.Add(m.clock.Monotonic() - m.anchorMono), nil
 }
 
 // Enable is called by the leader loop after Barrier. It anchors this leadership's time, then
 // gives every outstanding lease, from that time, a full TTL or what it had left at the previous
 // leadership's last stamp if that is longer, plus the extension (the new leader cannot know when
 // an edge last renewed, on the old leader's clock, nor translate its times), and only then starts
-// expiring.
+// stamping and expiring.
 func (m *Manager) Enable(ctx context.Context) error {
+	if m.Enabled() {
+		return nil
+	}
 	last, err := m.ledger.LastStamp()
 	if err != nil {
 		return fmt.Errorf("read ledger time on promotion: %w", err)
 	}
-	m.mu.Lock()
-	if !m.enabled {
-		wall, mono := m.clock.Now(), m.clock.Monotonic()
-		if last.After(wall) {
-			m.log.Warn("ledger time is ahead of this member's wall clock; stamping from the ledger's", "ahead", last.Sub(wall))
-			wall = last
-		}
-		m.anchored, m.anchorWall, m.anchorMono = true, wall, mono
-	}
-	m.mu.Unlock()
+	mono := m.clock.Monotonic()
+	anchor := m.anchor(last, mono)
 	atLeast, err := m.promotionTTL(last)
 	if err != nil {
 		return fmt.Errorf("extend leases on promotion: %w", err)
 	}
-	if _, err := m.propose(ctx, &ledger.Extend{Now: m.Now(), AtLeast: atLeast}); err != nil {
+	if _, err := m.propose(ctx, &ledger.Extend{Now: anchor, AtLeast: atLeast}); err != nil {
 		return fmt.Errorf("extend leases on promotion: %w", err)
 	}
 	m.mu.Lock()
@@ -198,16 +197,41 @@ func (m *Manager) Enable(ctx context.Context) error {
 	}
 	loopCtx, cancel := context.WithCancel(ctx)
 	m.enabled, m.cancel, m.done = true, cancel, make(chan struct{})
+	m.anchorWall, m.anchorMono = anchor, mono
 	go m.expireLoop(loopCtx, m.done)
 	m.broadcastLocked()
 	return nil
+}
+
+// anchor is the ledger time this leadership starts from, at monotonic reading mono: the ledger's
+// latest stamp last plus the real time this member has seen pass since it applied that stamp
+// (none when it did not see it applied: it restarted since). Ledger time so carries over a
+// change of leader without reading the new leader's wall clock: had it jumped to a wall clock
+// ahead by some skew, every memory kept in ledger time (report and retry answers, backoffs,
+// reprovision_after, the lock window) would end early by the skew. The wall clock is read only
+// when the ledger has no time yet; after an outage of the whole cluster ledger time lags the
+// wall clocks by the outage, which shortens no memory (logged).
+func (m *Manager) anchor(last time.Time, mono time.Duration) time.Time {
+	wall := m.clock.Now()
+	if last.IsZero() {
+		return wall
+	}
+	m.mu.Lock()
+	at := last
+	if m.seenStamp.Equal(last) && mono > m.seenMono {
+		at = last.Add(mono - m.seenMono)
+	}
+	m.mu.Unlock()
+	if d := wall.Sub(at); d > time.Second || d < -time.Second {
+		m.log.Warn("ledger time differs from this member's wall clock; stamping from the ledger's", "wall_minus_ledger", d.Round(time.Millisecond))
+	}
+	return at
 }
 
 // Disable stops granting and expiring and forgets the leadership's time anchor; waiting Acquire
 // calls return ErrDisabled.
 func (m *Manager) Disable() {
 	m.mu.Lock()
-	m.anchored = false
 	if !m.enabled {
 		m.mu.Unlock()
 		return
@@ -220,10 +244,14 @@ func (m *Manager) Disable() {
 	<-done
 }
 
-// Notify is the ledger's OnApply hook: it wakes Acquire calls waiting on changed regions.
+// Notify is the ledger's OnApply hook: it notes the ledger time applied and wakes Acquire calls
+// waiting on changed regions.
 func (m *Manager) Notify(a ledger.Applied) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if a.Stamp.After(m.seenStamp) {
+		m.seenStamp, m.seenMono = a.Stamp, m.clock.Monotonic()
+	}
 	if a.PauseChanged || a.Restored {
 		m.broadcastLocked()
 		return

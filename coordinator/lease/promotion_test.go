@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,16 +22,27 @@ type failoverWorld struct {
 	world *testutil.World
 	l     *ledger.Ledger
 	d     *direct
+
+	// members are notified of every apply, as followers applying the log are.
+	mu      sync.Mutex
+	members []*Manager
 }
 
 func newFailoverWorld(t *testing.T) *failoverWorld {
 	t.Helper()
-	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{})
+	f := &failoverWorld{t: t, world: testutil.NewWorld(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))}
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{OnApply: func(a ledger.Applied) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, m := range f.members {
+			m.Notify(a)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	f := &failoverWorld{t: t, world: testutil.NewWorld(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), l: l, d: &direct{l: l}}
+	f.l, f.d = l, &direct{l: l}
 	if _, err := f.d.propose(context.Background(), &ledger.SetProtocol{Version: ledger.Protocol}); err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +53,26 @@ func newFailoverWorld(t *testing.T) *failoverWorld {
 // (grace 5 s, extension 1 s), and enables it; the test disables it when it loses leadership.
 func (f *failoverWorld) leader(ttl, skew time.Duration) *Manager {
 	f.t.Helper()
-	m, err := New(Config{TTL: ttl, Grace: 5 * time.Second, MaxWait: 10 * time.Second, ExpiryInterval: time.Hour, Extension: time.Second},
-		f.l, f.d.propose, f.world.Clock(skew, 0), nil, nil)
+	return f.promote(f.member(Config{TTL: ttl, Grace: 5 * time.Second, MaxWait: 10 * time.Second, ExpiryInterval: time.Hour, Extension: time.Second}, skew))
+}
+
+// member starts a follower with cfg whose wall clock is skew ahead of real time: it sees every
+// command applied from now on, as a member applying the log does.
+func (f *failoverWorld) member(cfg Config, skew time.Duration) *Manager {
+	f.t.Helper()
+	m, err := New(cfg, f.l, f.d.propose, f.world.Clock(skew, 0), nil, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	f.mu.Lock()
+	f.members = append(f.members, m)
+	f.mu.Unlock()
+	return m
+}
+
+// promote makes m the leader; the test disables it when it loses leadership.
+func (f *failoverWorld) promote(m *Manager) *Manager {
+	f.t.Helper()
 	if err := m.Enable(context.Background()); err != nil {
 		f.t.Fatal(err)
 	}

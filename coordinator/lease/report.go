@@ -14,10 +14,11 @@ import (
 // one are rejected and counted as stale. A report with a request id that was applied before is
 // answered with that report's outcomes and counted again nowhere.
 func (m *Manager) Report(ctx context.Context, ref Ref, requestID string, results []ledger.Result) (*ledger.ReportResult, error) {
-	if err := m.checkEnabled(); err != nil {
+	now, err := m.Stamp()
+	if err != nil {
 		return nil, err
 	}
-	res, err := m.propose(ctx, &ledger.Report{Now: m.Now(), LeaseID: ref.ID, Token: ref.Token, Policy: m.cfg.Policy, Results: results, Edge: ref.Edge, Region: ref.Region,
+	res, err := m.propose(ctx, &ledger.Report{Now: now, LeaseID: ref.ID, Token: ref.Token, Policy: m.cfg.Policy, Results: results, Edge: ref.Edge, Region: ref.Region,
 		RequestID: requestID, Keep: m.cfg.ReportMemory,
 	})
 	if err != nil {

@@ -79,7 +79,7 @@ func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
 	}
 	l.applied.Store(last.Index)
 	if l.opts.OnApply != nil {
-		l.opts.OnApply(Applied{Index: last.Index, Regions: t.changedRegions(), PauseChanged: t.pauseChanged})
+		l.opts.OnApply(Applied{Index: last.Index, Regions: t.changedRegions(), PauseChanged: t.pauseChanged, Stamp: t.stamp})
 	}
 	return out
 }

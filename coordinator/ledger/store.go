@@ -73,6 +73,8 @@ type Applied struct {
 	PauseChanged bool
 	// Restored is true when the whole ledger was replaced from a snapshot.
 	Restored bool
+	// Stamp is the latest leader time of the batch's commands; zero when none carried one.
+	Stamp time.Time
 }
 
 // Ledger is the node ledger in one bbolt file. It is the Raft FSM (see FSM) and answers
