@@ -53,6 +53,13 @@ func framework(cfg *config.Config, logTo io.Writer) (*choria.Framework, error) {
 	if err != nil {
 		return nil, fmt.Errorf("choria framework from %s: %w", cfg.ChoriaConfig, err)
 	}
+	if cfg.EdgeName != "" {
+		// go-choria's provision agent keys a node's lock on sender id and caller id, and every
+		// edge of a region may share one client configuration (so both ids): sending as the
+		// edge's own name lets the lock tell them apart. Set after the framework is built, so
+		// the certificate name go-choria took from the configured identity (as root) stays.
+		fw.Config.Identity = cfg.EdgeName
+	}
 	return fw, nil
 }
 

@@ -120,7 +120,8 @@ type Config struct {
 	ChoriaIdentity string
 	// Region is the region whose nodes this edge provisions (region; default site, else "default").
 	Region string
-	// EdgeName names this edge to the coordinator (edge_name); "" means the caller uses its Choria identity.
+	// EdgeName names this edge to the coordinator and is the sender id of its Choria requests, on
+	// which nodes key their provisioning lock (edge_name); "" means its Choria identity for both.
 	EdgeName string
 	// HelperTimeout bounds one helper call (helper_timeout).
 	HelperTimeout time.Duration

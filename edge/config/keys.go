@@ -71,7 +71,7 @@ func allKeys() []key {
 		{name: "choria_config", kind: kString, flag: "choria-config", usage: "Choria client configuration file (default: Choria's user configuration if it exists)"},
 		{name: "choria_identity", kind: kString, flag: "choria-identity", usage: "Choria identity to connect as, instead of the client configuration's"},
 		{name: "region", kind: kString, flag: "region", usage: "region to provision (default: site, else \"default\")"},
-		{name: "edge_name", kind: kString, flag: "edge-name", usage: "this edge's name (default: its Choria identity)"},
+		{name: "edge_name", kind: kString, flag: "edge-name", usage: "this edge's name, also the sender id of its Choria requests (default: its Choria identity)"},
 		{name: "helper_timeout", kind: kDuration, def: "10s", usage: "time limit of one helper call"},
 		{name: "helper_persistent", kind: kBool, flag: "helper-persistent", usage: "keep one helper process for many requests"},
 		{name: "log_format", kind: kString, def: LogText, flag: "log-format", usage: "text or json"},
