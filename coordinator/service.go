@@ -52,6 +52,8 @@ type Config struct {
 	RaftNoSync   bool
 	// RaftTLS runs the Raft transport over (mutual) TLS; see raftnode.Config.TLS.
 	RaftTLS *tls.Config
+	// RaftMemberName is the DNS name members' certificates carry over Raft TLS (raftnode.Config.MemberName).
+	RaftMemberName string
 	// RaftDial replaces the Raft dialer (tests insert a TCP proxy to partition members).
 	RaftDial func(address string, timeout time.Duration) (net.Conn, error)
 	// MemberClient is the HTTP client this member uses towards other members' APIs (the one that
@@ -87,6 +89,7 @@ func (c Config) raftConfig(log *slog.Logger) raftnode.Config {
 		TrailingLogs:      c.TrailingLogs,
 		NoSync:            c.RaftNoSync,
 		TLS:               c.RaftTLS,
+		MemberName:        c.RaftMemberName,
 		Dial:              c.RaftDial,
 		Logger:            log,
 	}

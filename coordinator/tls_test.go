@@ -4,7 +4,10 @@ package coordinator_test
 
 import (
 	"crypto/tls"
+	"errors"
 	"net"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,4 +36,28 @@ func TestCluster_RaftOverMutualTLS(t *testing.T) {
 	if err == nil {
 		t.Fatal("a raft member accepted a peer whose certificate it cannot verify")
 	}
+}
+
+// TestCluster_RaftRefusesACertificateOfTheCAThatIsNotAMembers: edges' and the status page's
+// certificates come from the members' CA; one of them must not open the Raft port (where it
+// could pose as a leader at a higher term and commit commands), and the member's log names it.
+func TestCluster_RaftRefusesACertificateOfTheCAThatIsNotAMembers(t *testing.T) {
+	ca := testutil.NewCA(t, "muster test ca")
+	c := newCluster(t, 1, false)
+	c.logs = &syncBuffer{}
+	c.raftTLS = func(id string) *tls.Config { return ca.MutualTLS(t, id) }
+	c.startAll()
+	edge := &tls.Config{Certificates: []tls.Certificate{ca.IssueClient(t, "edge-eu-1")}, RootCAs: ca.Pool, MinVersion: tls.VersionTLS13}
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", c.members[0].svc.BoundRaftAddress(), edge)
+	if err == nil {
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_, err = conn.Read(make([]byte, 1))
+		conn.Close()
+	}
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the raft port accepted an edge's certificate of the members' CA (%v)", err)
+	}
+	waitFor(t, "the refusal logged with the certificate's name", func() bool {
+		return strings.Contains(c.logs.String(), "edge-eu-1") && strings.Contains(c.logs.String(), testutil.MemberName)
+	})
 }

@@ -68,6 +68,8 @@ type TLS struct {
 	Cert string
 	Key  string
 	CA   string
+	// MemberName is the DNS name members' certificates carry (their role in the cluster).
+	MemberName string
 }
 
 // Enabled reports whether the API (and optionally Raft) serve TLS.

@@ -55,6 +55,7 @@ const (
 	KeyTLSCert           = "tls.cert"
 	KeyTLSKey            = "tls.key"
 	KeyTLSCA             = "tls.ca"
+	KeyTLSMemberName     = "tls.member_name"
 	KeyLeaseTTL          = "lease.ttl"
 	KeyLeaseGrace        = "lease.grace"
 	KeyMaxClockDrift     = "lease.max_clock_drift"
@@ -98,6 +99,7 @@ func allKeys() []key {
 		{KeyTLSCert, kString, "", "PEM certificate of this member (enables HTTPS)"},
 		{KeyTLSKey, kString, "", "PEM private key of tls.cert"},
 		{KeyTLSCA, kString, "", "PEM CA that client certificates and other members must chain to"},
+		{KeyTLSMemberName, kString, "member.muster", "DNS name (subject alternative name) every member's certificate carries: the Raft port and member forwards require it, so an edge's or the status page's certificate of the same CA is refused there"},
 		{KeyLeaseTTL, kDuration, 30 * time.Second, "lifetime of a lease between renewals"},
 		{KeyLeaseGrace, kDuration, 5 * time.Second, "time after expiry before a node is offered again (>= lease.max_clock_drift)"},
 		{KeyMaxClockDrift, kDuration, time.Second, "most two monotonic clocks may drift apart over one lease (see coordinator/lease/DESIGN.md)"},

@@ -186,7 +186,7 @@ func parse(v *viper.Viper) (Config, error) {
 			ClientCerts: r.boolean(KeyClientCerts),
 			Insecure:    r.boolean(KeyInsecure),
 		},
-		TLS: TLS{Cert: r.str(KeyTLSCert), Key: r.str(KeyTLSKey), CA: r.str(KeyTLSCA)},
+		TLS: TLS{Cert: r.str(KeyTLSCert), Key: r.str(KeyTLSKey), CA: r.str(KeyTLSCA), MemberName: r.str(KeyTLSMemberName)},
 		Lease: Lease{
 			TTL:              r.duration(KeyLeaseTTL),
 			Grace:            r.duration(KeyLeaseGrace),

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -139,6 +140,9 @@ func (c *Config) validateTLS() error {
 	if t.CA != "" && t.Cert == "" {
 		return fmt.Errorf("%s: set, but without %s the API does not serve TLS", KeyTLSCA, KeyTLSCert)
 	}
+	if !dnsName(t.MemberName) {
+		return fmt.Errorf("%s: %q is not a DNS name (letters, digits, '-' and '.')", KeyTLSMemberName, t.MemberName)
+	}
 	if c.Raft.TLS && (t.Cert == "" || t.CA == "") {
 		return fmt.Errorf("%s: needs %s, %s and %s", KeyRaftTLS, KeyTLSCert, KeyTLSKey, KeyTLSCA)
 	}
@@ -261,3 +265,21 @@ func (a Auth) String() string {
 
 // GoString keeps %#v from printing the tokens either.
 func (a Auth) GoString() string { return a.String() }
+
+// dnsName reports whether s can be a certificate's DNS subject alternative name.
+func dnsName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -28,6 +28,8 @@ type binding struct {
 	edge    string
 	regions []string
 	unbound string
+	// notMember is the member name an unbound certificate carrying a forward proof lacked.
+	notMember string
 }
 
 type boundSecret struct {
@@ -80,8 +82,15 @@ func (s *Server) certBinding(r *http.Request) binding {
 	if b, ok := s.certEdges[cn]; ok {
 		return b
 	}
-	if len(s.certEdges) > 0 && !s.fromMember(r) {
+	if len(s.certEdges) == 0 {
+		return binding{any: true}
+	}
+	if !s.fromMember(r) {
 		return binding{unbound: cn}
+	}
+	if leaf := r.TLS.VerifiedChains[0][0]; s.memberName != "" && !slices.Contains(leaf.DNSNames, s.memberName) {
+		s.log.Warn("a forward refused: its certificate is not a member's", "certificate", cn, "dns_names", leaf.DNSNames, "member_name", s.memberName)
+		return binding{unbound: cn, notMember: s.memberName}
 	}
 	return binding{any: true}
 }
@@ -97,6 +106,9 @@ func (b binding) permits(req any) error {
 	edge, region, ok := scope(req)
 	if !ok {
 		return nil
+	}
+	if b.notMember != "" {
+		return fmt.Errorf("%w: certificate %s forwards as a member but does not carry the member name %s", errWrongEdge, b.unbound, b.notMember)
 	}
 	if b.unbound != "" {
 		return fmt.Errorf("%w: certificate %s is bound to no edge (auth.edges binds each edge's certificate by its common name)", errWrongEdge, b.unbound)

@@ -3,13 +3,17 @@
 package httpapi_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -95,5 +99,38 @@ func TestCertBinding_TheForwardedHeaderAloneActsAsNoEdge(t *testing.T) {
 	}
 	if n, err := m.svc.Node(ctxT(t), "spoofed-1"); err == nil {
 		t.Fatalf("the spoofed register was applied: %+v", n)
+	}
+}
+
+// TestCertBinding_AForwardNeedsAMembersCertificate: the forward proof lets an unbound certificate
+// act as any edge only when that certificate carries the member name; an edge's or the status
+// page's certificate of the same CA carrying a valid proof is still bound to no edge.
+func TestCertBinding_AForwardNeedsAMembersCertificate(t *testing.T) {
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(), MemberName: testutil.MemberName,
+		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
+	mac := hmac.New(sha256.New, []byte(adminToken))
+	mac.Write([]byte("muster forwarded request v1"))
+	proof := hex.EncodeToString(mac.Sum(nil))
+	register := func(hc *http.Client, id string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+api.PathRegister, strings.NewReader(`{"region":"ams","edge":"edge-1","nodes":[{"identity":"`+id+`"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(api.HeaderForwarded, proof)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	if code, b := register(ca.Client(ca.IssueClient(t, "alice-statuspage")), "spoofed-1"); code != http.StatusForbidden || !strings.Contains(b, "alice-statuspage") || !strings.Contains(b, testutil.MemberName) {
+		t.Fatalf("a forward with the proof on a certificate without the member name: %d %s, want 403 naming the certificate and the member name", code, b)
+	}
+	if n, err := m.svc.Node(ctxT(t), "spoofed-1"); err == nil {
+		t.Fatalf("the spoofed register was applied: %+v", n)
+	}
+	if code, b := register(ca.Client(ca.IssueMember(t, "c2")), "forwarded-1"); code != http.StatusOK {
+		t.Fatalf("a member's forward: %d %s, want 200", code, b)
 	}
 }

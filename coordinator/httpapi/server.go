@@ -35,6 +35,9 @@ type Config struct {
 	// ReadCerts lets a verified client certificate use the admin reads (status, nodes, node, failures)
 	// without the admin token, for the status page; the admin writes still need the token.
 	ReadCerts bool
+	// MemberName, when set, is the DNS name a member's certificate carries: a forward proof lets a
+	// certificate bound to no edge act as any edge only when it carries it (tls.member_name).
+	MemberName string
 	// Insecure opens the edge API without a credential; only for local experiments.
 	Insecure bool
 	// MaxBodyBytes bounds every request body (DefaultMaxBodyBytes when 0).
@@ -63,6 +66,7 @@ type Server struct {
 	proofs      []string // forward proofs derived from the admin tokens (member.go)
 	clientCerts bool
 	readCerts   bool
+	memberName  string
 	insecure    bool
 	maxBody     int64
 	redirect    bool
@@ -86,6 +90,7 @@ func New(svc Service, cfg Config) (*Server, error) {
 		svc:         svc,
 		clientCerts: cfg.ClientCerts,
 		readCerts:   cfg.ReadCerts,
+		memberName:  cfg.MemberName,
 		insecure:    cfg.Insecure,
 		maxBody:     cfg.MaxBodyBytes,
 		redirect:    cfg.Redirect,

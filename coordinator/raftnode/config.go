@@ -40,6 +40,9 @@ type Config struct {
 	// cloned with the peer's host as ServerName, the client config of outgoing connections. Set
 	// Certificates, RootCAs, ClientCAs and ClientAuth=tls.RequireAndVerifyClientCert for mutual TLS.
 	TLS *tls.Config
+	// MemberName is the DNS name both ends' certificates must carry over TLS; empty takes
+	// DefaultMemberName.
+	MemberName string
 	// Dial, when set, replaces net.DialTimeout for outgoing Raft connections (a test inserts a
 	// TCP proxy here to partition the member).
 	Dial func(address string, timeout time.Duration) (net.Conn, error)

@@ -80,7 +80,11 @@ func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
 	if err := n.catchUpFromSnapshot(); err != nil {
 		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}
-	stream, err := newStreamLayer(cfg.Bind, cfg.Advertise, cfg.Dial, cfg.TLS)
+	memberName := cfg.MemberName
+	if memberName == "" {
+		memberName = DefaultMemberName
+	}
+	stream, err := newStreamLayer(cfg.Bind, cfg.Advertise, cfg.Dial, cfg.TLS, memberName, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}

@@ -5,6 +5,7 @@ package raftnode
 import (
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 	"time"
 
@@ -20,7 +21,9 @@ type streamLayer struct {
 
 var _ raft.StreamLayer = (*streamLayer)(nil)
 
-func newStreamLayer(bind, advertise string, dial func(string, time.Duration) (net.Conn, error), tlsConf *tls.Config) (*streamLayer, error) {
+// newStreamLayer listens on bind; with tlsConf every connection, accepted or dialled, is mutual
+// TLS whose peer certificate must carry memberName (memberTLS).
+func newStreamLayer(bind, advertise string, dial func(string, time.Duration) (net.Conn, error), tlsConf *tls.Config, memberName string, log *slog.Logger) (*streamLayer, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", bind, err)
@@ -30,8 +33,10 @@ func newStreamLayer(bind, advertise string, dial func(string, time.Duration) (ne
 			ln.Close()
 			return nil, fmt.Errorf("raft tls: no certificate configured")
 		}
+		tlsConf = memberTLS(tlsConf, memberName, log)
 		ln = tls.NewListener(ln, tlsConf)
 	}
+	ln = deadlineListener{Listener: ln, handshake: handshakeTimeout, idle: idleTimeout}
 	var adv net.Addr = ln.Addr()
 	if advertise != "" {
 		a, err := net.ResolveTCPAddr("tcp", advertise)

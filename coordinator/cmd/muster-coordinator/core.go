@@ -55,6 +55,7 @@ func openCore(cfg config.Config, raftTLS *tls.Config, members *http.Client, logg
 		MemberClient:      members,
 		AdminToken:        cfg.Auth.AdminToken,
 		RaftTLS:           raftTLS,
+		RaftMemberName:    cfg.TLS.MemberName,
 		SnapshotThreshold: cfg.Raft.SnapshotThreshold,
 		SnapshotInterval:  cfg.Raft.SnapshotInterval,
 		Logger:            logger,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/config"
 	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -38,7 +39,7 @@ func TestE2E_TLSWithClientCertificates(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	edgeCert := pki.IssueMember(t, "edge-ams-1")
+	edgeCert := pki.IssueClient(t, "edge-ams-1")
 	edge, err := api.NewClient([]string{follower.apiURL}, api.WithHTTPClient(pki.Client(edgeCert)))
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func TestE2E_TLSWithClientCertificates(t *testing.T) {
 
 	// Another certificate of the CA is bound to no edge: straight to the leader it may not act
 	// as edge-ams-1, even marked forwarded; through the follower its forward is refused alike.
-	operator := pki.IssueMember(t, "operator-statuspage")
+	operator := pki.IssueClient(t, "operator-statuspage")
 	for _, url := range []string{first.apiURL, follower.apiURL} {
 		spoof, _ := api.NewClient([]string{url}, api.WithHTTPClient(pki.Client(operator)), api.WithAttempts(1))
 		if _, err := spoof.Register(ctx, api.RegisterRequest{Region: "ams", Edge: "edge-ams-1", Nodes: []api.RegisterNode{{Identity: "spoofed"}}}); !api.IsCode(err, api.CodeWrongEdge) {
@@ -78,5 +79,22 @@ func TestE2E_TLSWithClientCertificates(t *testing.T) {
 	plain, _ := api.NewClient([]string{"http://" + follower.apiURL[len("https://"):]}, api.WithToken(e2eEdgeToken), api.WithAttempts(1))
 	if _, err := plain.Heartbeat(ctx, api.HeartbeatRequest{Edge: "x", Region: "ams"}); err == nil {
 		t.Fatal("plain HTTP to the HTTPS port was served")
+	}
+}
+
+// TestTLSSetup_RaftRefusesAMemberCertificateWithoutTheMemberName: with raft.tls a member whose
+// own certificate lacks tls.member_name would be refused by every other member; it stops at
+// start and says what to reissue.
+func TestTLSSetup_RaftRefusesAMemberCertificateWithoutTheMemberName(t *testing.T) {
+	pki, dir := testutil.NewCA(t, "muster test CA"), t.TempDir()
+	cfg := config.Config{Raft: config.Raft{TLS: true}}
+	cfg.TLS.Cert, cfg.TLS.Key = testutil.WriteCert(t, dir, "edge", pki.IssueClient(t, "edge-eu-1"))
+	cfg.TLS.CA, cfg.TLS.MemberName = pki.WriteCA(t, dir), testutil.MemberName
+	if _, _, _, err := tlsSetup(cfg); err == nil || !strings.Contains(err.Error(), "tls.member_name="+testutil.MemberName) {
+		t.Fatalf("raft tls with a certificate lacking the member name: %v", err)
+	}
+	cfg.TLS.Cert, cfg.TLS.Key = testutil.WriteCert(t, dir, "member", pki.IssueMember(t, "c1"))
+	if _, _, raft, err := tlsSetup(cfg); err != nil || raft == nil {
+		t.Fatalf("raft tls with a member's certificate: %v", err)
 	}
 }

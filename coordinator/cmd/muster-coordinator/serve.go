@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,6 +92,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		Redirect:      cfg.HTTP.Redirect,
 		ForwardClient: memberHTTP,
 		Self:          cfg.HTTP.Advertise,
+		MemberName:    cfg.TLS.MemberName,
 		Logger:        logger,
 		// The member label, as every muster_coordinator_* metric carries (coordinator/metrics).
 		Registry: prometheus.WrapRegistererWith(prometheus.Labels{"member": cfg.NodeID}, reg),
@@ -211,7 +214,12 @@ func tlsSetup(cfg config.Config) (server *tls.Config, members *http.Client, raft
 	}
 	if cfg.Raft.TLS {
 		// Members authenticate each other both ways: only holders of a certificate from tls.ca
-		// may join the replication stream (config refuses raft.tls without tls.ca).
+		// that carries the member name may join the replication stream (config refuses
+		// raft.tls without tls.ca); a member whose own certificate lacks it would be refused by
+		// every other member, so it says so at start.
+		if err := carriesName(kp, cfg.TLS.MemberName); err != nil {
+			return nil, nil, nil, err
+		}
 		raft = &tls.Config{
 			MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*kp},
 			RootCAs: pool, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
@@ -249,4 +257,19 @@ func edgeCredentials(edges []config.Edge) []httpapi.EdgeCredential {
 		out[i] = httpapi.EdgeCredential{Token: e.Token, Edge: e.Name, Regions: e.Regions}
 	}
 	return out
+}
+
+// carriesName checks that the leaf of kp carries DNS name name, as every member's must.
+func carriesName(kp *tls.Certificate, name string) error {
+	leaf := kp.Leaf
+	if leaf == nil {
+		var err error
+		if leaf, err = x509.ParseCertificate(kp.Certificate[0]); err != nil {
+			return fmt.Errorf("%s: %w", config.KeyTLSCert, err)
+		}
+	}
+	if !slices.Contains(leaf.DNSNames, name) {
+		return fmt.Errorf("%s: the certificate (DNS names %v) does not carry %s=%s as a DNS name: members refuse each other's Raft connections without it; reissue it with that subject alternative name", config.KeyTLSCert, leaf.DNSNames, config.KeyTLSMemberName, name)
+	}
+	return nil
 }

@@ -52,15 +52,22 @@ func NewCA(t testing.TB, name string) *CA {
 	return &CA{cert: cert, der: der, key: key, Pool: pool}
 }
 
+// MemberName is the DNS name a member's certificate carries in the tests (tls.member_name's default).
+const MemberName = "member.muster"
+
 // Issue returns a certificate for 127.0.0.1 named cn with the given extended key usages.
 func (ca *CA) Issue(t testing.TB, cn string, usage ...x509.ExtKeyUsage) tls.Certificate {
+	return ca.issue(t, cn, nil, usage...)
+}
+
+func (ca *CA) issue(t testing.TB, cn string, dnsNames []string, usage ...x509.ExtKeyUsage) tls.Certificate {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage,
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: dnsNames,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
@@ -69,8 +76,15 @@ func (ca *CA) Issue(t testing.TB, cn string, usage ...x509.ExtKeyUsage) tls.Cert
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
-// IssueMember returns a certificate a member presents both as server and as client.
+// IssueMember returns a certificate a member presents both as server and as client: it carries
+// the member name.
 func (ca *CA) IssueMember(t testing.TB, cn string) tls.Certificate {
+	return ca.issue(t, cn, []string{MemberName}, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
+// IssueClient returns a certificate of the cluster's CA that is not a member's (an edge's, the
+// status page's): client and server use, no member name.
+func (ca *CA) IssueClient(t testing.TB, cn string) tls.Certificate {
 	return ca.Issue(t, cn, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
 }
 
