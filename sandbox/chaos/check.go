@@ -38,7 +38,9 @@ type Check struct {
 	Paused []Finding
 	// FaultErrors are faults that could not be injected or undone.
 	FaultErrors []string
-	Err         error
+	// Lin is porcupine's check of the edges' calls to the coordinators in the round.
+	Lin LinCheck
+	Err error
 }
 
 // Finding is one violation with its evidence.
@@ -52,16 +54,16 @@ type Finding struct {
 // OK reports whether the round passed.
 func (c Check) OK() bool {
 	return c.Err == nil && len(c.DoubleProvisioned) == 0 && len(c.NotOnce) == 0 && len(c.Ledger) == 0 && len(c.Unacknowledged) == 0 &&
-		len(c.Lost) == 0 && len(c.Stale) == 0 && len(c.Paused) == 0 && len(c.FaultErrors) == 0
+		len(c.Lost) == 0 && len(c.Stale) == 0 && len(c.Paused) == 0 && len(c.FaultErrors) == 0 && !c.Lin.Failed()
 }
 
 // Summary is one line of counts.
 func (c Check) Summary() string {
 	if c.OK() {
-		return fmt.Sprintf("checks passed (stale attempts refused: %d)", c.StaleRefused)
+		return fmt.Sprintf("checks passed (stale attempts refused: %d; edge call history %s)", c.StaleRefused, c.Lin.Short())
 	}
-	return fmt.Sprintf("CHECKS FAILED: double %d, not once %d, ledger %d, lost %d, results never recorded %d, stale acted %d, acted while paused %d, fault errors %d, error %v",
-		len(c.DoubleProvisioned), len(c.NotOnce), len(c.Ledger), len(c.Lost), len(c.Unacknowledged), len(c.Stale), len(c.Paused), len(c.FaultErrors), c.Err)
+	return fmt.Sprintf("CHECKS FAILED: double %d, not once %d, ledger %d, lost %d, results never recorded %d, stale acted %d, acted while paused %d, fault errors %d, edge call history %s, error %v",
+		len(c.DoubleProvisioned), len(c.NotOnce), len(c.Ledger), len(c.Lost), len(c.Unacknowledged), len(c.Stale), len(c.Paused), len(c.FaultErrors), c.Lin.Short(), c.Err)
 }
 
 // Evidence prints every violation: node, callers, lease ids, tokens, times.
@@ -101,6 +103,15 @@ func (c Check) Evidence() string {
 	}
 	for _, e := range c.FaultErrors {
 		fmt.Fprintf(&b, "FAULT: %s\n", e)
+	}
+	if c.Lin.Err != nil {
+		fmt.Fprintf(&b, "EDGE CALL HISTORY NOT CHECKED: %v\n", c.Lin.Err)
+	}
+	if len(c.Lin.Illegal) > 0 {
+		fmt.Fprintf(&b, "EDGE CALL HISTORY NOT LINEARIZABLE for %d nodes %v (visualization: %s)\n", len(c.Lin.Illegal), c.Lin.Illegal[:min(len(c.Lin.Illegal), 20)], c.Lin.Visualization)
+		for _, e := range c.Lin.Evidence {
+			b.WriteString(e)
+		}
 	}
 	return b.String()
 }

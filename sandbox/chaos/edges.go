@@ -31,13 +31,15 @@ type EdgeSpec struct {
 // Edge is one muster-edge process in cluster mode. It reaches each coordinator member through
 // a proxy of its own, so it can be partitioned from all of them while the others are not.
 type Edge struct {
-	Name     string // its Choria identity, which is also its edge name and its caller id's tail
-	Region   string
-	Proc     *Proc
-	Proxies  []*Proxy
-	Monitor  string // http://127.0.0.1:PORT
-	Restarts int
-	cluster  *Cluster
+	Name    string // its Choria identity, which is also its edge name and its caller id's tail
+	Region  string
+	Proc    *Proc
+	Proxies []*Proxy
+	Monitor string // http://127.0.0.1:PORT
+	// CallHistory is the file the edge records its calls to the coordinators in (call_history).
+	CallHistory string
+	Restarts    int
+	cluster     *Cluster
 }
 
 // Caller is the caller id nodes record for the edge.
@@ -69,6 +71,7 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 		return nil, err
 	}
 	e.Monitor = "http://127.0.0.1:" + strconv.Itoa(port)
+	e.CallHistory = filepath.Join(spec.Dir, e.Name+".calls.jsonl")
 	info := l.Info().Regions[region]
 	helper := shellquote.Join(filepath.Join(spec.BinDir, "muster-helper-sample"), "--persistent",
 		"--broker", info.BrokerURL, "--upgrade", l.UpgradeVersion(), "--ca", info.CA, "--ca-key", info.CAKey)
@@ -85,6 +88,7 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 			"MUSTER_EDGE_FEATURES_PKI=true",
 			"MUSTER_EDGE_LEASE_MARGIN=" + spec.LeaseMargin.String(),
 			"MUSTER_EDGE_BATCH_SIZE=" + strconv.Itoa(spec.BatchSize),
+			"MUSTER_EDGE_CALL_HISTORY=" + e.CallHistory,
 			"MCOLLECTIVE_CERTNAME=" + client.Identity,
 		},
 	}

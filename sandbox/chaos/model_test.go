@@ -3,7 +3,6 @@
 package chaos
 
 import (
-	"math"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -18,8 +17,6 @@ type step struct {
 	in        nodeCall
 	out       nodeAnswer
 }
-
-const never = math.MaxInt64
 
 // at is a call made at call and answered at ret (never: no answer came).
 func at(call, ret int64) func(nodeCall, nodeAnswer) step {

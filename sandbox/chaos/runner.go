@@ -127,6 +127,9 @@ type Runner struct {
 	outMu   sync.Mutex
 	// lastDone is when the previous round's nodes were all provisioned.
 	lastDone time.Time
+	// calls are the edges' call histories; prevSeed is when the previous round's ledger read began.
+	calls    *callLog
+	prevSeed int64
 }
 
 // RoundResult is what one round did and what the checker found.
@@ -158,7 +161,7 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 			opts.Seed = opts.Seed<<8 | uint64(x)
 		}
 	}
-	r := &Runner{opts: opts, rng: mrand.New(mrand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)), out: opts.Out}
+	r := &Runner{opts: opts, rng: mrand.New(mrand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)), out: opts.Out, calls: newCallLog()}
 	r.printf("chaos: seed %d (rerun with SEED=%d), %d rounds, dir %s\n", opts.Seed, opts.Seed, opts.Rounds, opts.Dir)
 	sum := Summary{Seed: opts.Seed, Dir: opts.Dir}
 	defer r.stop()
@@ -379,6 +382,7 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 	// Nodes finished under the reprovision guard would not be queued again: wait it out.
 	sleepCtx(ctx, time.Until(r.lastDone.Add(r.opts.ReprovisionAfter+500*time.Millisecond)))
 	res.StartOffset = r.ledgerOffset(ctx)
+	seed := r.readSeed(ctx)
 	res.Started = time.Now()
 	if i > 1 {
 		for _, reg := range r.lab.Regions() {
@@ -438,6 +442,7 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 	defer ccancel()
 	r.lastDone = time.Now()
 	res.Check = r.check(cctx, res, nodes)
+	res.Check.Lin = r.checkHistory(res, seed)
 	if all, err := recorder.ReadFile(r.lab.ActionsFile()); err == nil {
 		res.Stalls = stalls(res, all)
 		if ev := r.stallEvidence(cctx, res, all, 1500*time.Millisecond); ev != "" {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 )
 
 // Summary is a whole run, printed as a table.
@@ -59,6 +61,7 @@ func (s Summary) LoneStalls() []time.Duration {
 func (s Summary) Print(w io.Writer) {
 	faults := map[Kind]int{}
 	nodes, double, lost, unack, staleActed, staleRefused, paused := 0, 0, 0, 0, 0, 0, 0
+	var lin linTally
 	var durs []time.Duration
 	var total time.Duration
 	for _, r := range s.Rounds {
@@ -72,6 +75,7 @@ func (s Summary) Print(w io.Writer) {
 		staleActed += len(r.Check.Stale)
 		staleRefused += r.Check.StaleRefused
 		paused += len(r.Check.Paused)
+		lin.add(r.Check.Lin)
 		durs = append(durs, r.Done)
 		total += r.Done
 	}
@@ -92,6 +96,7 @@ func (s Summary) Print(w io.Writer) {
 	fmt.Fprintf(tw, "results never recorded\t%d\t(provisioned nodes whose result the ledger refused or never got; ledger disagrees with the fleet; must be 0)\n", unack)
 	fmt.Fprintf(tw, "stale worker attempts\t%d refused, %d accepted\t(accepted must be 0)\n", staleRefused, staleActed)
 	fmt.Fprintf(tw, "acted while paused\t%d\t(must be 0)\n", paused)
+	fmt.Fprintf(tw, "edge call histories\t%s\t(porcupine; not linearizable must be 0, unknown is a timeout: not a pass)\n", lin)
 	lone := s.LoneStalls()
 	switch {
 	case len(lone) > 0:
@@ -108,7 +113,7 @@ func (s Summary) Print(w io.Writer) {
 	if len(durs) > 0 {
 		fmt.Fprintf(tw, "time to provision everything\tmedian %s, max %s per round, %s in all\n", median(durs).Round(time.Millisecond), slices.Max(durs).Round(time.Millisecond), total.Round(time.Millisecond))
 	}
-	fmt.Fprintf(tw, "\nround\tfaults\tnodes\ttime\tstall\tresult\n")
+	fmt.Fprintf(tw, "\nround\tfaults\tnodes\ttime\tstall\thistory\tresult\n")
 	for _, r := range s.Rounds {
 		st := "-"
 		if len(r.Stalls) > 0 {
@@ -122,7 +127,7 @@ func (s Summary) Print(w io.Writer) {
 		if !r.Check.OK() || r.TimedOut {
 			result = "FAILED"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", r.Round, joinKinds(r.Kinds), r.Nodes, r.Done.Round(time.Millisecond), st, result)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Round, joinKinds(r.Kinds), r.Nodes, r.Done.Round(time.Millisecond), st, r.Check.Lin.Short(), result)
 	}
 	tw.Flush()
 }
@@ -134,4 +139,33 @@ func median(ds []time.Duration) time.Duration {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// linTally counts the rounds' linearizability results.
+type linTally struct {
+	ok, unknown, illegal, errs, ops int
+	took                            time.Duration
+}
+
+func (t *linTally) add(l LinCheck) {
+	switch {
+	case l.Err != nil:
+		t.errs++
+	case l.Result == porcupine.Ok:
+		t.ok++
+	case l.Result == porcupine.Unknown:
+		t.unknown++
+	case l.Result == porcupine.Illegal:
+		t.illegal++
+	}
+	t.ops += l.Ops
+	t.took += l.Took
+}
+
+func (t linTally) String() string {
+	s := fmt.Sprintf("%d linearizable, %d unknown, %d NOT linearizable (%d operations checked in %s)", t.ok, t.unknown, t.illegal, t.ops, t.took.Round(time.Millisecond))
+	if t.errs > 0 {
+		s += fmt.Sprintf(", %d not checked (history unreadable)", t.errs)
+	}
+	return s
 }

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/seed96588659/muster/edge/callhistory"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// never is the return time of a call that may take effect at any time after it was made.
+const never = math.MaxInt64
+
+// edgeCall is one call of an edge's recorded history, with the request and what came back.
+type edgeCall struct {
+	Edge string
+	Kind api.CallKind
+	// Call and Return are CLOCK_MONOTONIC readings; Return is never while no answer came, or
+	// when the failure does not say whether the call took effect.
+	Call, Return int64
+	Wall         time.Time
+	Answer       answerKind
+	Code         api.Code
+	Error        string
+
+	Register *api.RegisterRequest
+	Acquire  *api.AcquireRequest
+	Renew    *api.RenewRequest
+	Report   *api.ReportRequest
+	Granted  *api.Lease // an acquire's lease, nil when none was granted
+	Renewed  *api.Lease
+	Reported *api.ReportResponse
+}
+
+// definite are the refusals that say the call changed nothing and why; any other failure
+// (no leader, a timeout, a lost connection) leaves open whether it took effect.
+func definite(c api.Code) bool {
+	switch c {
+	case api.CodeUnknownLease, api.CodeTokenMismatch, api.CodeLeaseExpired, api.CodeWrongEdge, api.CodeWrongRegion:
+		return true
+	}
+	return false
+}
+
+// callLog gathers the edges' call histories as their files grow.
+type callLog struct {
+	offsets map[string]int64
+	// open are the calls read without their return yet, by run and sequence.
+	open  map[string]*edgeCall
+	calls []*edgeCall
+}
+
+func newCallLog() *callLog {
+	return &callLog{offsets: map[string]int64{}, open: map[string]*edgeCall{}}
+}
+
+// read takes in what the files gained since the last read.
+func (l *callLog) read(paths []string) error {
+	for _, p := range paths {
+		recs, off, err := callhistory.ReadFrom(p, l.offsets[p])
+		l.offsets[p] = off
+		for _, rec := range recs {
+			if e := l.take(rec); e != nil {
+				return fmt.Errorf("%s: %w", p, e)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *callLog) take(rec callhistory.Record) error {
+	key := fmt.Sprintf("%s/%d", rec.Run, rec.Seq)
+	if rec.Phase == callhistory.PhaseCall {
+		c := &edgeCall{Edge: rec.Edge, Kind: rec.Kind, Call: rec.Mono, Return: never, Wall: rec.Wall, Answer: unknown}
+		var target any
+		switch rec.Kind {
+		case api.CallRegister:
+			c.Register = &api.RegisterRequest{}
+			target = c.Register
+		case api.CallAcquire:
+			c.Acquire = &api.AcquireRequest{}
+			target = c.Acquire
+		case api.CallRenew:
+			c.Renew = &api.RenewRequest{}
+			target = c.Renew
+		case api.CallReport:
+			c.Report = &api.ReportRequest{}
+			target = c.Report
+		default:
+			return fmt.Errorf("call %s: unknown kind %q", key, rec.Kind)
+		}
+		if err := json.Unmarshal(rec.Request, target); err != nil {
+			return fmt.Errorf("call %s: request: %w", key, err)
+		}
+		l.open[key] = c
+		l.calls = append(l.calls, c)
+		return nil
+	}
+	c := l.open[key]
+	if c == nil {
+		return fmt.Errorf("return %s of a call not recorded", key)
+	}
+	delete(l.open, key)
+	c.Error, c.Code = rec.Error, rec.Code
+	switch {
+	case rec.Error != "" && definite(rec.Code):
+		c.Answer, c.Return = refused, rec.Mono
+	case rec.Error != "":
+		return nil // unknown, at any time from the call on
+	default:
+		c.Answer, c.Return = answered, rec.Mono
+		switch c.Kind {
+		case api.CallAcquire:
+			var r api.AcquireResponse
+			if err := json.Unmarshal(rec.Response, &r); err != nil {
+				return fmt.Errorf("return %s: answer: %w", key, err)
+			}
+			c.Granted = r.Lease
+		case api.CallRenew:
+			var r api.RenewResponse
+			if err := json.Unmarshal(rec.Response, &r); err != nil {
+				return fmt.Errorf("return %s: answer: %w", key, err)
+			}
+			c.Renewed = &r.Lease
+		case api.CallReport:
+			c.Reported = &api.ReportResponse{}
+			if err := json.Unmarshal(rec.Response, c.Reported); err != nil {
+				return fmt.Errorf("return %s: answer: %w", key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// window is the part of the history a round checks: every call that may have taken effect
+// after from (the ledger read that starts the round). A call that never got an answer is
+// counted only from after prev (the round before's read): it takes effect within a round or not
+// at all, and kept for ever it would excuse every later round.
+func (l *callLog) window(from, prev int64) []*edgeCall {
+	var out []*edgeCall
+	for _, c := range l.calls {
+		if c.Call >= from || c.Return >= from && (c.Return != never || c.Call >= prev) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// seedRead is the ledger's nodes as the runner read them between two clock readings.
+type seedRead struct {
+	Start, End int64
+	Nodes      map[string]api.Node
+}
+
+// project turns a window's calls (and the ledger read that starts it) into porcupine's
+// operations, one per call and node the call concerns.
+func project(calls []*edgeCall, seed *seedRead) []porcupine.Operation {
+	// A renewal names a lease, not nodes: it concerns every node the window shows in that lease.
+	leaseNodes := map[string]map[string]bool{}
+	addNodes := func(id string, nodes []string) {
+		if leaseNodes[id] == nil {
+			leaseNodes[id] = map[string]bool{}
+		}
+		for _, n := range nodes {
+			leaseNodes[id][n] = true
+		}
+	}
+	for _, c := range calls {
+		switch {
+		case c.Granted != nil:
+			addNodes(c.Granted.ID, c.Granted.Nodes)
+		case c.Renewed != nil:
+			addNodes(c.Renewed.ID, c.Renewed.Nodes)
+		}
+	}
+	if seed != nil {
+		for id, n := range seed.Nodes {
+			if n.State == api.StateLeased && n.LeaseID != "" {
+				addNodes(n.LeaseID, []string{id})
+			}
+		}
+	}
+
+	var ops []porcupine.Operation
+	add := func(c *edgeCall, in nodeCall, out nodeAnswer) {
+		out.Kind, out.Code = c.Answer, c.Code
+		ops = append(ops, porcupine.Operation{Input: in, Output: out, Call: c.Call, Return: c.Return, Metadata: c.describe()})
+	}
+	for _, c := range calls {
+		switch c.Kind {
+		case api.CallRegister:
+			for _, n := range c.Register.Nodes {
+				add(c, nodeCall{Kind: c.Kind, Edge: c.Register.Edge, Node: n.Identity}, nodeAnswer{})
+			}
+		case api.CallAcquire:
+			// Only a grant names nodes; a grant whose answer was lost never reached the edge,
+			// which then never renews or reports it: no answer the model checks depends on it.
+			if c.Granted == nil {
+				continue
+			}
+			g := leaseRef{ID: c.Granted.ID, Token: c.Granted.Token, Edge: c.Granted.Edge}
+			for _, n := range c.Granted.Nodes {
+				add(c, nodeCall{Kind: c.Kind, Edge: c.Acquire.Edge, Node: n}, nodeAnswer{Lease: g})
+			}
+		case api.CallRenew:
+			req := leaseRef{ID: c.Renew.LeaseID, Token: c.Renew.Token, Edge: c.Renew.Edge}
+			var ans nodeAnswer
+			listed := map[string]bool{}
+			if c.Renewed != nil {
+				ans.Lease = leaseRef{ID: c.Renewed.ID, Token: c.Renewed.Token, Edge: c.Renewed.Edge}
+				for _, n := range c.Renewed.Nodes {
+					listed[n] = true
+				}
+			}
+			for _, n := range sortedKeys(leaseNodes[req.ID]) {
+				a := ans
+				a.Listed = listed[n]
+				add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: n, Lease: req}, a)
+			}
+		case api.CallReport:
+			req := leaseRef{ID: c.Report.LeaseID, Token: c.Report.Token, Edge: c.Report.Edge}
+			applied, mentioned := map[string]bool{}, map[string]bool{}
+			if c.Reported != nil {
+				for _, n := range c.Reported.Applied {
+					applied[n], mentioned[n] = true, true
+				}
+				for _, r := range c.Reported.Rejected {
+					mentioned[r.Identity] = true
+				}
+			}
+			done := map[string]bool{}
+			for _, r := range c.Report.Results {
+				if done[r.Identity] {
+					continue
+				}
+				done[r.Identity] = true
+				a := nodeAnswer{Applied: applied[r.Identity], Missing: c.Answer == answered && !mentioned[r.Identity]}
+				add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: r.Identity, Lease: req, RequestID: c.Report.RequestID, Outcome: r.Outcome}, a)
+			}
+		}
+	}
+	if seed != nil {
+		// A node nothing in the window names needs no check.
+		named := map[string]bool{}
+		for _, op := range ops {
+			named[op.Input.(nodeCall).Node] = true
+		}
+		for _, id := range sortedKeys(seed.Nodes) {
+			n := seed.Nodes[id]
+			if !named[id] {
+				continue
+			}
+			seen := observed{State: n.State}
+			if n.State == api.StateLeased {
+				seen.Lease = leaseRef{ID: n.LeaseID, Token: n.LeaseToken, Edge: n.Edge}
+			}
+			ops = append(ops, porcupine.Operation{Input: nodeCall{Kind: kindObserve, Node: id}, Output: nodeAnswer{Seen: seen},
+				Call: seed.Start, Return: seed.End, Metadata: "the chaos runner's read of the ledger before the round"})
+		}
+	}
+	laneByNode(ops)
+	return ops
+}
+
+// laneByNode numbers each node's operations into lanes of calls that do not overlap in time
+// (porcupine's ClientId), so the visualization draws concurrent calls apart.
+func laneByNode(ops []porcupine.Operation) {
+	idx := make([]int, len(ops))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if ops[a].Call != ops[b].Call {
+			if ops[a].Call < ops[b].Call {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	busy := map[string][]int64{} // node -> each lane's last return
+	for _, i := range idx {
+		n := ops[i].Input.(nodeCall).Node
+		lanes := busy[n]
+		lane := slices.IndexFunc(lanes, func(until int64) bool { return until < ops[i].Call })
+		if lane < 0 {
+			lane = len(lanes)
+			lanes = append(lanes, 0)
+		}
+		lanes[lane] = ops[i].Return
+		busy[n] = lanes
+		ops[i].ClientId = lane
+	}
+}
+
+// describe is the call as the visualization shows it beside the model's description.
+func (c *edgeCall) describe() string {
+	s := fmt.Sprintf("%s %s sent %s", c.Edge, c.Kind, c.Wall.UTC().Format("15:04:05.000"))
+	switch {
+	case c.Acquire != nil:
+		s += " request " + c.Acquire.RequestID
+	case c.Report != nil:
+		s += " request " + c.Report.RequestID
+	}
+	if c.Error != "" {
+		s += "; " + c.Error
+	}
+	return s
+}
