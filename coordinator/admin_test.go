@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -173,23 +174,33 @@ func TestService_AdminReadsMembershipAndMetrics(t *testing.T) {
 	}
 }
 
-func TestService_BadRegisterChangesNothing(t *testing.T) {
+// TestService_BadNodesOfARegisterAreRefusedAloneByName: an empty identity, and a node leased in
+// another region, are refused by name; the other node of each request is recorded and the leased
+// node is left as it was.
+func TestService_BadNodesOfARegisterAreRefusedAloneByName(t *testing.T) {
 	c := newCluster(t, 1, false)
 	leader := c.startAll()
 	c.register("eu", "a")
 	c.acquire("edge-a", "eu", 1)
-	before, _ := leader.svc.Ledger().Digest()
-	for _, req := range []api.RegisterRequest{
-		{Region: "eu", Edge: "e", Nodes: []api.RegisterNode{{Identity: "ok"}, {Identity: ""}}},
-		{Region: "us", Edge: "e", Nodes: []api.RegisterNode{{Identity: "ok"}, {Identity: "a"}}},
+	for _, tc := range []struct {
+		req      api.RegisterRequest
+		bad, why string
+	}{
+		{api.RegisterRequest{Region: "eu", Edge: "e", Nodes: []api.RegisterNode{{Identity: "ok1"}, {Identity: ""}}}, "", "nodes[1].identity: must not be empty"},
+		{api.RegisterRequest{Region: "us", Edge: "e", Nodes: []api.RegisterNode{{Identity: "ok2"}, {Identity: "a"}}}, "a", "node a is in region eu, not us"},
 	} {
-		if _, err := leader.svc.Register(context.Background(), req); err == nil {
-			t.Fatalf("register %+v accepted", req)
+		resp, err := leader.svc.Register(context.Background(), tc.req)
+		if err != nil || resp.Added != 1 || len(resp.Rejected) != 1 || resp.Rejected[0].Identity != tc.bad || !strings.Contains(resp.Rejected[0].Reason, tc.why) {
+			t.Fatalf("register %+v: %+v %v; want one added and %q refused with %q", tc.req, resp, err, tc.bad, tc.why)
 		}
 	}
-	after, _ := leader.svc.Ledger().Digest()
-	if string(before) != string(after) {
-		t.Fatal("a refused registration changed the ledger")
+	if n := c.nodeOnEvery("a"); n.Region != "eu" || n.State != api.StateLeased {
+		t.Fatalf("the leased node after another region's register: %+v", n)
+	}
+	for _, id := range []string{"ok1", "ok2"} {
+		if _, err := leader.svc.Node(context.Background(), id); err != nil {
+			t.Fatalf("%s not recorded beside the refused node: %v", id, err)
+		}
 	}
 }
 

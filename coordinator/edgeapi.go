@@ -5,16 +5,16 @@ package coordinator
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// Register records nodes an edge found in provisioning mode; repeating it is harmless. Large
-// requests are split into ledger batches; a node refused by the ledger (for example one leased in
-// another region) is named in the error while the others are recorded.
+// Register records nodes an edge found in provisioning mode; repeating it is harmless. Each node
+// the API or the ledger refuses (an identity it does not take, a node of another region) is named
+// in the answer's Rejected and the others are recorded, so one bad node never blocks a region's
+// discovery. Large requests are split into ledger batches.
 // registerChunk is how many nodes one register command carries. A command is decoded whole on
 // every member; 1,000-node commands keep the heap of a bulk load of a million nodes near 50 MB,
 // where ledger.MaxBatch-sized ones took it to 194 MB, at the same load time.
@@ -25,18 +25,29 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	ids := make([]string, len(req.Nodes))
-	for i, n := range req.Nodes {
+	nodes, rejected := req.SplitNodes()
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
 		ids[i] = n.Identity
 	}
-	if err := s.ledger.CheckRegister(req.Region, ids); err != nil {
+	refused, err := s.ledger.RegisterRefusals(req.Region, ids)
+	if err != nil {
 		return resp, fmt.Errorf("register %d nodes of %s in %s: %w", len(ids), req.Edge, req.Region, err)
 	}
+	if len(refused) > 0 {
+		kept := nodes[:0]
+		for _, n := range nodes {
+			if err := refused[n.Identity]; err != nil {
+				rejected = append(rejected, api.RejectedResult{Identity: n.Identity, Reason: err.Error()})
+				continue
+			}
+			kept = append(kept, n)
+		}
+		nodes = kept
+	}
 	policy := s.leases.Load().Config().Policy
-	var rejected []string
-	var firstErr error
-	for start := 0; start < len(req.Nodes); start += registerChunk {
-		chunk := req.Nodes[start:min(start+registerChunk, len(req.Nodes))]
+	for start := 0; start < len(nodes); start += registerChunk {
+		chunk := nodes[start:min(start+registerChunk, len(nodes))]
 		now, err := s.stamp()
 		if err != nil {
 			return resp, fmt.Errorf("register %d nodes of %s in %s: %w", len(chunk), req.Edge, req.Region, err)
@@ -54,26 +65,12 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 		resp.Requeued += r.Requeued
 		resp.Unchanged += r.Unchanged
 		for _, rej := range r.Rejected {
-			rejected = append(rejected, rej.Reason)
-			if firstErr == nil {
-				firstErr = rej.Err
-			}
+			rejected = append(rejected, api.RejectedResult{Identity: rej.Identity, Reason: rej.Reason})
 		}
 	}
-	if firstErr != nil {
-		return resp, &refusedError{msg: fmt.Sprintf("register: %d node(s) refused: %s", len(rejected), strings.Join(rejected, "; ")), err: firstErr}
-	}
+	resp.Rejected = rejected
 	return resp, nil
 }
-
-// refusedError carries its reasons in the message and the first one's sentinel for errors.Is.
-type refusedError struct {
-	msg string
-	err error
-}
-
-func (e *refusedError) Error() string { return e.msg }
-func (e *refusedError) Unwrap() error { return e.err }
 
 // Acquire grants a lease on up to req.MaxNodes waiting nodes of req.Region, waiting up to req.Wait
 // (long poll). An empty response means nothing became eligible in time, or Paused.
@@ -140,9 +137,15 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	// Outcomes the cluster protocol cannot record on every member yet are refused by name here,
-	// and only the rest is proposed: in the log they would fail the whole report.
-	results, held, err := s.ledger.Recordable(toLedgerResults(req.Results))
+	// Results the API does not take, and outcomes the cluster protocol cannot record on every
+	// member yet, are refused by name here and only the rest is proposed: in the log they would
+	// fail the whole report.
+	valid, invalid := req.SplitResults()
+	resp.Rejected = append(resp.Rejected, invalid...)
+	if len(valid) == 0 {
+		return resp, nil
+	}
+	results, held, err := s.ledger.Recordable(toLedgerResults(valid))
 	if err != nil {
 		return resp, fmt.Errorf("report of lease %s: read cluster protocol: %w", req.LeaseID, err)
 	}

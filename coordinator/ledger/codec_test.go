@@ -342,9 +342,9 @@ func encodeNodeV1(n *Node) []byte {
 	return b
 }
 
-// BenchmarkCheckRegister_KnownNodes is the leader's pre-check of a discovery cycle that sees
+// BenchmarkRegisterRefusals_KnownNodes is the leader's pre-check of a discovery cycle that sees
 // 10000 nodes again, each with facts and a full history.
-func BenchmarkCheckRegister_KnownNodes(b *testing.B) {
+func BenchmarkRegisterRefusals_KnownNodes(b *testing.B) {
 	h := newHarness(b)
 	ids := make([]string, MaxBatch)
 	nodes := make([]RegisterNode, MaxBatch)
@@ -355,8 +355,8 @@ func BenchmarkCheckRegister_KnownNodes(b *testing.B) {
 	mustResult[*RegisterResult](b, h.apply(&Register{Now: t0, Policy: testPolicy(), Nodes: nodes}))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := h.l.CheckRegister("eu", ids); err != nil {
-			b.Fatal(err)
+		if refused, err := h.l.RegisterRefusals("eu", ids); err != nil || len(refused) > 0 {
+			b.Fatal(refused, err)
 		}
 	}
 }

@@ -427,26 +427,52 @@ func TestLedger_WrongEdgeOrRegionRefused(t *testing.T) {
 	}
 }
 
-func TestLedger_CheckRegisterRefusesWholeRequests(t *testing.T) {
+// TestLedger_RegisterRefusalsNameEachNode: the leader's check before a registration refuses a
+// bad region whole and each bad node alone: an invalid or repeated identity, and a node of another
+// region, leased or not (an edge of one region must not take over another's nodes).
+func TestLedger_RegisterRefusalsNameEachNode(t *testing.T) {
 	h := newHarness(t)
 	h.register(t0, "eu", "a", "b")
 	h.grant(t0, "e", "eu", 1)
+	if _, err := h.l.RegisterRefusals("", []string{"c"}); !errors.Is(err, ErrBadCommand) {
+		t.Fatalf("a register without region: %v, want it refused whole", err)
+	}
 	for _, tc := range []struct {
 		region string
 		ids    []string
+		bad    string
 		want   error
 	}{
-		{"eu", []string{"c", ""}, ErrBadCommand},
-		{"eu", []string{"c", "c"}, ErrBadCommand},
-		{"", []string{"c"}, ErrBadCommand},
-		{"us", []string{"c", "a"}, ErrWrongRegion},
+		{"eu", []string{"c", ""}, "", ErrBadCommand},
+		{"eu", []string{"c", "c"}, "c", ErrBadCommand},
+		{"us", []string{"c", "a"}, "a", ErrWrongRegion},
+		{"us", []string{"c", "b"}, "b", ErrWrongRegion},
 	} {
-		if err := h.l.CheckRegister(tc.region, tc.ids); !errors.Is(err, tc.want) {
-			t.Errorf("CheckRegister(%q, %q) = %v, want %v", tc.region, tc.ids, err, tc.want)
+		refused, err := h.l.RegisterRefusals(tc.region, tc.ids)
+		if err != nil || len(refused) != 1 || !errors.Is(refused[tc.bad], tc.want) {
+			t.Errorf("RegisterRefusals(%q, %q) = %v, %v; want only %q refused with %v", tc.region, tc.ids, refused, err, tc.bad, tc.want)
 		}
 	}
-	if err := h.l.CheckRegister("us", []string{"c", "b"}); err != nil {
-		t.Fatalf("a waiting node may move region: %v", err)
+}
+
+// TestLedger_RegisterNeverMovesAKnownNodeToAnotherRegion: from cluster protocol 3 a registration
+// naming another region leaves a known node, its region and facts as they were and refuses it by
+// name; at protocol 2 a node not leased moves, as the builds before applied it.
+func TestLedger_RegisterNeverMovesAKnownNodeToAnotherRegion(t *testing.T) {
+	for _, v := range []int{regionProtocol - 1, Protocol} {
+		h := newHarnessAt(t, v)
+		h.apply(&Register{Now: t0, Edge: "e-us", Policy: testPolicy(), Nodes: []RegisterNode{{Identity: "u1", Region: "us", Facts: []byte(`{"dc":"us"}`)}}})
+		r := mustResult[*RegisterResult](t, h.apply(&Register{Now: t0.Add(time.Second), Edge: "e-eu", Policy: testPolicy(), Nodes: []RegisterNode{{Identity: "u1", Region: "eu", Facts: []byte(`{"dc":"eu"}`)}}}))
+		n := h.node("u1")
+		if v < regionProtocol {
+			if n.Region != "eu" || len(r.Rejected) != 0 {
+				t.Fatalf("protocol %d: u1 %+v, result %+v; want the older build's move", v, n, r)
+			}
+			continue
+		}
+		if n.Region != "us" || string(n.Facts) != `{"dc":"us"}` || len(r.Rejected) != 1 || !errors.Is(r.Rejected[0].Err, ErrWrongRegion) {
+			t.Fatalf("protocol %d: u1 %+v, result %+v; want it left in us and refused by name", v, n, r)
+		}
 	}
 }
 

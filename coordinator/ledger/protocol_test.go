@@ -3,8 +3,8 @@
 package ledger
 
 import (
-	"fmt"
 	"bytes"
+	"fmt"
 	"io"
 	"path/filepath"
 	"reflect"

@@ -257,41 +257,53 @@ func (l *Ledger) Members() (map[string]string, error) {
 	return out, err
 }
 
-// CheckRegister reports, before anything is proposed, why a registration of ids in region would
-// be refused: a bad identity or region, or a node leased in another region. The ledger checks
-// again when it applies; this lets the leader refuse a whole request instead of half of it.
-func (l *Ledger) CheckRegister(region string, ids []string) error {
+// RegisterRefusals is the leader's check of a registration of ids in region before it proposes
+// anything: each node it would refuse, by identity (an invalid or repeated identity, a node of
+// another region, which only an operator's move changes), so the others are registered. A bad
+// region or an oversized request is refused whole (err).
+func (l *Ledger) RegisterRefusals(region string, ids []string) (map[string]error, error) {
 	if err := validID("region", region); err != nil {
-		return err
+		return nil, err
 	}
 	if len(ids) > MaxBatch*100 {
-		return errorf("register of %d nodes is too large", len(ids))
+		return nil, errorf("register of %d nodes is too large", len(ids))
 	}
+	refused := map[string]error{}
 	seen := make(map[string]struct{}, len(ids))
 	for _, id := range ids {
 		if err := validID("node identity", id); err != nil {
-			return err
+			refused[id] = err
+			continue
 		}
 		if _, dup := seen[id]; dup {
-			return errorf("node %s listed twice", id)
+			refused[id] = errorf("node %s listed twice", id)
 		}
 		seen[id] = struct{}{}
 	}
-	return l.view(func(tx *bolt.Tx) error {
+	err := l.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketNodes)
 		for _, id := range ids {
+			if refused[id] != nil {
+				continue
+			}
 			v := b.Get([]byte(id))
 			if v == nil {
 				continue
 			}
-			nRegion, state, err := decodeNodeHead(v)
+			nRegion, _, err := decodeNodeHead(v)
 			if err != nil {
 				return fmt.Errorf("decode node %q: %w", id, err)
 			}
-			if nRegion != region && state == api.StateLeased {
-				return fmt.Errorf("%w: node %s is leased in region %s, not %s", ErrWrongRegion, id, nRegion, region)
+			if nRegion != region {
+				refused[id] = otherRegion(id, nRegion, region)
 			}
 		}
 		return nil
 	})
+	return refused, err
+}
+
+// otherRegion refuses a registration of node id, of region has, in region named.
+func otherRegion(id, has, named string) error {
+	return fmt.Errorf("%w: node %s is in region %s, not %s; only an operator's move changes a node's region", ErrWrongRegion, id, has, named)
 }

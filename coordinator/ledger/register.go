@@ -4,10 +4,13 @@ package ledger
 
 import (
 	"bytes"
-	"fmt"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
+
+// regionProtocol is the cluster protocol from which a registration never moves a known node to
+// another region.
+const regionProtocol = 3
 
 func applyRegister(t *txn, c *Register) (any, error) {
 	if err := validBatch(c.Now, c.Policy, len(c.Nodes), "register", "nodes"); err != nil {
@@ -43,8 +46,11 @@ func applyRegister(t *txn, c *Register) (any, error) {
 			res.Added++
 			continue
 		}
-		if old.Region != rn.Region && old.State == api.StateLeased {
-			res.Rejected = append(res.Rejected, reject(rn.Identity, fmt.Errorf("%w: node %s is leased in region %s, not %s", ErrWrongRegion, rn.Identity, old.Region, rn.Region)))
+		// A registration names the region of the edge that saw the node; from regionProtocol on
+		// it never moves a known node (another region's edge could take it over), below it only a
+		// leased one stays, as the builds before applied it.
+		if old.Region != rn.Region && (old.State == api.StateLeased || readProtocol(t.meta) >= regionProtocol) {
+			res.Rejected = append(res.Rejected, reject(rn.Identity, otherRegion(rn.Identity, old.Region, rn.Region)))
 			continue
 		}
 		n := *old

@@ -152,7 +152,8 @@ func TestRetry_RefusesLeasedUnknownAndNotFinalNodesByName(t *testing.T) {
 // The leader selects a region's nodes, then proposes: a node that left the selected state or
 // region before the command applied is skipped.
 func TestRetry_StateAndRegionGuardsSkipNodesThatMovedSinceSelection(t *testing.T) {
-	h := newHarness(t)
+	// At protocol 2 a registration still moves a node that is not leased (regionProtocol).
+	h := newHarnessAt(t, regionProtocol-1)
 	h.register(t0, "eu", "a", "b")
 	at := abandon(t, h, t0, "a")
 	at = abandon(t, h, at, "b")

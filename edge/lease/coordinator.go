@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -87,7 +88,14 @@ func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) 
 			continue
 		}
 		seen[f.Identity] = true
-		req.Nodes = append(req.Nodes, api.RegisterNode{Identity: f.Identity})
+		n := api.RegisterNode{Identity: f.Identity}
+		// A server announcing an identity the API does not take (a space, a '/', too long)
+		// would only be refused there; it is left out here, where the operator reads why.
+		if err := api.CheckNode(len(req.Nodes), n); err != nil {
+			c.o.Logger.Warn("a node discovery found is not registered: the coordinator API does not take its identity", "identity", f.Identity, "error", err)
+			continue
+		}
+		req.Nodes = append(req.Nodes, n)
 	}
 	if len(req.Nodes) == 0 {
 		return 0, nil
@@ -95,6 +103,9 @@ func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) 
 	resp, err := c.o.Client.Register(ctx, req)
 	if err != nil {
 		return 0, fmt.Errorf("register %d nodes of %s: %w", len(req.Nodes), c.o.Region, err)
+	}
+	for _, r := range resp.Rejected {
+		c.o.Logger.Warn("the coordinator did not register a node", "identity", r.Identity, "reason", r.Reason)
 	}
 	return resp.Added + resp.Requeued, nil
 }
@@ -214,6 +225,7 @@ func Stale(err error) bool {
 // outcomes instead of being applied twice; tries go on for ReportFor while the cluster is
 // unavailable.
 func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+	results = c.fit(results)
 	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region, Results: results, RequestID: newRequestID()}
 	deadline := time.Now().Add(c.o.ReportFor)
 	delay := 100 * time.Millisecond
@@ -238,6 +250,26 @@ func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.Nod
 		}
 		delay = min(2*delay, 2*time.Second)
 	}
+}
+
+// fit makes every result one the API takes (api.FitResult), so no result is refused for a
+// field the node sent (a 5,000-byte version string); each change is logged with the node.
+func (c *Coordinator) fit(results []api.NodeResult) []api.NodeResult {
+	out, copied := results, false
+	for i, r := range results {
+		fitted, notes := api.FitResult(r)
+		if len(notes) == 0 {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(results), true // the caller's slice stays as it was
+		}
+		out[i] = fitted
+		for _, n := range notes {
+			c.o.Logger.Warn("a result is made to fit the coordinator API", "identity", r.Identity, "change", n)
+		}
+	}
+	return out
 }
 
 // retryableStatus is an answer another try may change: the cluster between leaders or busy.

@@ -63,6 +63,9 @@ type RegisterResponse struct {
 	Added     int `json:"added"`
 	Requeued  int `json:"requeued"`
 	Unchanged int `json:"unchanged"`
+	// Rejected names the nodes refused one by one (an identity the API does not take, a node of
+	// another region); the others are recorded.
+	Rejected []RejectedResult `json:"rejected,omitempty"`
 }
 
 // AcquireRequest asks for a lease on up to MaxNodes waiting nodes of Region, waiting up to Wait for some.

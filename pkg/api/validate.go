@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 )
 
-// Limits a server enforces on every request; a request beyond them is refused, never truncated.
+// Limits a server enforces on every request. A request beyond the request-wide ones is refused
+// whole; a node or result beyond the per-item ones is refused alone, by name, and the rest of its
+// request is recorded (SplitNodes, SplitResults). Nothing is truncated by the server.
 const (
 	MaxNameLength     = 253              // identity, region, edge, lease id: a DNS name's length
 	MaxRegisterNodes  = 10000            // nodes in one RegisterRequest
@@ -56,7 +58,8 @@ func validateText(field, v string, max int) error {
 // The per-item checks below name the item (nodes[7].identity) only once one fails: formatting the
 // name up front cost two allocations per node of every request.
 
-// Validate checks every field of a registration.
+// Validate checks the registration as a whole; its nodes are checked one by one (SplitNodes), so
+// one bad node never blocks a region's discovery.
 func (r *RegisterRequest) Validate() error {
 	if err := ValidateName("region", r.Region); err != nil {
 		return err
@@ -70,26 +73,44 @@ func (r *RegisterRequest) Validate() error {
 	if len(r.Nodes) > MaxRegisterNodes {
 		return fmt.Errorf("nodes: %d nodes, more than %d in one request", len(r.Nodes), MaxRegisterNodes)
 	}
-	seen := make(map[string]int, len(r.Nodes))
-	for i, n := range r.Nodes {
-		if err := ValidateName("identity", n.Identity); err != nil {
-			return fmt.Errorf("nodes[%d].%w", i, err)
-		}
-		if j, dup := seen[n.Identity]; dup {
-			return fmt.Errorf("nodes[%d].identity: %q repeats nodes[%d]", i, n.Identity, j)
-		}
-		seen[n.Identity] = i
-		if err := validateText("version", n.Version, MaxVersionLength); err != nil {
-			return fmt.Errorf("nodes[%d].%w", i, err)
-		}
-		if len(n.Facts) > MaxFactsSize {
-			return fmt.Errorf("nodes[%d].facts: %d bytes, more than %d", i, len(n.Facts), MaxFactsSize)
-		}
-		if len(n.Facts) > 0 && !json.Valid(n.Facts) {
-			return fmt.Errorf("nodes[%d].facts: not valid JSON", i)
-		}
+	return nil
+}
+
+// CheckNode is why node n, listed as nodes[i], is refused, or nil.
+func CheckNode(i int, n RegisterNode) error {
+	if err := ValidateName("identity", n.Identity); err != nil {
+		return fmt.Errorf("nodes[%d].%w", i, err)
+	}
+	if err := validateText("version", n.Version, MaxVersionLength); err != nil {
+		return fmt.Errorf("nodes[%d].%w", i, err)
+	}
+	if len(n.Facts) > MaxFactsSize {
+		return fmt.Errorf("nodes[%d].facts: %d bytes, more than %d", i, len(n.Facts), MaxFactsSize)
+	}
+	if len(n.Facts) > 0 && !json.Valid(n.Facts) {
+		return fmt.Errorf("nodes[%d].facts: not valid JSON", i)
 	}
 	return nil
+}
+
+// SplitNodes returns the nodes every check passes and refuses each other one by name: a bad
+// field (CheckNode) or a repeat of an earlier node.
+func (r *RegisterRequest) SplitNodes() (ok []RegisterNode, rejected []RejectedResult) {
+	ok = make([]RegisterNode, 0, len(r.Nodes))
+	seen := make(map[string]int, len(r.Nodes))
+	for i, n := range r.Nodes {
+		err := CheckNode(i, n)
+		if j, dup := seen[n.Identity]; err == nil && dup {
+			err = fmt.Errorf("nodes[%d].identity: %q repeats nodes[%d]", i, n.Identity, j)
+		}
+		if err != nil {
+			rejected = append(rejected, RejectedResult{Identity: n.Identity, Reason: err.Error()})
+			continue
+		}
+		seen[n.Identity] = i
+		ok = append(ok, n)
+	}
+	return ok, rejected
 }
 
 // Validate checks every field of an acquire.
@@ -130,7 +151,8 @@ func (r *RenewRequest) Validate() error {
 	return validateLeaseRef(r.LeaseID, r.Token, r.Edge, r.Region)
 }
 
-// Validate checks every field of a report.
+// Validate checks the report as a whole; its results are checked one by one (SplitResults), so
+// one bad result never blocks the others of its lease.
 func (r *ReportRequest) Validate() error {
 	if err := validateLeaseRef(r.LeaseID, r.Token, r.Edge, r.Region); err != nil {
 		return err
@@ -146,26 +168,44 @@ func (r *ReportRequest) Validate() error {
 	if len(r.Results) > MaxLeaseNodes {
 		return fmt.Errorf("results: %d results, more than %d in one request", len(r.Results), MaxLeaseNodes)
 	}
-	seen := make(map[string]int, len(r.Results))
-	for i, res := range r.Results {
-		if err := ValidateName("identity", res.Identity); err != nil {
-			return fmt.Errorf("results[%d].%w", i, err)
-		}
-		if j, dup := seen[res.Identity]; dup {
-			return fmt.Errorf("results[%d].identity: %q repeats results[%d]", i, res.Identity, j)
-		}
-		seen[res.Identity] = i
-		if !res.Outcome.Valid() {
-			return fmt.Errorf("results[%d].outcome: %q is not one of %v", i, res.Outcome, Outcomes())
-		}
-		if err := validateText("error", res.Error, MaxErrorLength); err != nil {
-			return fmt.Errorf("results[%d].%w", i, err)
-		}
-		if err := validateText("version", res.Version, MaxVersionLength); err != nil {
-			return fmt.Errorf("results[%d].%w", i, err)
-		}
+	return nil
+}
+
+// CheckResult is why result res, listed as results[i], is refused, or nil.
+func CheckResult(i int, res NodeResult) error {
+	if err := ValidateName("identity", res.Identity); err != nil {
+		return fmt.Errorf("results[%d].%w", i, err)
+	}
+	if !res.Outcome.Valid() {
+		return fmt.Errorf("results[%d].outcome: %q is not one of %v", i, res.Outcome, Outcomes())
+	}
+	if err := validateText("error", res.Error, MaxErrorLength); err != nil {
+		return fmt.Errorf("results[%d].%w", i, err)
+	}
+	if err := validateText("version", res.Version, MaxVersionLength); err != nil {
+		return fmt.Errorf("results[%d].%w", i, err)
 	}
 	return nil
+}
+
+// SplitResults returns the results every check passes and refuses each other one by name: a bad
+// field (CheckResult) or a second result for the same node.
+func (r *ReportRequest) SplitResults() (ok []NodeResult, rejected []RejectedResult) {
+	ok = make([]NodeResult, 0, len(r.Results))
+	seen := make(map[string]int, len(r.Results))
+	for i, res := range r.Results {
+		err := CheckResult(i, res)
+		if j, dup := seen[res.Identity]; err == nil && dup {
+			err = fmt.Errorf("results[%d].identity: %q repeats results[%d]", i, res.Identity, j)
+		}
+		if err != nil {
+			rejected = append(rejected, RejectedResult{Identity: res.Identity, Reason: err.Error()})
+			continue
+		}
+		seen[res.Identity] = i
+		ok = append(ok, res)
+	}
+	return ok, rejected
 }
 
 // Validate checks every field of a heartbeat.
@@ -240,4 +280,27 @@ func ValidateBaseURL(field, v string) error {
 // Validate checks a removal.
 func (r *RemoveRequest) Validate() error {
 	return ValidateName("id", r.ID)
+}
+
+// cutSuffix marks an error text FitResult shortened.
+const cutSuffix = " [cut]"
+
+// FitResult returns res with the fields the API would refuse made to fit, and a note per change,
+// so an edge never sends a result the coordinator refuses: an over-long error is cut (it is a
+// message for people), a version that does not fit is dropped (a cut version would be a wrong one).
+func FitResult(res NodeResult) (NodeResult, []string) {
+	var notes []string
+	if len(res.Error) > MaxErrorLength {
+		cut := MaxErrorLength - len(cutSuffix)
+		for cut > 0 && !utf8.RuneStart(res.Error[cut]) {
+			cut--
+		}
+		notes = append(notes, fmt.Sprintf("error of %d bytes cut to %d", len(res.Error), cut))
+		res.Error = res.Error[:cut] + cutSuffix
+	}
+	if err := validateText("version", res.Version, MaxVersionLength); err != nil {
+		notes = append(notes, "version dropped: "+err.Error())
+		res.Version = ""
+	}
+	return res, notes
 }

@@ -4,6 +4,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -49,6 +50,27 @@ func TestNode_OmitsZeroTimes(t *testing.T) {
 	}
 }
 
+// firstRefusal reads the first node or result a request's split refuses as a Validate error, so
+// the per-item checks share the table with the request-wide ones.
+type firstRefusal func() []RejectedResult
+
+func (f firstRefusal) Validate() error {
+	if r := f(); len(r) > 0 {
+		return errors.New(r[0].Reason)
+	}
+	return nil
+}
+
+func nodesOf(r *RegisterRequest) firstRefusal {
+	return func() []RejectedResult { _, rej := r.SplitNodes(); return rej }
+}
+
+func resultsOf(r *ReportRequest) firstRefusal {
+	return func() []RejectedResult { _, rej := r.SplitResults(); return rej }
+}
+
+// TestValidate_NamesTheField: a request-wide problem fails Validate, a node's or result's is its
+// refusal in the split; both name the field.
 func TestValidate_NamesTheField(t *testing.T) {
 	cases := []struct {
 		name string
@@ -56,21 +78,21 @@ func TestValidate_NamesTheField(t *testing.T) {
 		want string
 	}{
 		{"register empty region", &RegisterRequest{Edge: "e", Nodes: []RegisterNode{{Identity: "n"}}}, "region: must not be empty"},
-		{"register duplicate", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "n"}, {Identity: "n"}}}, `nodes[1].identity: "n" repeats nodes[0]`},
-		{"register space", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a b"}}}, "nodes[0].identity"},
-		{"register bad facts", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a", Facts: json.RawMessage("{")}}}, "nodes[0].facts: not valid JSON"},
+		{"register duplicate", nodesOf(&RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "n"}, {Identity: "n"}}}), `nodes[1].identity: "n" repeats nodes[0]`},
+		{"register space", nodesOf(&RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a b"}}}), "nodes[0].identity"},
+		{"register bad facts", nodesOf(&RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a", Facts: json.RawMessage("{")}}}), "nodes[0].facts: not valid JSON"},
 		{"acquire zero", &AcquireRequest{Edge: "e", Region: "r"}, "max_nodes: 0 is outside"},
 		{"acquire long wait", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, Wait: Duration(time.Hour)}, "wait: 1h0m0s is outside"},
-		{"register invalid UTF-8", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "n\xff1"}}}, `nodes[0].identity: "n\xff1" is not valid UTF-8`},
+		{"register invalid UTF-8", nodesOf(&RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "n\xff1"}}}), `nodes[0].identity: "n\xff1" is not valid UTF-8`},
 		{"acquire request id with space", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, RequestID: "a b"}, `request_id: "a b" contains ' '`},
 		{"acquire long request id", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, RequestID: strings.Repeat("f", MaxNameLength+1)}, "request_id: 254 bytes"},
 		{"renew no token", &RenewRequest{LeaseID: "l", Edge: "e", Region: "r"}, "token: must not be 0"},
-		{"report bad outcome", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: "done"}}}, `results[0].outcome: "done"`},
+		{"report bad outcome", resultsOf(&ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: "done"}}}), `results[0].outcome: "done"`},
 		{"report none", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r"}, "results: must list"},
-		{"register space at", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a"}, {Identity: "b c"}}}, `nodes[1].identity: "b c" contains ' '`},
-		{"register long version", &RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a", Version: strings.Repeat("9", MaxVersionLength+1)}}}, "nodes[0].version: 129 bytes, longer than 128"},
-		{"report empty identity", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed}, {Outcome: OutcomeFailed}}}, "results[1].identity: must not be empty"},
-		{"report long error", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed, Error: strings.Repeat("x", MaxErrorLength+1)}}}, "results[0].error: 4097 bytes"},
+		{"register space at", nodesOf(&RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a"}, {Identity: "b c"}}}), `nodes[1].identity: "b c" contains ' '`},
+		{"register long version", nodesOf(&RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a", Version: strings.Repeat("9", MaxVersionLength+1)}}}), "nodes[0].version: 129 bytes, longer than 128"},
+		{"report empty identity", resultsOf(&ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed}, {Outcome: OutcomeFailed}}}), "results[1].identity: must not be empty"},
+		{"report long error", resultsOf(&ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed, Error: strings.Repeat("x", MaxErrorLength+1)}}}), "results[0].error: 4097 bytes"},
 		{"heartbeat empty lease", &HeartbeatRequest{Edge: "e", Region: "r", Leases: []string{"l-1", ""}}, "leases[1]: must not be empty"},
 		{"filter state", &NodeFilter{State: "vanished"}, `state: "vanished"`},
 		{"join url", &JoinRequest{ID: "c2", RaftAddress: "127.0.0.1:7001", APIAddress: "127.0.0.1:8001"}, "api_address"},
@@ -89,7 +111,7 @@ func TestValidate_NamesTheField(t *testing.T) {
 	}
 }
 
-// BenchmarkRegisterRequest_Validate validates a register of the largest size a request may carry.
+// BenchmarkRegisterRequest_Validate validates and splits a register of the largest size a request may carry.
 func BenchmarkRegisterRequest_Validate(b *testing.B) {
 	r := &RegisterRequest{Region: "ams", Edge: "edge-ams-1", Nodes: make([]RegisterNode, MaxRegisterNodes)}
 	for i := range r.Nodes {
@@ -99,6 +121,9 @@ func BenchmarkRegisterRequest_Validate(b *testing.B) {
 	for b.Loop() {
 		if err := r.Validate(); err != nil {
 			b.Fatal(err)
+		}
+		if _, rej := r.SplitNodes(); len(rej) > 0 {
+			b.Fatal(rej)
 		}
 	}
 }
