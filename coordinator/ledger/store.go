@@ -110,6 +110,9 @@ func Open(path string, opts Options) (*Ledger, error) {
 }
 
 func (l *Ledger) openDB(path string) (*bolt.DB, error) {
+	if err := checkIntact(path); err != nil {
+		return nil, fmt.Errorf("ledger %s is damaged: %w; stop this member, move it aside (mv %s %s.damaged) and start the member again: it rebuilds the ledger from its Raft snapshot and log (docs/cluster.md)", path, err, path, path)
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:        5 * time.Second,
 		NoSync:         l.opts.NoSync,
