@@ -22,6 +22,8 @@ const (
 	protoRequest       = "choria:request:1"
 	protoSecureReply   = "choria:secure:reply:1"
 	protoReply         = "choria:reply:1"
+	// minTTL is the least request TTL go-choria's protocol v1 schema admits.
+	minTTL = 30
 )
 
 // request is one decoded incoming request, shared read-only by every node it reaches.
@@ -124,6 +126,10 @@ func decodeRequest(raw []byte) (*request, error) {
 	}
 	if req.ReplyTo == "" {
 		return nil, fmt.Errorf("request %s has no reply-to", req.ID)
+	}
+	if req.TTL < minTTL {
+		// go-choria's request schema ("minimum": 30): a server drops the request as malformed.
+		return nil, fmt.Errorf("request %s: ttl %d is below protocol v1's minimum of %d", req.ID, req.TTL, minTTL)
 	}
 	req.Filter = protocol.NewFilter()
 	if filter.IsObject() {

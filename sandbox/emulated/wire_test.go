@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -98,4 +99,30 @@ type wireSecureReply struct {
 	Protocol string `json:"protocol"`
 	Message  string `json:"message"`
 	Hash     string `json:"hash"`
+}
+
+// TestDecodeRequest_RefusesATTLBelowTheSchemaMinimum: go-choria's protocol v1 request schema
+// admits no TTL under 30 s, and a server drops a request with one as malformed; the emulator
+// must too, or a client sending short TTLs works against it and against no real node.
+func TestDecodeRequest_RefusesATTLBelowTheSchemaMinimum(t *testing.T) {
+	raw := func(ttl int) (request, transport []byte) {
+		request = fmt.Appendf(nil, `{"protocol":"choria:request:1","message":"cGluZw==","envelope":{"requestid":"0123456789abcdef0123456789abcdef","senderid":"edge","callerid":"choria=edge","collective":"provisioning","agent":"discovery","ttl":%d,"time":1700000000,"filter":{"fact":[],"cf_class":[],"agent":[],"identity":[],"compound":[]}}}`, ttl)
+		sec, err := json.Marshal(map[string]string{"protocol": "choria:secure:request:1", "message": string(request), "signature": "insecure", "pubcert": "insecure"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return request, []byte(`{"protocol":"choria:transport:1","data":"` + base64.StdEncoding.EncodeToString(sec) + `","headers":{"reply-to":"provisioning.reply.x.r"}}`)
+	}
+	for _, tc := range []struct {
+		ttl   int
+		valid bool
+	}{{29, false}, {30, true}, {60, true}} {
+		request, transport := raw(tc.ttl)
+		if ok, _, _ := protocol.SchemaValidate(protocol.RequestV1, request); ok != tc.valid {
+			t.Fatalf("ttl %d: go-choria's schema says valid %v, the test expects %v", tc.ttl, ok, tc.valid)
+		}
+		if _, err := decodeRequest(transport); (err == nil) != tc.valid {
+			t.Errorf("ttl %d: decoded with error %v, want valid %v as go-choria's schema", tc.ttl, err, tc.valid)
+		}
+	}
 }
