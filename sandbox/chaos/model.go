@@ -134,6 +134,9 @@ type nodeState struct {
 	Holder leaseRef
 	// Final: provisioned or shut down, offered again only after a register requeued it.
 	Final bool
+	// Fence is the live lease a late result took the node out of: until it expires its edge may
+	// still count the node held, so no register requeues the node (ledger fences, protocol 3).
+	Fence leaseRef
 	// Floor is the highest token the node was granted under: a later grant's token is higher.
 	Floor uint64
 	// LateBelow: leases the model never saw with a token below it may still hold a late
@@ -156,15 +159,26 @@ func (s nodeState) step(c nodeCall, a nodeAnswer) []nodeState {
 	return out
 }
 
-// expiries are s and, when a lease holds the node, s after that lease expired: the leader
+// expiries are s and s after the lease holding or fencing the node expired: the leader
 // expires leases on its own, so that may have happened before any call.
 func (s nodeState) expiries() []nodeState {
-	if !s.Known || s.Holder.none() {
-		return []nodeState{s}
+	out := []nodeState{s}
+	if !s.Known {
+		return out
 	}
-	e := s.letGo(s.Holder, true)
-	e.Holder = leaseRef{}
-	return []nodeState{s, e}
+	if !s.Holder.none() {
+		e := s.letGo(s.Holder, true)
+		e.Holder = leaseRef{}
+		out = append(out, e)
+	}
+	if !s.Fence.none() {
+		for _, t := range out {
+			e := t.letGo(t.Fence, true)
+			e.Fence = leaseRef{}
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (s nodeState) apply(c nodeCall, a nodeAnswer) []nodeState {
@@ -213,9 +227,9 @@ func (s nodeState) observe(o observed) []nodeState {
 	return []nodeState{s}
 }
 
-// register may requeue a finished node; it never touches a leased one.
+// register may requeue a finished node no lease fences; it never touches a leased one.
 func (s nodeState) register() []nodeState {
-	if !s.Final {
+	if !s.Final || !s.Fence.none() {
 		return []nodeState{s}
 	}
 	t := s
@@ -365,12 +379,14 @@ func (s nodeState) results(l leaseRef, o api.Outcome) []result {
 	return []result{{false, s}}
 }
 
-// settle is the node after lease l's result o was applied: out of every lease; finished by a
-// provisioned/shutdown, which ends every earlier lease's late right.
+// settle is the node after lease l's result o was applied: out of every lease (a live lease
+// a late result takes it out of fences it until it expires); finished by a provisioned/shutdown,
+// which ends every earlier lease's late right.
 func (s nodeState) settle(l leaseRef, o api.Outcome) nodeState {
 	t := s
 	if !t.Holder.none() && !t.Holder.is(l) {
 		t = t.letGo(t.Holder, false)
+		t.Fence = t.Holder
 	}
 	t.Holder = leaseRef{}
 	t = t.letGo(l, false)
@@ -440,13 +456,13 @@ func (s nodeState) remember(l leaseRef, requestID string, applied bool) nodeStat
 }
 
 func (s nodeState) equal(o nodeState) bool {
-	return s.Known == o.Known && s.Holder == o.Holder && s.Final == o.Final && s.Floor == o.Floor &&
+	return s.Known == o.Known && s.Holder == o.Holder && s.Final == o.Final && s.Fence == o.Fence && s.Floor == o.Floor &&
 		s.LateBelow == o.LateBelow && slices.Equal(s.Past, o.Past) && slices.Equal(s.Reports, o.Reports)
 }
 
 func (s nodeState) hash() uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%v|%v|%v|%d|%d|%d|%d", s.Known, s.Holder, s.Final, s.Floor, s.LateBelow, len(s.Past), len(s.Reports))
+	fmt.Fprintf(h, "%v|%v|%v|%v|%d|%d|%d|%d", s.Known, s.Holder, s.Final, s.Fence, s.Floor, s.LateBelow, len(s.Past), len(s.Reports))
 	for _, p := range s.Past {
 		fmt.Fprintf(h, "|%s/%d/%v/%v", p.Lease.ID, p.Lease.Token, p.Expired, p.Late)
 	}
@@ -465,6 +481,9 @@ func (s nodeState) String() string {
 		b.WriteString("finished")
 	default:
 		b.WriteString("free")
+	}
+	if !s.Fence.none() {
+		fmt.Fprintf(&b, ", fenced by %s", s.Fence)
 	}
 	fmt.Fprintf(&b, "; floor %d", s.Floor)
 	for _, p := range s.Past {

@@ -132,6 +132,14 @@ func TestModel_IllegalHistoriesFail(t *testing.T) {
 		legal: []step{at(0, 1)(grant(l1)), at(2, 3)(grant(l2)), at(4, 5)(reported(l1, api.OutcomeProvisioned, "r1", true)), at(6, 7)(reported(l2, api.OutcomeProvisioned, "r2", false))},
 		wrong: []step{at(0, 1)(grant(l1)), at(2, 3)(grant(l2)), at(4, 5)(reported(l2, api.OutcomeProvisioned, "r2", true)), at(6, 7)(reported(l1, api.OutcomeProvisioned, "r1", true))},
 	}, {
+		name: "a node a late result took out of a live lease requeued while that lease lives",
+		// legal: the lease that lost the node may have expired before the register
+		legal: []step{at(0, 1)(grant(l1)), at(2, 3)(grant(l2)), at(4, 5)(reported(l1, api.OutcomeProvisioned, "r1", true)),
+			at(6, 7)(registered("e")), at(8, 9)(grant(l3))},
+		// its renewal after the new grant shows it had not: the fence had to keep the node out
+		wrong: []step{at(0, 1)(grant(l1)), at(2, 3)(grant(l2)), at(4, 5)(reported(l1, api.OutcomeProvisioned, "r1", true)),
+			at(6, 7)(registered("e")), at(8, 9)(grant(l3)), at(10, 11)(renewed(l2, false))},
+	}, {
 		name:  "a result of the lease holding the node rejected",
 		legal: []step{at(0, 1)(grant(l1)), at(2, 3)(reported(l1, api.OutcomeProvisioned, "r1", true))},
 		wrong: []step{at(0, 1)(grant(l1)), at(2, 3)(reported(l1, api.OutcomeProvisioned, "r1", false)), at(4, 5)(renewed(l1, true))},
