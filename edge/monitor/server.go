@@ -6,6 +6,7 @@
 package monitor
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
@@ -50,19 +51,34 @@ func Handler(e Edge, metrics http.Handler, token string) http.Handler {
 }
 
 func guarded(token string, next http.HandlerFunc) http.HandlerFunc {
+	// Digests of one size make the comparison take the same time whatever the presented
+	// token's length; comparing the tokens themselves returns early on a length mismatch.
+	want := sha256.Sum256([]byte(token))
 	return func(w http.ResponseWriter, r *http.Request) {
 		if token == "" {
 			writeJSON(w, http.StatusForbidden, map[string]any{"error": "pause and resume are disabled: no pause_token is configured"})
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+		got, ok := bearer(r.Header.Get("Authorization"))
+		presented := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(presented[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="muster-edge"`)
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "a valid bearer token is required"})
 			return
 		}
 		next(w, r)
 	}
+}
+
+// bearer returns the token of an Authorization header of the Bearer scheme, whose name is
+// case-insensitive (RFC 7235 section 2.1).
+func bearer(header string) (string, bool) {
+	const scheme = "bearer "
+	if len(header) <= len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) {
+		return "", false
+	}
+	tok := strings.TrimLeft(header[len(scheme):], " ")
+	return tok, tok != ""
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -69,3 +69,19 @@ func TestMonitor_ReadyFollowsTheEdge(t *testing.T) {
 		t.Fatalf("healthz: %d", code)
 	}
 }
+
+// The auth scheme is case-insensitive (RFC 7235 section 2.1, RFC 6750 section 2.1): curl users
+// and proxies write "bearer".
+func TestMonitor_PauseTakesTheBearerSchemeInAnyCase(t *testing.T) {
+	for _, scheme := range []string{"bearer", "BEARER", "BeArEr"} {
+		e := &fakeEdge{}
+		h := monitor.Handler(e, http.NotFoundHandler(), "s3cret-token")
+		req := httptest.NewRequest("POST", "/pause", nil)
+		req.Header.Set("Authorization", scheme+" s3cret-token")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || !e.Paused() {
+			t.Errorf("pause with scheme %q: %d paused=%v, want 200 and paused", scheme, rec.Code, e.Paused())
+		}
+	}
+}
