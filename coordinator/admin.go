@@ -43,7 +43,7 @@ func (s *Service) setPause(ctx context.Context, paused bool, reason string) (api
 func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 	resp := api.StatusResponse{
 		ID: s.cfg.ID, State: s.node.State(), Term: s.node.Term(), CommitIndex: s.node.CommitIndex(),
-		Regions: map[string]map[api.NodeState]int{}, Protocol: s.announced(),
+		Regions: map[string]map[api.NodeState]int{}, Protocol: s.announced(), Warnings: s.cfg.Warnings,
 	}
 	_, leaderID := s.node.Leader()
 	resp.LeaderID = leaderID

@@ -3,9 +3,9 @@
 package coordinator_test
 
 import (
-	"fmt"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 

@@ -52,6 +52,8 @@ type Config struct {
 	RaftNoSync   bool
 	// RaftTLS runs the Raft transport over (mutual) TLS; see raftnode.Config.TLS.
 	RaftTLS *tls.Config
+	// Warnings are the configuration's (config.Config.Warnings), shown in Status.
+	Warnings []string
 	// RaftMemberName is the DNS name members' certificates carry over Raft TLS (raftnode.Config.MemberName).
 	RaftMemberName string
 	// RaftDial replaces the Raft dialer (tests insert a TCP proxy to partition members).

@@ -20,6 +20,9 @@ type Config struct {
 	Lease     Lease
 	Ledger    Ledger
 	Log       Log
+	// Warnings name what is allowed but exposes the cluster, or is ignored (warnings.go); the
+	// member logs them at start and shows them in status.
+	Warnings []string
 }
 
 // Raft configures the consensus transport and timing.
@@ -50,6 +53,8 @@ type Auth struct {
 	AdminToken  string
 	ClientCerts bool
 	Insecure    bool
+	// Readers are the client certificates' common names that open the admin reads.
+	Readers []string
 }
 
 // Edge is one edge credential of auth.edges: a bearer token, or (Token empty) the client

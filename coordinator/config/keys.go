@@ -52,6 +52,7 @@ const (
 	KeyAdminToken        = "auth.admin_token"
 	KeyClientCerts       = "auth.client_certs"
 	KeyInsecure          = "auth.insecure"
+	KeyReaders           = "auth.readers"
 	KeyTLSCert           = "tls.cert"
 	KeyTLSKey            = "tls.key"
 	KeyTLSCA             = "tls.ca"
@@ -95,6 +96,7 @@ func allKeys() []key {
 		{KeyEdges, kList, []string{}, "edge credentials, each EDGE@REGION[+REGION...]=TOKEN (a bearer token) or EDGE@REGION[+REGION...] (the client certificate whose common name is EDGE); each may act only as EDGE in those regions"},
 		{KeyAdminToken, kString, "", "bearer token that opens the admin API (prefer the file or MUSTER_AUTH_ADMIN_TOKEN)"},
 		{KeyClientCerts, kBool, false, "accept edge requests with a TLS client certificate signed by tls.ca"},
+		{KeyReaders, kList, []string{}, "common names of client certificates (the status page's) that may use the admin reads without the admin token; with none, only the token opens them"},
 		{KeyInsecure, kBool, false, "open the edge API without any credential (local experiments only)"},
 		{KeyTLSCert, kString, "", "PEM certificate of this member (enables HTTPS)"},
 		{KeyTLSKey, kString, "", "PEM private key of tls.cert"},

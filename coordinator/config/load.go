@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -65,7 +66,12 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 			return Config{}, err
 		}
 	}
-	return parse(v)
+	c, err := parse(v)
+	if err != nil {
+		return Config{}, err
+	}
+	c.Warnings = c.warnings(os.Environ(), fs)
+	return c, nil
 }
 
 // configFile returns --config if given, else MUSTER_CONFIG.

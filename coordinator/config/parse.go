@@ -185,6 +185,7 @@ func parse(v *viper.Viper) (Config, error) {
 			AdminToken:  r.str(KeyAdminToken),
 			ClientCerts: r.boolean(KeyClientCerts),
 			Insecure:    r.boolean(KeyInsecure),
+			Readers:     r.list(KeyReaders),
 		},
 		TLS: TLS{Cert: r.str(KeyTLSCert), Key: r.str(KeyTLSKey), CA: r.str(KeyTLSCA), MemberName: r.str(KeyTLSMemberName)},
 		Lease: Lease{

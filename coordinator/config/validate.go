@@ -201,6 +201,34 @@ func (c *Config) validateAuth() error {
 			return fmt.Errorf("%s: equals an edge token; the admin token must open the admin API only", KeyAdminToken)
 		}
 	}
+	if a.Insecure {
+		// Any caller, with any token or none, acts as any edge: credentials would only pretend
+		// to bind, and a network must never reach it.
+		for _, set := range []struct {
+			key string
+			on  bool
+		}{{KeyEdges, len(a.Edges) > 0}, {KeyEdgeTokens, len(a.EdgeTokens) > 0}, {KeyClientCerts, a.ClientCerts}} {
+			if set.on {
+				return fmt.Errorf("%s contradicts %s: with it any caller, with or without a credential, acts as any edge; drop one", KeyInsecure, set.key)
+			}
+		}
+		if !loopback(c.HTTP.Bind) {
+			return fmt.Errorf("%s: %s %s is not a loopback address: any caller on the network would act as any edge (it is for local experiments)", KeyInsecure, KeyHTTPBind, c.HTTP.Bind)
+		}
+	}
+	if len(a.Readers) > 0 && c.TLS.CA == "" {
+		return fmt.Errorf("%s: needs %s, %s and %s to verify the readers' certificates", KeyReaders, KeyTLSCert, KeyTLSKey, KeyTLSCA)
+	}
+	for i, r := range a.Readers {
+		if r == "" {
+			return fmt.Errorf("%s[%d]: empty common name", KeyReaders, i)
+		}
+		for _, e := range a.Edges {
+			if e.Token == "" && e.Name == r {
+				return fmt.Errorf("%s[%d]: %s is bound to an edge by its certificate (%s); an edge's certificate does not read the admin API", KeyReaders, i, r, KeyEdges)
+			}
+		}
+	}
 	if len(a.EdgeTokens) == 0 && len(a.Edges) == 0 && !a.ClientCerts && !a.Insecure {
 		return fmt.Errorf("%s and %s: empty, and neither %s nor %s is set: no edge could call the API", KeyEdges, KeyEdgeTokens, KeyClientCerts, KeyInsecure)
 	}
@@ -282,4 +310,17 @@ func dnsName(s string) bool {
 		}
 	}
 	return true
+}
+
+// loopback reports whether the host of host:port bind is a loopback address or localhost.
+func loopback(bind string) bool {
+	host, _, err := net.SplitHostPort(bind)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

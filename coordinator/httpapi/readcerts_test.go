@@ -18,9 +18,10 @@ import (
 )
 
 // TestReadCerts_AClientCertificateOpensTheAdminReadsOnly is the status page's certificate log-in:
-// with ReadCerts a verified certificate reads status, nodes and a node, but may not pause.
+// a certificate named in Readers reads status, nodes and a node, but may not pause; an edge's
+// certificate does not read even when named there.
 func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
-	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"operator", "edge-1"}, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
 		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
 	ctx := ctxT(t)
 
@@ -78,7 +79,7 @@ func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
 // and setting the forwarded header itself does not change that: only a member's forward carries
 // the proof the leader accepts (derived from the admin token).
 func TestCertBinding_TheForwardedHeaderAloneActsAsNoEdge(t *testing.T) {
-	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, ReadCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"alice-statuspage"}, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
 		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
 	operator := ca.Client(ca.Issue(t, "alice-statuspage", x509.ExtKeyUsageClientAuth))
 	for _, forwarded := range []string{"", "1", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"} {
@@ -132,5 +133,22 @@ func TestCertBinding_AForwardNeedsAMembersCertificate(t *testing.T) {
 	}
 	if code, b := register(ca.Client(ca.IssueMember(t, "c2")), "forwarded-1"); code != http.StatusOK {
 		t.Fatalf("a member's forward: %d %s, want 200", code, b)
+	}
+}
+
+// TestReadCerts_OnlyNamedReadersOpenTheAdminReads: with client certificates on and no edge
+// bound by certificate, an edge's certificate of the CA is no reader: only the certificates
+// named in Readers (the status page's) open the admin reads.
+func TestReadCerts_OnlyNamedReadersOpenTheAdminReads(t *testing.T) {
+	_, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"alice-statuspage"}, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors()})
+	for cn, want := range map[string]int{"alice-statuspage": http.StatusOK, "edge-eu-1": http.StatusUnauthorized} {
+		resp, err := ca.Client(ca.IssueClient(t, cn)).Get(srv.URL + api.PathNodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("nodes with %s's certificate: %d, want %d", cn, resp.StatusCode, want)
+		}
 	}
 }

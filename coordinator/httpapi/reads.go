@@ -163,15 +163,16 @@ func (s *Server) node() http.Handler {
 	})
 }
 
-// readCert is true when a verified client certificate may use the admin reads: with ReadCerts on,
-// any certificate of the cluster's CA except one bound to an edge, which reads only what its
-// own edge API answers.
+// readCert is true when a verified client certificate may use the admin reads: it is named in
+// Readers (a certificate of the cluster's CA says nothing of its role: an edge's verifies too),
+// and not bound to an edge, which reads only what its own edge API answers.
 func (s *Server) readCert(r *http.Request) bool {
-	if !s.readCerts || !hasVerifiedClientCert(r) {
+	if len(s.readers) == 0 || !hasVerifiedClientCert(r) {
 		return false
 	}
-	_, edge := s.certEdges[r.TLS.VerifiedChains[0][0].Subject.CommonName]
-	return !edge
+	cn := r.TLS.VerifiedChains[0][0].Subject.CommonName
+	_, edge := s.certEdges[cn]
+	return s.readers[cn] && !edge
 }
 
 // servedHere is true when this member answers a read itself: with stale=true any member does,

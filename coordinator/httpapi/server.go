@@ -32,9 +32,10 @@ type Config struct {
 	// its CA. A certificate whose common name is the Edge of an Edges entry without a Token is
 	// bound to that entry; with no such entries any verified certificate may act as any edge.
 	ClientCerts bool
-	// ReadCerts lets a verified client certificate use the admin reads (status, nodes, node, failures)
-	// without the admin token, for the status page; the admin writes still need the token.
-	ReadCerts bool
+	// Readers are the common names of verified client certificates that may use the admin reads
+	// (status, nodes, node, failures) without the admin token, for the status page; the admin
+	// writes still need the token, and a certificate bound to an edge never reads.
+	Readers []string
 	// MemberName, when set, is the DNS name a member's certificate carries: a forward proof lets a
 	// certificate bound to no edge act as any edge only when it carries it (tls.member_name).
 	MemberName string
@@ -65,7 +66,7 @@ type Server struct {
 	adminTokens []secret
 	proofs      []string // forward proofs derived from the admin tokens (member.go)
 	clientCerts bool
-	readCerts   bool
+	readers     map[string]bool
 	memberName  string
 	insecure    bool
 	maxBody     int64
@@ -89,7 +90,7 @@ func New(svc Service, cfg Config) (*Server, error) {
 	s := &Server{
 		svc:         svc,
 		clientCerts: cfg.ClientCerts,
-		readCerts:   cfg.ReadCerts,
+		readers:     setOf(cfg.Readers),
 		memberName:  cfg.MemberName,
 		insecure:    cfg.Insecure,
 		maxBody:     cfg.MaxBodyBytes,
@@ -206,3 +207,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func setOf(names []string) map[string]bool {
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = true
+	}
+	return out
+}

@@ -54,6 +54,11 @@ func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("member %s: data dir: %w", cfg.ID, err)
 	}
+	// It holds the ledger, the log and the snapshots, which raft writes 0644: a directory that
+	// existed already (made by a package, or by hand as 0755) is made private as well.
+	if err := os.Chmod(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("member %s: make data dir %s private: %w", cfg.ID, cfg.Dir, err)
+	}
 	n := &Node{cfg: cfg, log: cfg.Logger, leaderCh: make(chan bool, 1), stop: make(chan struct{})}
 	ok := false
 	defer func() {

@@ -31,6 +31,8 @@ type StatusResponse struct {
 	// protocols: 1), and ClusterProtocol the one its ledger runs: the lowest of every member's.
 	Protocol        int `json:"protocol,omitempty"`
 	ClusterProtocol int `json:"cluster_protocol,omitempty"`
+	// Warnings name what this member's configuration allows but exposes, or ignores.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NodeFilter selects nodes for the admin listing; empty fields match everything.

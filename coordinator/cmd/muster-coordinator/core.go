@@ -56,6 +56,7 @@ func openCore(cfg config.Config, raftTLS *tls.Config, members *http.Client, logg
 		AdminToken:        cfg.Auth.AdminToken,
 		RaftTLS:           raftTLS,
 		RaftMemberName:    cfg.TLS.MemberName,
+		Warnings:          cfg.Warnings,
 		SnapshotThreshold: cfg.Raft.SnapshotThreshold,
 		SnapshotInterval:  cfg.Raft.SnapshotInterval,
 		Logger:            logger,

@@ -50,7 +50,11 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	}
 	fmt.Fprintf(w, "member %s: %s, leader %s, term %d, applied %d, commit %d, leases %d, paused %s\n",
 		st.ID, st.State, leader, st.Term, st.AppliedIndex, st.CommitIndex, st.LeasesActive, paused)
-	fmt.Fprintf(w, "cluster protocol %s, this member applies up to %s\n\n", protocolText(st.ClusterProtocol), protocolText(st.Protocol))
+	fmt.Fprintf(w, "cluster protocol %s, this member applies up to %s\n", protocolText(st.ClusterProtocol), protocolText(st.Protocol))
+	for _, warn := range st.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEMBER\tRAFT\tAPI\tVOTER\tLEADER")
 	for _, m := range st.Members {

@@ -68,3 +68,16 @@ func TestNodesHelp_NamesEveryState(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusOutput_ShowsTheConfigurationsWarnings: what a member's configuration allows but
+// exposes is in its status, one line each, so it does not hide in the start-up log.
+func TestStatusOutput_ShowsTheConfigurationsWarnings(t *testing.T) {
+	st := api.StatusResponse{ID: "c1", Warnings: []string{"raft.tls: off while raft.bind 0.0.0.0:7000 is not a loopback address"}}
+	var b bytes.Buffer
+	if err := printStatus(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "warning: raft.tls: off while raft.bind 0.0.0.0:7000") {
+		t.Fatalf("status output lacks the warning:\n%s", b.String())
+	}
+}

@@ -64,6 +64,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	logger.Info("starting", "raft", cfg.Raft.Advertise, "api", cfg.HTTP.Advertise, "data_dir", cfg.DataDir,
 		"bootstrap", cfg.Bootstrap, "join", cfg.Join, "auth", cfg.Auth.String(), "lease_ttl", cfg.Lease.TTL,
 		"election_timeout", cfg.Raft.ElectionTimeout)
+	for _, w := range cfg.Warnings {
+		logger.Warn("configuration: " + w)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -86,7 +89,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		EdgeTokens:    cfg.Auth.EdgeTokens,
 		AdminTokens:   nonEmpty(cfg.Auth.AdminToken),
 		ClientCerts:   cfg.Auth.ClientCerts,
-		ReadCerts:     cfg.Auth.ClientCerts, // the status page opens with a client certificate
+		Readers:       cfg.Auth.Readers, // the status page opens with a client certificate
 		Insecure:      cfg.Auth.Insecure,
 		MaxBodyBytes:  cfg.HTTP.MaxBodyBytes,
 		Redirect:      cfg.HTTP.Redirect,
