@@ -14,7 +14,6 @@ import (
 	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/pkg/rpc"
 )
 
 // leased is one host flow's result with the lease it ran under.
@@ -230,9 +229,9 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 	}()
 
 	out := leased{lease: held, run: run}
-	pause := rpc.PauseFunc(func() bool {
+	pause := leasePause{held: held, PauseFunc: func() bool {
 		return e.halted() || e.stopping.Load() || !held.Valid(e.o.Now()) || !held.Holds(id)
-	})
+	}}
 	var res hostflow.Result
 	if stopping || pause.Paused() {
 		// Stopped before the flow sent the node anything.

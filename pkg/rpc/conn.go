@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/choria-io/go-choria/backoff"
 	"github.com/choria-io/go-choria/inter"
 	"github.com/choria-io/go-choria/protocol"
 	rpcclient "github.com/choria-io/go-choria/providers/agent/mcorpc/client"
@@ -26,9 +27,14 @@ import (
 // request id. go-choria's generated clients open fresh TLS connections for every call, which
 // costs 13-20 ms of CPU per RPC; its own Connection option cannot be shared by concurrent
 // requests because every request subscribes under the same name.
+//
+// Every request is fenced by the pause source it carries (Request.Pause): checked immediately
+// before it is encoded and again before it is published, dated so that a node accepts it (its
+// creation time plus its Choria TTL) no longer than the lease it was checked under has left,
+// and never kept for a reconnect (a publish while the broker connection is down fails).
 type Conn struct {
 	fw         inter.Framework
-	conn       inter.Connector
+	nc         *nats.Conn
 	sub        *nats.Subscription
 	collective string
 	replyBase  string
@@ -37,6 +43,8 @@ type Conn struct {
 	grace      time.Duration
 	signing    Signing
 	v1         *v1Encoder // nil: go-choria builds the messages (protocol v2 frameworks)
+	now        func() time.Time
+	ttl        int // the framework's request TTL, in seconds: the longest a request may carry
 
 	mu      sync.Mutex
 	pending map[string]chan []byte
@@ -56,6 +64,9 @@ type ConnOptions struct {
 	// DuplicateGrace is how long to keep listening after the first reply so that a second machine
 	// answering to the same identity is seen; default 20ms.
 	DuplicateGrace time.Duration
+	// Now is the clock requests are checked and stamped by; default time.Now. Its readings are
+	// compared with the deadlines of DeadlineSource, so they must carry the same monotonic clock.
+	Now func() time.Time
 }
 
 // Dial connects to the framework's middleware servers in its main collective.
@@ -70,32 +81,35 @@ func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error)
 	if o.Name == "" {
 		o.Name = fw.CallerID()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 
-	connector, err := fw.NewConnector(ctx, fw.MiddlewareServers, o.Name, fw.Logger("muster-rpc"))
+	nc, err := dialUnbuffered(ctx, fw, o.Name)
 	if err != nil {
-		return nil, fmt.Errorf("connect to broker as %s: %w", o.Name, err)
+		return nil, err
 	}
 
 	cfg := fw.Configuration()
 	collective := cfg.MainCollective
 	var enc *v1Encoder
 	if fw.RequestProtocol() == protocol.RequestV1 {
-		enc = &v1Encoder{senderID: cfg.Identity, callerID: fw.CallerID(), collective: collective, ttl: cfg.TTL}
+		enc = &v1Encoder{senderID: cfg.Identity, callerID: fw.CallerID(), collective: collective}
 		if o.Signing != SignNever {
 			src, ok := fw.(tlsCertificateSource)
 			if !ok {
-				connector.Close()
+				nc.Close()
 				return nil, fmt.Errorf("dial as %s: request signing needs the framework's client certificate", o.Name)
 			}
 			if enc.signer, err = newRequestSigner(src); err != nil {
-				connector.Close()
+				nc.Close()
 				return nil, fmt.Errorf("dial as %s: %w", o.Name, err)
 			}
 		}
 	}
 	c := &Conn{
 		fw:         fw,
-		conn:       connector,
+		nc:         nc,
 		collective: collective,
 		replyBase:  replyPrefix(collective, fw.CallerID()),
 		timeout:    o.Timeout,
@@ -103,20 +117,62 @@ func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error)
 		signing:    o.Signing,
 		v1:         enc,
 		grace:      o.DuplicateGrace,
+		now:        o.Now,
+		ttl:        cfg.TTL,
 		pending:    make(map[string]chan []byte),
 	}
 
-	c.sub, err = connector.Nats().Subscribe(c.replyBase+"*", c.route)
+	c.sub, err = nc.Subscribe(c.replyBase+"*", c.route)
 	if err != nil {
-		connector.Close()
+		nc.Close()
 		return nil, fmt.Errorf("subscribe to replies on %s*: %w", c.replyBase, err)
 	}
-	if err := connector.Nats().Flush(); err != nil {
-		connector.Close()
+	if err := nc.Flush(); err != nil {
+		nc.Close()
 		return nil, fmt.Errorf("subscribe to replies on %s*: %w", c.replyBase, err)
 	}
 
 	return c, nil
+}
+
+// dialUnbuffered connects as go-choria's connector does (servers, TLS, credentials), except
+// that nothing published while the connection is down is kept for the reconnect: NATS would
+// send it then, when the lease the request was checked under may have ended. go-choria's
+// connector fixes a 10 KB reconnect buffer and has no option for it, so the options of one of
+// its connections are taken and that connection closed.
+func dialUnbuffered(ctx context.Context, fw inter.Framework, name string) (*nats.Conn, error) {
+	log := fw.Logger("muster-rpc")
+	connector, err := fw.NewConnector(ctx, fw.MiddlewareServers, name, log)
+	if err != nil {
+		return nil, fmt.Errorf("connect to broker as %s: %w", name, err)
+	}
+	opts := connector.ConnectionOptions()
+	connector.Close()
+
+	// A publish while disconnected then fails at once with nats.ErrReconnectBufExceeded.
+	opts.ReconnectBufSize = -1
+	// The copied handlers belong to go-choria's connection; its closed handler writes a
+	// variable of the call that made it.
+	opts.ClosedCB, opts.ConnectedCB = nil, nil
+	opts.DisconnectedErrCB = func(_ *nats.Conn, err error) {
+		if err != nil {
+			log.Warnf("broker connection lost (%v): requests fail until it is back", err)
+		}
+	}
+	opts.ReconnectedCB = func(nc *nats.Conn) { log.Warnf("broker connection back at %s", nc.ConnectedUrlRedacted()) }
+	opts.AsyncErrorCB = func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Errorf("broker connection: %v", err) }
+
+	var nc *nats.Conn
+	err = backoff.Default.For(ctx, func(try int) error {
+		if nc, err = opts.Connect(); err != nil {
+			log.Warnf("connect to broker as %s (try %d): %v", name, try, err)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to broker as %s: %w", name, err)
+	}
+	return nc, nil
 }
 
 // replyPrefix is the private reply subject of caller as go-choria's ReplyTarget builds it, so
@@ -149,7 +205,11 @@ func (c *Conn) route(m *nats.Msg) {
 
 // Request implements Transport.
 func (c *Conn) Request(ctx context.Context, req Request) ([]Reply, error) {
-	out, err := c.encode(req)
+	f, err := check(req, c.now(), c.ttl, c.v1 != nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.encode(ctx, req, f.ttl, f.created)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +230,13 @@ func (c *Conn) Request(ctx context.Context, req Request) ([]Reply, error) {
 		c.mu.Unlock()
 	}()
 
+	if err := f.recheck(req, c.now()); err != nil {
+		return nil, err
+	}
 	if err := out.publish(); err != nil {
+		if errors.Is(err, nats.ErrReconnectBufExceeded) {
+			return nil, fmt.Errorf("publish %s to %s: not sent, the broker connection is down: %w", req.Label(), req.Identity, err)
+		}
 		return nil, fmt.Errorf("publish %s to %s: %w", req.Label(), req.Identity, err)
 	}
 
@@ -227,20 +293,32 @@ type outgoing struct {
 	decode  func([]byte) (Reply, error)
 }
 
-// encode builds req in protocol v1 itself, or through go-choria for other protocols.
-func (c *Conn) encode(req Request) (outgoing, error) {
+// encode builds req, valid for ttl seconds from created, in protocol v1 itself, or through
+// go-choria for other protocols (which dates the request itself).
+func (c *Conn) encode(ctx context.Context, req Request, ttl int, created time.Time) (outgoing, error) {
 	if c.v1 == nil {
-		msg, err := c.message(req)
+		msg, err := c.message(req, ttl)
 		if err != nil {
 			return outgoing{}, err
 		}
-		return outgoing{id: msg.RequestID(), publish: func() error { return c.conn.Publish(msg) }, decode: c.decode}, nil
+		t, err := msg.Transport(ctx)
+		if err != nil {
+			return outgoing{}, fmt.Errorf("%s to %s: encode request: %w", req.Label(), req.Identity, err)
+		}
+		data, err := t.JSON()
+		if err != nil {
+			return outgoing{}, fmt.Errorf("%s to %s: encode request: %w", req.Label(), req.Identity, err)
+		}
+		// The node's own subject, as go-choria's connector publishes a direct request outside a
+		// federation.
+		subject := nodeSubject(c.collective, req.Identity)
+		return outgoing{id: msg.RequestID(), publish: func() error { return c.nc.Publish(subject, data) }, decode: c.decode}, nil
 	}
 	id, err := newRequestID()
 	if err != nil {
 		return outgoing{}, fmt.Errorf("%s to %s: %w", req.Label(), req.Identity, err)
 	}
-	m, err := c.v1.encode(id, req, c.replyBase+id, c.signing.signs(req.Unsigned), time.Now())
+	m, err := c.v1.encode(id, req, c.replyBase+id, c.signing.signs(req.Unsigned), created, ttl)
 	if err != nil {
 		return outgoing{}, err
 	}
@@ -248,12 +326,12 @@ func (c *Conn) encode(req Request) (outgoing, error) {
 	// the buffer at once, and a flush would add a round trip to the broker to every call.
 	return outgoing{
 		id:      id,
-		publish: func() error { return c.conn.Nats().Publish(m.subject, m.data) },
+		publish: func() error { return c.nc.Publish(m.subject, m.data) },
 		decode:  func(data []byte) (Reply, error) { return decodeV1Reply(data, id) },
 	}, nil
 }
 
-func (c *Conn) message(req Request) (inter.Message, error) {
+func (c *Conn) message(req Request, ttl int) (inter.Message, error) {
 	body, err := json.Marshal(rpcclient.RPCRequest{Agent: req.Agent, Action: req.Action, Data: req.Data})
 	if err != nil {
 		return nil, fmt.Errorf("%s to %s: encode request: %w", req.Label(), req.Identity, err)
@@ -272,6 +350,7 @@ func (c *Conn) message(req Request) (inter.Message, error) {
 		return nil, fmt.Errorf("%s to %s: %w", req.Label(), req.Identity, err)
 	}
 	msg.SetProtocolVersion(c.fw.RequestProtocol())
+	msg.SetTTL(ttl)
 	if err := msg.SetReplyTo(c.replyBase + msg.RequestID()); err != nil {
 		return nil, fmt.Errorf("%s to %s: reply target: %w", req.Label(), req.Identity, err)
 	}
@@ -301,7 +380,7 @@ func (c *Conn) Close() error {
 	c.mu.Unlock()
 
 	err := c.sub.Unsubscribe()
-	c.conn.Close()
+	c.nc.Close()
 	if err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		return fmt.Errorf("close rpc connection: %w", err)
 	}

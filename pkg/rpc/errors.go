@@ -33,6 +33,8 @@ var (
 	// (tries used up, paused, the caller stopped) after its last try was sent and never answered:
 	// the agent answers nothing once it has acted, so only rediscovery can tell what the node did.
 	ErrUnanswered = errors.New("its last try was sent and never answered")
+	// ErrFenced is matched when a request was not sent because its lease could not cover it.
+	ErrFenced = errors.New("request fenced")
 )
 
 // stopError ends the wrapper's loop at once: a retry could only fail the same way.

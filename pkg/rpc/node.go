@@ -118,7 +118,7 @@ func (n *Node) send(ctx context.Context, agent, action, what string, tries int, 
 // sendEach is send with the input built inside every attempt, so a refusal of it is a counted
 // attempt and each try may carry new input.
 func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries int, input func() (json.RawMessage, error), handle func(Reply) error) error {
-	req := Request{Agent: agent, Action: action, Identity: n.identity}
+	req := Request{Agent: agent, Action: action, Identity: n.identity, Pause: n.pause}
 	leaves := agent == agentProvision && LeavesProvisioning(action)
 	unanswered := false // a try was sent and no try since got a reply
 	err := n.wrapper.run(ctx, n.identity, n.pause, req.Label(), tries, func(ctx context.Context) error {

@@ -17,7 +17,8 @@ import (
 
 // PerCall is the Transport choria-provisioner uses: go-choria's RPC client built for every
 // call and narrowed to one worker and one target, with its own broker connections each time.
-// It stays as the reference the benchmarks measure Conn against.
+// It stays as the reference the benchmarks measure Conn against; it does not fence requests
+// (Request.Pause): go-choria's client dates them itself and buffers them while disconnected.
 type PerCall struct {
 	fw      inter.Framework
 	ddls    map[string]*agent.DDL

@@ -22,6 +22,9 @@ type Request struct {
 	// Unsigned tells the transport the node does not verify request signatures (its
 	// provisioning JWT has chs false), so under SignAuto the request is not signed.
 	Unsigned bool
+	// Pause, when set, fences the request where it is published: asked again immediately
+	// before, and, as a DeadlineSource, the bound of its TTL (see Conn). Node sets its own.
+	Pause PauseSource
 }
 
 // Label is the request's agent#action, the rpc label of the wrapper's metrics.

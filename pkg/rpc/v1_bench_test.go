@@ -13,7 +13,7 @@ import (
 // of about 1.5 KB, as the host flow sends, signed with RSA-2048 and unsigned.
 func BenchmarkV1Encode(b *testing.B) {
 	signer, _ := testSigner(b)
-	enc := &v1Encoder{senderID: "edge-eu-1.mcollective", callerID: "choria=edge-eu-1.mcollective", collective: "provisioning", ttl: 60, signer: signer}
+	enc := &v1Encoder{senderID: "edge-eu-1.mcollective", callerID: "choria=edge-eu-1.mcollective", collective: "provisioning", signer: signer}
 	cfg, _ := json.Marshal(Configuration{Token: "token", Config: `{"identity":"n1","plugin.choria.server.provision":"false","x":"` + strings.Repeat("y", 1200) + `"}`})
 	req := Request{Agent: "choria_provision", Action: "configure", Identity: "n1.example.net", Data: cfg}
 	const id = "0123456789abcdef0123456789abcdef"
@@ -23,7 +23,7 @@ func BenchmarkV1Encode(b *testing.B) {
 			b.ReportAllocs()
 			now := time.Now()
 			for b.Loop() {
-				if _, err := enc.encode(id, req, "provisioning.reply.abc."+id, sign, now); err != nil {
+				if _, err := enc.encode(id, req, "provisioning.reply.abc."+id, sign, now, 60); err != nil {
 					b.Fatal(err)
 				}
 			}

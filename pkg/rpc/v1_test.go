@@ -60,13 +60,13 @@ func schemaValid(t *testing.T, version protocol.ProtocolVersion, data []byte) {
 
 func TestV1Encoder_WritesWhatGoChoriaParsesAndVerifies(t *testing.T) {
 	signer, cert := testSigner(t)
-	enc := &v1Encoder{senderID: "edge.mcollective", callerID: "choria=edge.mcollective", collective: "provisioning", ttl: 60, signer: signer}
+	enc := &v1Encoder{senderID: "edge.mcollective", callerID: "choria=edge.mcollective", collective: "provisioning", signer: signer}
 	now := time.Unix(1700000000, 0)
 	data := json.RawMessage(`{"token":"t\"<&>\u2028","config":"{\"a\":\"b\\n\"}"}`)
 
 	for _, sign := range []bool{true, false} {
 		req := Request{Agent: "choria_provision", Action: "configure", Identity: "n1.example.net", Data: data}
-		out, err := enc.encode("0123456789abcdef0123456789abcdef", req, "provisioning.reply.x.0123456789abcdef0123456789abcdef", sign, now)
+		out, err := enc.encode("0123456789abcdef0123456789abcdef", req, "provisioning.reply.x.0123456789abcdef0123456789abcdef", sign, now, 60)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,13 +130,13 @@ func TestV1Encoder_WritesWhatGoChoriaParsesAndVerifies(t *testing.T) {
 }
 
 func TestV1Encoder_RefusesWhatItCannotSendFaithfully(t *testing.T) {
-	enc := &v1Encoder{senderID: "e", callerID: "choria=e", collective: "provisioning", ttl: 60}
+	enc := &v1Encoder{senderID: "e", callerID: "choria=e", collective: "provisioning"}
 	req := Request{Agent: "rpcutil", Action: "inventory", Identity: "n1", Data: json.RawMessage("{\"a\":\"\xff\"}")}
-	if _, err := enc.encode("0123456789abcdef0123456789abcdef", req, "r", false, time.Now()); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+	if _, err := enc.encode("0123456789abcdef0123456789abcdef", req, "r", false, time.Now(), 60); err == nil || !strings.Contains(err.Error(), "UTF-8") {
 		t.Fatalf("invalid UTF-8: %v", err)
 	}
 	req.Data = json.RawMessage(`{}`)
-	if _, err := enc.encode("0123456789abcdef0123456789abcdef", req, "r", true, time.Now()); err == nil || !strings.Contains(err.Error(), "no RSA key") {
+	if _, err := enc.encode("0123456789abcdef0123456789abcdef", req, "r", true, time.Now(), 60); err == nil || !strings.Contains(err.Error(), "no RSA key") {
 		t.Fatalf("signing without a key: %v", err)
 	}
 }

@@ -32,7 +32,6 @@ type v1Encoder struct {
 	senderID   string // the client's configured identity (envelope senderid, mc_sender)
 	callerID   string // choria=<certname>
 	collective string
-	ttl        int
 	signer     *requestSigner // nil: no key, every request is unsigned
 }
 
@@ -52,8 +51,9 @@ func newRequestID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// encode builds req as a direct request to req.Identity whose replies go to replyTo.
-func (e *v1Encoder) encode(id string, req Request, replyTo string, sign bool, now time.Time) (v1Request, error) {
+// encode builds req as a direct request to req.Identity whose replies go to replyTo, created at
+// now and valid for ttl seconds from then.
+func (e *v1Encoder) encode(id string, req Request, replyTo string, sign bool, now time.Time, ttl int) (v1Request, error) {
 	data := req.Data
 	if len(data) == 0 {
 		data = []byte("{}")
@@ -91,7 +91,7 @@ func (e *v1Encoder) encode(id string, req Request, replyTo string, sign bool, no
 	r = append(r, `,"agent":`...)
 	r = appendJSONString(r, req.Agent)
 	r = append(r, `,"ttl":`...)
-	r = strconv.AppendInt(r, int64(e.ttl), 10)
+	r = strconv.AppendInt(r, int64(ttl), 10)
 	r = append(r, `,"time":`...)
 	r = strconv.AppendInt(r, now.Unix(), 10)
 	// go-choria's filter for a direct request: the agent, nothing else; the target is the subject.
@@ -126,8 +126,11 @@ func (e *v1Encoder) encode(id string, req Request, replyTo string, sign bool, no
 	t = appendJSONString(t, e.senderID)
 	t = append(t, `}}`...)
 
-	return v1Request{id: id, subject: e.collective + ".node." + req.Identity, data: t}, nil
+	return v1Request{id: id, subject: nodeSubject(e.collective, req.Identity), data: t}, nil
 }
+
+// nodeSubject is identity's own subject in collective, go-choria's NodeDirectedTarget.
+func nodeSubject(collective, identity string) string { return collective + ".node." + identity }
 
 const hexDigits = "0123456789abcdef"
 

@@ -114,8 +114,9 @@ func (w *Wrapper) run(ctx context.Context, node string, pause PauseSource, actio
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, ErrLocked), errors.As(err, new(stopError)):
-			// Another worker owns the node (retrying would only extend its lock fight), or the
+		case errors.Is(err, ErrLocked), errors.Is(err, ErrPaused), errors.As(err, new(stopError)):
+			// Another worker owns the node (retrying would only extend its lock fight), the
+			// transport found the host paused or its lease unable to cover the request, or the
 			// attempt refused its own input.
 			final = err
 			cancel()

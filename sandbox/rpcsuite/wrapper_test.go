@@ -160,18 +160,29 @@ func TestWrapper_PausedBeforeCallSendsNothing(t *testing.T) {
 
 func TestWrapper_PauseDuringRetriesStopsAtNextAttempt(t *testing.T) {
 	c := newCaller(t, "edge-eu-1.mcollective", 200*time.Millisecond)
-	// The pause flips once the second attempt has started: that attempt runs to its timeout and
-	// the third never starts.
-	var checks atomic.Int32
-	pause := rpc.PauseFunc(func() bool { return checks.Add(1) > 3 })
+	// The pause flips once the second attempt has run to its timeout: the third never starts.
+	// (The wrapper and the transport both read it within an attempt.)
+	tr := &countingTransport{Transport: c.conn}
+	pause := rpc.PauseFunc(func() bool { return tr.done.Load() >= 2 })
 
-	_, err := c.node(c.conn, nodeSilent, pause).Inventory(context.Background())
+	_, err := c.node(tr, nodeSilent, pause).Inventory(context.Background())
 	if !errors.Is(err, rpc.ErrPaused) {
 		t.Fatalf("got %v", err)
 	}
 	if got := c.metrics.RPCAttempts("eu", "rpcutil#inventory"); got != 2 {
 		t.Fatalf("timed %d attempts, want 2", got)
 	}
+}
+
+// countingTransport counts the requests its transport has returned from.
+type countingTransport struct {
+	rpc.Transport
+	done atomic.Int32
+}
+
+func (c *countingTransport) Request(ctx context.Context, req rpc.Request) ([]rpc.Reply, error) {
+	defer c.done.Add(1)
+	return c.Transport.Request(ctx, req)
 }
 
 func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {

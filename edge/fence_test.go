@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/rpc"
+)
+
+// TestEdge_HostPauseCarriesItsLeaseDeadline: the pause source a host flow gets also tells the
+// transport when the host's lease ends as the edge counts it (its TTL less the margin, from
+// before the acquire), which bounds every request's validity on the node; a lease that never
+// expires (the local source's) has no deadline.
+func TestEdge_HostPauseCarriesItsLeaseDeadline(t *testing.T) {
+	for name, tc := range map[string]struct {
+		source lease.Source
+		want   bool
+	}{
+		"expiring": {expiring{Local: lease.NewLocal(lease.LocalOptions{}), ttl: 10 * time.Second}, true},
+		"local":    {lease.NewLocal(lease.LocalOptions{}), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := make(chan rpc.PauseSource, 1)
+			fl := newFlow(func(_ context.Context, h hostflow.Host) hostflow.Result {
+				select {
+				case got <- h.Pause:
+				default:
+				}
+				return hostflow.Result{Outcome: hostflow.Provisioned}
+			})
+			started := time.Now()
+			run(t, edge.Options{Workers: 1, Interval: time.Hour, LeaseMargin: time.Second, Flow: fl, Source: tc.source, Finder: &finder{ids: []string{"a"}}})
+			var pause rpc.PauseSource
+			select {
+			case pause = <-got:
+			case <-time.After(30 * time.Second):
+				t.Fatal("no host flow ran")
+			}
+			ds, ok := pause.(rpc.DeadlineSource)
+			if !ok {
+				t.Fatalf("the host's pause source %T has no deadline", pause)
+			}
+			deadline, ok := ds.Deadline()
+			if ok != tc.want {
+				t.Fatalf("deadline %s, %v; want one: %v", deadline, ok, tc.want)
+			}
+			if ok && (deadline.Before(started.Add(9*time.Second)) || deadline.After(time.Now().Add(9*time.Second))) {
+				t.Fatalf("deadline %v after the start, want 9 s (TTL 10 s less the 1 s margin) from the acquire", deadline.Sub(started))
+			}
+		})
+	}
+}
