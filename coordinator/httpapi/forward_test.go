@@ -42,8 +42,15 @@ func TestForward_ClientPointedAtAFollowerWorksThroughTheLeader(t *testing.T) {
 	if _, err := edge.Register(ctx, api.RegisterRequest{Region: "ams", Edge: "e1", Nodes: nodes}); err != nil {
 		t.Fatal(err)
 	}
-	if edge.Leader() != leader.url {
-		t.Errorf("client's leader %q, want %q", edge.Leader(), leader.url)
+	// The follower names the leader, but the client was not given its address: it goes on
+	// through the follower (api.Client follows configured members only). Given every member's
+	// address, it moves to the leader.
+	if edge.Leader() != follower.url {
+		t.Errorf("client's leader %q, want the follower %q it was configured with", edge.Leader(), follower.url)
+	}
+	all := edgeClient(t, follower.url, ms[1].url, leader.url)
+	if _, err := all.Register(ctx, api.RegisterRequest{Region: "ams", Edge: "e1", Nodes: nodes}); err != nil || all.Leader() != leader.url {
+		t.Errorf("client of every member: leader %q (%v), want %q", all.Leader(), err, leader.url)
 	}
 	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "ams", MaxNodes: 6})
 	if err != nil || got.Lease == nil || len(got.Lease.Nodes) != 6 {
@@ -78,7 +85,7 @@ func TestForward_ClientPointedAtAFollowerWorksThroughTheLeader(t *testing.T) {
 }
 
 // TestForward_RedirectModeAnswers421AndTheClientFollows checks the other way a follower may
-// answer: with the leader's address, which the client follows.
+// answer: with the leader's address, which the client follows (it is one of its members).
 func TestForward_RedirectModeAnswers421AndTheClientFollows(t *testing.T) {
 	ms := cluster(t, 3)
 	leader, follower := ms[0], ms[1]
@@ -96,7 +103,7 @@ func TestForward_RedirectModeAnswers421AndTheClientFollows(t *testing.T) {
 	if status != http.StatusMisdirectedRequest || eb.Code != api.CodeNotLeader || eb.Leader != leader.url || hdr.Get(api.HeaderLeader) != leader.url {
 		t.Fatalf("redirect mode: %d %+v %v", status, eb, hdr)
 	}
-	edge := edgeClient(t, srv.URL)
+	edge := edgeClient(t, srv.URL, leader.url)
 	hb, err := edge.Heartbeat(ctxT(t), api.HeartbeatRequest{Edge: "e1", Region: "ams"})
 	if err != nil || hb.Leader != leader.url {
 		t.Fatalf("heartbeat through the redirecting follower: %+v %v", hb, err)

@@ -26,7 +26,7 @@ const maxResponseBody = 256 << 20
 //
 // It tries the last known leader first, then every configured member; a member that is down or
 // answers without a leader is skipped, and a not-leader answer or redirect naming the leader is
-// followed. The number of tries is bounded and every wait honours the context. A request whose
+// followed when the leader is one of the configured members (configured): list every member. The number of tries is bounded and every wait honours the context. A request whose
 // connection broke mid-way may be sent again to another member: every edge call is safe to repeat
 // (register is idempotent, acquire carries a request id that returns the same lease, renew and
 // report are checked against the lease token).
@@ -393,6 +393,7 @@ func (c *Client) do(ctx context.Context, co callOptions, method, path string, q 
 		queue = queue[1:]
 
 		leader, err := c.once(ctx, co.attemptTimeout, member, method, path, q, body, out)
+		leader = c.configured(leader)
 		var apiErr *Error
 		if err == nil || errors.As(err, &apiErr) {
 			c.answered(member)
@@ -599,4 +600,18 @@ func joinCtx(ctxErr, last error) error {
 		return ctxErr
 	}
 	return fmt.Errorf("%w (last error: %v)", ctxErr, last)
+}
+
+// configured returns addr when it is one of the members the client was configured with (same
+// scheme, host and port), else "". A member names the leader by its advertised address; the
+// client follows only addresses it was given, so a member that is wrong or compromised (or a
+// plain-http answer in the middle) cannot send the bearer token elsewhere, nor downgrade https.
+func (c *Client) configured(addr string) string {
+	addr = strings.TrimRight(addr, "/")
+	for _, m := range c.members {
+		if strings.EqualFold(m, addr) {
+			return m
+		}
+	}
+	return ""
 }

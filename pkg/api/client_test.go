@@ -67,7 +67,7 @@ func acquire(c *Client, ctx context.Context) (AcquireResponse, error) {
 func TestClient_FollowsNotLeaderToTheLeaderAndRemembersIt(t *testing.T) {
 	leader := newMember(t, leaderHandler(t))
 	follower := newMember(t, notLeader(leader.srv.URL))
-	c, err := NewClient([]string{follower.srv.URL}, WithToken(testToken))
+	c, err := NewClient([]string{follower.srv.URL, leader.srv.URL}, WithToken(testToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestClient_FollowsATemporaryRedirectWithBodyAndToken(t *testing.T) {
 	redirector := newMember(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, leader.srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	})
-	c, _ := NewClient([]string{redirector.srv.URL}, WithToken(testToken))
+	c, _ := NewClient([]string{redirector.srv.URL, leader.srv.URL}, WithToken(testToken))
 	if _, err := acquire(c, context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestClient_RemembersTheLeaderAForwardingMemberNames(t *testing.T) {
 		w.Header().Set(HeaderLeader, leader.srv.URL)
 		_ = json.NewEncoder(w).Encode(AcquireResponse{})
 	})
-	c, _ := NewClient([]string{forwarder.srv.URL}, WithToken(testToken))
+	c, _ := NewClient([]string{forwarder.srv.URL, leader.srv.URL}, WithToken(testToken))
 	if _, err := acquire(c, context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -323,5 +323,47 @@ func TestClient_AcquireSendsOneFreshRequestIDPerCallAndKeepsItAcrossRetries(t *t
 	}
 	if ids[3] != "edge-e1-acquire-42" {
 		t.Errorf("a caller's id was replaced: %q", ids[3])
+	}
+}
+
+// TestClient_FollowsOnlyConfiguredMembers: a member naming a leader the client was not
+// configured with (a compromised or misconfigured member, a plain-http downgrade of an https
+// member) is not followed, by a not-leader answer, a leader header or a redirect: the bearer
+// token never reaches that address.
+func TestClient_FollowsOnlyConfiguredMembers(t *testing.T) {
+	var got atomic.Int64
+	rogue := newMember(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			got.Add(1)
+		}
+		leaderHandler(t)(w, r)
+	})
+	for name, h := range map[string]func(w http.ResponseWriter, r *http.Request){
+		"not-leader answer": notLeader(rogue.srv.URL),
+		"leader header": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(HeaderLeader, rogue.srv.URL)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(ErrorBody{Error: "electing", Code: CodeUnavailable})
+		},
+		"redirect": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, rogue.srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := newMember(t, h)
+			c, _ := NewClient([]string{m.srv.URL}, WithToken(testToken), WithAttempts(3), WithRetryDelay(time.Millisecond))
+			if _, err := acquire(c, context.Background()); err == nil {
+				t.Fatal("the call succeeded through an address the client was not configured with")
+			}
+			if got.Load() != 0 || c.Leader() == rogue.srv.URL {
+				t.Fatalf("the token reached an unconfigured leader %d times (leader %q)", got.Load(), c.Leader())
+			}
+		})
+	}
+	// The same host over plain http is another address: an https member cannot downgrade it.
+	https := strings.Replace(rogue.srv.URL, "http://", "https://", 1)
+	c, _ := NewClient([]string{https}, WithToken(testToken))
+	if c.configured(rogue.srv.URL) != "" || c.configured(https) != https {
+		t.Fatalf("configured(%q) = %q, configured(%q) = %q", rogue.srv.URL, c.configured(rogue.srv.URL), https, c.configured(https))
 	}
 }

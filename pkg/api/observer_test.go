@@ -42,7 +42,7 @@ func TestClient_ObserverSeesOneCallAcrossALeaderHop(t *testing.T) {
 	leader := newMember(t, leaderHandler(t))
 	follower := newMember(t, notLeader(leader.srv.URL))
 	var log callLog
-	c, err := NewClient([]string{follower.srv.URL}, WithToken(testToken), WithCallObserver(log.observe))
+	c, err := NewClient([]string{follower.srv.URL, leader.srv.URL}, WithToken(testToken), WithCallObserver(log.observe))
 	if err != nil {
 		t.Fatal(err)
 	}
