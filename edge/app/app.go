@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -294,11 +295,28 @@ func (a *App) Close() {
 }
 
 func newRunner(cfg *config.Config, reg *metrics.Registry, log *slog.Logger) (helper.Runner, error) {
-	ho := helper.Options{Command: cfg.Helper, Timeout: cfg.HelperTimeout, Site: cfg.Site, Metrics: reg, Logger: log}
+	ho := helper.Options{Command: cfg.Helper, Timeout: cfg.HelperTimeout, Site: cfg.Site, Metrics: reg, Logger: log,
+		Secrets: helperSecrets(cfg), Environment: cfg.HelperEnvironment}
 	if cfg.HelperPersistent {
 		return helper.NewPersistent(ho)
 	}
 	return helper.NewExec(ho)
+}
+
+// helperSecrets are the values the helper's diagnostics are redacted by: the secret keys and the
+// server JWT signing seed as the file holds it now (a seed rotated later is still caught by the
+// helper's patterns for key-like runs).
+func helperSecrets(cfg *config.Config) []string {
+	out := cfg.Secrets()
+	if cfg.JWTSigningKey != "" {
+		// unreadable: credentials reports it when the signer loads it
+		if b, err := os.ReadFile(cfg.JWTSigningKey); err == nil {
+			if seed := strings.TrimSpace(string(b)); seed != "" {
+				out = append(out, seed)
+			}
+		}
+	}
+	return out
 }
 
 // credentials builds the checks and signers the enabled features need.

@@ -127,6 +127,9 @@ type Config struct {
 	HelperTimeout time.Duration
 	// HelperPersistent keeps one helper process running for many requests (helper_persistent).
 	HelperPersistent bool
+	// HelperEnvironment names variables of the edge's environment the helper gets besides
+	// PATH, HOME, LANG, LC_*, TZ and TMPDIR (helper_environment).
+	HelperEnvironment []string
 	// LogFormat is text or json (log_format).
 	LogFormat string
 	// RequestSigning is auto, always or never (request_signing).

@@ -140,3 +140,29 @@ func TestValidate_CallHistoryNeedsCoordinators(t *testing.T) {
 		t.Fatalf("cluster mode with call_history: %v", err)
 	}
 }
+
+// Every secret key's value is among Secrets, which the helper's output is redacted by.
+func TestSecrets_EverySecretKeyThatIsSet(t *testing.T) {
+	c := config.Defaults()
+	c.Token, c.BrokerProvisioningPassword, c.PauseToken, c.CoordinatorToken = "t1", "p2", "", "c4"
+	got := c.Secrets()
+	if len(got) != 3 || got[0] != "t1" || got[1] != "p2" || got[2] != "c4" {
+		t.Fatalf("Secrets() = %q, want the three that are set", got)
+	}
+}
+
+// The helper may be given further variables, never the edge's own MUSTER_ ones.
+func TestValidate_HelperEnvironment(t *testing.T) {
+	c := config.Defaults()
+	c.Helper = "/bin/helper"
+	c.HelperEnvironment = []string{"CMDB_URL", "https_proxy"}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("valid names: %v", err)
+	}
+	for _, name := range []string{"MUSTER_EDGE_TOKEN", "muster_edge_token", "1X", "A=B", ""} {
+		c.HelperEnvironment = []string{name}
+		if got := fieldKeys(c.Validate()); len(got) != 1 || got[0] != "helper_environment" {
+			t.Errorf("helper_environment %q: %v, want an error naming helper_environment", name, got)
+		}
+	}
+}

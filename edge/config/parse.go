@@ -54,6 +54,7 @@ func parse(v *viper.Viper) (*Config, error) {
 		EdgeName:           r.str("edge_name"),
 		HelperTimeout:      r.duration("helper_timeout"),
 		HelperPersistent:   r.boolean("helper_persistent"),
+		HelperEnvironment:  r.list("helper_environment"),
 		LogFormat:          strings.ToLower(r.str("log_format")),
 		RequestSigning:     strings.ToLower(r.str("request_signing")),
 		PauseToken:         r.str("pause_token"),

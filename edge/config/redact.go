@@ -55,6 +55,7 @@ func (c *Config) Redacted() map[string]any {
 		"edge_name":            c.EdgeName,
 		"helper_timeout":       c.HelperTimeout.String(),
 		"helper_persistent":    c.HelperPersistent,
+		"helper_environment":   append([]string(nil), c.HelperEnvironment...),
 		"log_format":           c.LogFormat,
 		"request_signing":      c.RequestSigning,
 		"pause_token":          secret(c.PauseToken),
@@ -89,4 +90,16 @@ func helperProgram(line string) string {
 		return words[0] + " (1 argument hidden)"
 	}
 	return fmt.Sprintf("%s (%d arguments hidden)", words[0], len(words)-1)
+}
+
+// Secrets returns the values of the secret keys that are set (token, broker_provisioning_password,
+// pause_token, coordinator_token), for hiding wherever they might be echoed.
+func (c *Config) Secrets() []string {
+	var out []string
+	for _, s := range []string{c.Token, c.BrokerProvisioningPassword, c.PauseToken, c.CoordinatorToken} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

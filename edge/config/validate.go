@@ -26,6 +26,7 @@ var (
 	// Edge names are usually Choria identities: host names, or names such as provisioner_signer.
 	edgeNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,252}$`)
 	hostPattern     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 func (c *Config) validate() fieldErrors {
@@ -75,6 +76,14 @@ func (c *Config) validate() fieldErrors {
 	}
 	if c.ChoriaIdentity != "" && !edgeNamePattern.MatchString(c.ChoriaIdentity) {
 		e.add("choria_identity", "%q is not a Choria identity (letters, digits, '_', '.', '@', ':', '-')", c.ChoriaIdentity)
+	}
+	for i, name := range c.HelperEnvironment {
+		switch {
+		case !envNamePattern.MatchString(name):
+			e.add("helper_environment", "item %d %q is not an environment variable name (letters, digits, '_'; not starting with a digit)", i, name)
+		case strings.HasPrefix(strings.ToUpper(name), "MUSTER_"):
+			e.add("helper_environment", "item %d %q: MUSTER_ variables are the edge's own (its tokens among them) and never passed to a helper", i, name)
+		}
 	}
 	if c.HelperTimeout <= 0 {
 		e.add("helper_timeout", "%s is not a positive duration", c.HelperTimeout)

@@ -37,11 +37,13 @@
 //     from 50 ms to 5 s while it keeps dying without answering.
 //   - When its stdin reaches EOF the helper should exit promptly; the edge kills its process
 //     group if it has not exited after a grace period.
-//   - stderr is free-form diagnostics: each line is logged at warn, shortened, with anything that
-//     looks like a key, certificate or token redacted.
+//   - stderr is free-form diagnostics: each line is logged at warn, shortened, with the
+//     configured secrets (Options.Secrets) and anything that looks like a key, certificate or
+//     token redacted.
 //
 // Both runners start the helper in its own process group and kill the whole group on a timeout,
-// so a helper's children do not outlive it. Neither logs the helper's stdout: an answer can
+// so a helper's children do not outlive it. The helper gets PATH, HOME, LANG, LC_*, TZ, TMPDIR
+// and the variables named in Options.Environment of the edge's environment, never a MUSTER_ one. Neither logs the helper's stdout: an answer can
 // carry a private key. Errors name the helper by the first word of its command line only, since
 // its arguments may hold secrets. The runners do not check the pause: the host flow does before
 // it calls Run, as choria-provisioner's runHelper does. Each Run is observed on the HelperTime

@@ -64,13 +64,14 @@ func (e *Exec) run(ctx context.Context, req *Request) ([]byte, error) {
 	defer cancel()
 
 	stdout := &limitBuffer{limit: c.MaxOutput, exceeded: func() { abort(ErrOutputTooLarge) }}
-	stderr := &headBuffer{limit: 2 * maxStderrLog}
+	stderr := &headBuffer{limit: 2 * maxStderrLog, redact: c.redact}
 	cmd := exec.CommandContext(tctx, c.argv[0], c.argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// kill the whole group so the helper's children die with it; the leader is not reaped yet,
 	// so its pid still names the group
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay
+	cmd.Env = c.env
 	cmd.Stdin = bytes.NewReader(input)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/kballard/go-shellquote"
@@ -33,6 +35,12 @@ type Options struct {
 	Metrics *metrics.Registry
 	// Logger receives the helper's stderr at warn; nil discards it.
 	Logger *slog.Logger
+	// Secrets are values redacted from the helper's stderr and error lines wherever they
+	// appear, whatever their length: the edge's tokens, passwords and keys.
+	Secrets []string
+	// Environment names further variables of the edge's environment the helper gets, besides
+	// PATH, HOME, LANG, LC_*, TZ and TMPDIR.
+	Environment []string
 }
 
 // command is a validated Options with the command line split.
@@ -41,6 +49,9 @@ type command struct {
 	argv []string
 	// name is argv[0]: errors and logs name the helper by it alone, since arguments may hold secrets.
 	name string
+	// env is the helper's whole environment, taken from the edge's at construction.
+	env     []string
+	secrets *secretValues
 }
 
 func newCommand(o Options) (*command, error) {
@@ -67,7 +78,18 @@ func newCommand(o Options) (*command, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &command{Options: o, argv: argv, name: argv[0]}, nil
+	for _, name := range o.Environment {
+		if strings.HasPrefix(name, reservedPrefix) {
+			return nil, fmt.Errorf("helper %s: environment: %s is the edge's own variable and never passed to a helper", argv[0], name)
+		}
+	}
+	return &command{Options: o, argv: argv, name: argv[0], env: environment(os.Environ(), o.Environment), secrets: newSecretValues(o.Secrets)}, nil
+}
+
+// redact hides the configured secrets, then whatever looks like a key, certificate or token;
+// cut says text was cut from longer output, so a secret may be cut too.
+func (c *command) redact(text string, cut bool) string {
+	return redact(c.secrets.hide(text, cut))
 }
 
 // observe records one run's duration, as choria-provisioner's runHelper does for every run.

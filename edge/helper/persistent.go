@@ -136,7 +136,7 @@ func (p *Persistent) decode(line []byte) (*Response, error) {
 		return nil, err
 	}
 	if a.Error != "" {
-		return nil, fmt.Errorf("helper %s: %w: %s", p.cmd.name, ErrFailed, truncate(redact(a.Error), maxStderrLine))
+		return nil, fmt.Errorf("helper %s: %w: %s", p.cmd.name, ErrFailed, truncate(p.cmd.redact(a.Error, false), maxStderrLine))
 	}
 	return &a.Response, nil
 }

@@ -48,7 +48,8 @@ func startProcess(p *Persistent) (*process, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = waitDelay
-	stderr := &lineLogger{log: c.Logger, helper: c.name}
+	cmd.Env = c.env
+	stderr := &lineLogger{log: c.Logger, helper: c.name, redact: c.redact}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

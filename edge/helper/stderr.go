@@ -66,6 +66,7 @@ type headBuffer struct {
 	limit   int
 	buf     bytes.Buffer
 	dropped int
+	redact  func(text string, cut bool) string
 }
 
 func (h *headBuffer) Write(p []byte) (int, error) {
@@ -84,7 +85,7 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 // text is the captured stderr, redacted then bounded; the redaction sees the whole capture so a
 // PEM block is recognised from its header even when the bound would cut it.
 func (h *headBuffer) text() string {
-	s := truncate(redact(h.buf.String()), maxStderrLog)
+	s := truncate(h.redact(h.buf.String(), h.dropped > 0), maxStderrLog)
 	if h.dropped > 0 {
 		s += fmt.Sprintf(" (%d bytes not captured)", h.dropped)
 	}
@@ -97,8 +98,10 @@ func (h *headBuffer) text() string {
 type lineLogger struct {
 	log     *slog.Logger
 	helper  string
+	redact  func(text string, cut bool) string
 	mu      sync.Mutex
 	partial []byte
+	cut     bool // bytes of the partial line were dropped beyond its bound
 	inPEM   bool
 }
 
@@ -111,7 +114,9 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		if i < 0 {
 			// keep at most one bounded partial line; the rest of an endless line is dropped
 			room := 4*maxStderrLine - len(l.partial)
-			l.partial = append(l.partial, p[:min(max(room, 0), len(p))]...)
+			keep := min(max(room, 0), len(p))
+			l.partial = append(l.partial, p[:keep]...)
+			l.cut = l.cut || keep < len(p)
 			break
 		}
 		l.partial = append(l.partial, p[:i]...)
@@ -132,7 +137,8 @@ func (l *lineLogger) flush() {
 
 func (l *lineLogger) emit() {
 	line := strings.TrimRight(string(l.partial), "\r")
-	l.partial = l.partial[:0]
+	cut := l.cut
+	l.partial, l.cut = l.partial[:0], false
 	switch {
 	case strings.Contains(line, "-----BEGIN "):
 		l.inPEM = !strings.Contains(line, "-----END ")
@@ -143,7 +149,7 @@ func (l *lineLogger) emit() {
 		}
 		return
 	}
-	if line = truncate(redact(line), maxStderrLine); line != "" {
+	if line = truncate(l.redact(line, cut), maxStderrLine); line != "" {
 		l.log.Warn("helper stderr", "helper", l.helper, "stderr", line)
 	}
 }

@@ -56,7 +56,7 @@ func TestRedact_PathsStillRead(t *testing.T) {
 // The persistent helper's line logger applies the same rule.
 func TestLineLogger_StandardBase64WithSlashIsHidden(t *testing.T) {
 	log, buf := newTestLogger()
-	l := &lineLogger{log: log, helper: "h"}
+	l := &lineLogger{log: log, helper: "h", redact: func(s string, _ bool) string { return redact(s) }}
 	secret := "q1w2E3r4T5y6U7i8O9p0/A1s2D3f4G5h6J7k8L9z0X1c="
 	_, _ = l.Write([]byte("using key " + secret + "\nopen /etc/choria/ssl/x.pem: denied\n"))
 	logged := buf.String()
@@ -65,5 +65,29 @@ func TestLineLogger_StandardBase64WithSlashIsHidden(t *testing.T) {
 	}
 	if !strings.Contains(logged, "/etc/choria/ssl/x.pem") {
 		t.Errorf("path not readable: %s", logged)
+	}
+}
+
+// A secret that holds another is hidden whole, and the start of a secret where captured output
+// was cut is hidden too.
+func TestSecretValues_OverlappingAndCutSecrets(t *testing.T) {
+	s := newSecretValues([]string{"pw", "", "pw-long-version", "pw"})
+	for _, tc := range []struct {
+		text string
+		cut  bool
+		want string
+	}{
+		{"a pw-long-version and a pw", false, "a [redacted] and a [redacted]"},
+		{"ends with pw-lo", true, "ends with [redacted]"},
+		{"ends with pw-lo", false, "ends with [redacted]-lo"},
+		{"ends with p", true, "ends with [redacted]"},
+		{"nothing here", true, "nothing here"},
+	} {
+		if got := s.hide(tc.text, tc.cut); got != tc.want {
+			t.Errorf("hide(%q, cut=%v) = %q, want %q", tc.text, tc.cut, got, tc.want)
+		}
+	}
+	if got := newSecretValues(nil).hide("pw", true); got != "pw" {
+		t.Errorf("no secrets: %q", got)
 	}
 }
