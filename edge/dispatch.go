@@ -14,6 +14,7 @@ import (
 	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/rpc"
 )
 
 // leased is one host flow's result with the lease it ran under.
@@ -242,7 +243,8 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 	}
 	res.Identity = id
 	e.m.flowTime.Observe(res.Took.Seconds())
-	if res.Outcome == hostflow.Paused && !held.Valid(e.o.Now()) {
+	// Under a second of lease is too little for any request to be valid on the node: as lost.
+	if res.Outcome == hostflow.Paused && (!held.Valid(e.o.Now()) || errors.Is(res.Err, rpc.ErrDeadline)) {
 		out.leaseLost = true
 		res.Err = fmt.Errorf("%s: %w", id, errLeaseLost)
 		if run.lost.CompareAndSwap(false, true) {

@@ -4,6 +4,8 @@ package edge_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +56,31 @@ func TestEdge_HostPauseCarriesItsLeaseDeadline(t *testing.T) {
 				t.Fatalf("deadline %v after the start, want 9 s (TTL 10 s less the 1 s margin) from the acquire", deadline.Sub(started))
 			}
 		})
+	}
+}
+
+// TestEdge_LeaseTooShortForARequestIsLeaseLoss: a host stopped because its lease had under a
+// second left, too little for any request to be valid on the node, is stopped by lease loss
+// (failed, the node may be half done) like one whose lease ran out, not given back as paused.
+func TestEdge_LeaseTooShortForARequestIsLeaseLoss(t *testing.T) {
+	src := expiring{Local: lease.NewLocal(lease.LocalOptions{}), ttl: time.Minute}
+	fl := newFlow(func(context.Context, hostflow.Host) hostflow.Result {
+		return hostflow.Result{Outcome: hostflow.Paused, Err: fmt.Errorf("configure failed: %w", rpc.ErrDeadline)}
+	})
+	results := make(chan hostflow.Result, 1)
+	run(t, edge.Options{Workers: 1, Interval: time.Hour, LeaseMargin: time.Second, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
+		OnResult: func(r hostflow.Result) {
+			select {
+			case results <- r:
+			default:
+			}
+		}})
+	select {
+	case r := <-results:
+		if r.Err == nil || !strings.Contains(r.Err.Error(), "stopped by lease loss") {
+			t.Fatalf("result %+v, want stopped by lease loss", r)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no result")
 	}
 }

@@ -35,6 +35,9 @@ var (
 	ErrUnanswered = errors.New("its last try was sent and never answered")
 	// ErrFenced is matched when a request was not sent because its lease could not cover it.
 	ErrFenced = errors.New("request fenced")
+	// ErrDeadline is matched when a request was not sent because its pause source's deadline
+	// (DeadlineSource) was under a second away: for the caller the lease has as good as ended.
+	ErrDeadline = errors.New("under a second before the deadline")
 )
 
 // stopError ends the wrapper's loop at once: a retry could only fail the same way.

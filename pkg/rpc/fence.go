@@ -50,7 +50,7 @@ func check(req Request, now time.Time, ttl int, v1 bool) (fence, error) {
 		return f, nil
 	}
 	if req.Pause.Paused() {
-		return f, fencedError{req, "provisioning is paused"}
+		return f, fencedError{req: req, reason: "provisioning is paused"}
 	}
 	ds, ok := req.Pause.(DeadlineSource)
 	if !ok {
@@ -82,7 +82,7 @@ func check(req Request, now time.Time, ttl int, v1 bool) (fence, error) {
 
 // tooShort is the refusal of a request whose lease would leave a node under a second to accept it.
 func tooShort(req Request, left time.Duration) error {
-	return fencedError{req, fmt.Sprintf("its lease leaves %v, under the second a Choria TTL can express", left.Round(time.Millisecond))}
+	return fencedError{req: req, reason: fmt.Sprintf("its lease leaves %v, under the second a Choria TTL can express", left.Round(time.Millisecond)), deadline: true}
 }
 
 // recheck repeats the check at now, immediately before the publish: the pause source again, and
@@ -92,24 +92,27 @@ func (f fence) recheck(req Request, now time.Time) error {
 		return nil
 	}
 	if stalled := now.Sub(f.checked); stalled > MaxStall {
-		return fencedError{req, fmt.Sprintf("%v passed between its check and its publish (at most %v): the process was stopped", stalled.Round(time.Millisecond), MaxStall)}
+		return fencedError{req: req, reason: fmt.Sprintf("%v passed between its check and its publish (at most %v): the process was stopped", stalled.Round(time.Millisecond), MaxStall)}
 	}
 	if f.pause.Paused() {
-		return fencedError{req, "provisioning is paused"}
+		return fencedError{req: req, reason: "provisioning is paused"}
 	}
 	return nil
 }
 
 // fencedError is a request not sent because its lease could not cover it. It matches ErrPaused
 // as well as ErrFenced: the host stops as it would at a pause or lease loss, and the node is not
-// failed for it.
+// failed for it; and ErrDeadline when the lease had under a second left.
 type fencedError struct {
-	req    Request
-	reason string
+	req      Request
+	reason   string
+	deadline bool
 }
 
 func (e fencedError) Error() string {
 	return fmt.Sprintf("%s to %s not sent: %s", e.req.Label(), e.req.Identity, e.reason)
 }
 
-func (e fencedError) Is(target error) bool { return target == ErrFenced || target == ErrPaused }
+func (e fencedError) Is(target error) bool {
+	return target == ErrFenced || target == ErrPaused || target == ErrDeadline && e.deadline
+}

@@ -78,17 +78,19 @@ func (endless) Deadline() (time.Time, bool) { return time.Time{}, false }
 func TestCheck_RefusesPausedAndUnderASecond(t *testing.T) {
 	now := time.Now()
 	for name, tc := range map[string]struct {
-		p  PauseSource
-		v1 bool
+		p        PauseSource
+		v1       bool
+		deadline bool
 	}{
-		"paused":             {until{at: now.Add(time.Hour), paused: true}, true},
-		"v1 0.9 s left":      {until{at: now.Add(900 * time.Millisecond)}, true},
-		"v1 lease ended":     {until{at: now.Add(-time.Second)}, true},
-		"v2 1.2 s left":      {until{at: now.Add(1200 * time.Millisecond)}, false},
-		"pause func, paused": {PauseFunc(func() bool { return true }), true},
+		"paused":             {until{at: now.Add(time.Hour), paused: true}, true, false},
+		"v1 0.9 s left":      {until{at: now.Add(900 * time.Millisecond)}, true, true},
+		"v1 lease ended":     {until{at: now.Add(-time.Second)}, true, true},
+		"v2 1.2 s left":      {until{at: now.Add(1200 * time.Millisecond)}, false, true},
+		"pause func, paused": {PauseFunc(func() bool { return true }), true, false},
 	} {
-		if _, err := check(fencedReq(tc.p), now, 60, tc.v1); !errors.Is(err, ErrFenced) || !errors.Is(err, ErrPaused) {
-			t.Errorf("%s: want fenced, got %v", name, err)
+		_, err := check(fencedReq(tc.p), now, 60, tc.v1)
+		if !errors.Is(err, ErrFenced) || !errors.Is(err, ErrPaused) || errors.Is(err, ErrDeadline) != tc.deadline {
+			t.Errorf("%s: want fenced (deadline %v), got %v", name, tc.deadline, err)
 		}
 	}
 }
@@ -135,7 +137,7 @@ func TestNode_FencedRequestEndsTheCallAsPaused(t *testing.T) {
 	w, reg := newTestWrapper(t)
 	pause := until{at: time.Now().Add(time.Hour)}
 	tr := &scripted{answer: func(_ int, req Request) ([]Reply, error) {
-		return nil, fencedError{req, "stalled"}
+		return nil, fencedError{req: req, reason: "stalled"}
 	}}
 	_, err := NewNode(w, tr, "n1.example.net", "token", pause).Inventory(context.Background())
 	if !errors.Is(err, ErrPaused) || errors.Is(err, ErrMaxTries) {
