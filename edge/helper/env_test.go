@@ -37,9 +37,10 @@ echo '{}'
 // answer of a persistent helper hide them too.
 func TestPersistent_StderrAndErrorLinesHideTheConfiguredSecrets(t *testing.T) {
 	dir := t.TempDir()
-	cmd := script(t, dir, "echo.sh", `while IFS= read -r line; do
+	cmd := script(t, dir, "echo.sh", shID+`while IFS= read -r line; do
+  rid "$line"
   echo "token=tok9 password hunter2" >&2
-  echo '{"error":"CMDB refused pause-me and c00rd"}'
+  printf '{"id":%s,"error":"CMDB refused pause-me and c00rd"}\n' "$id"
 done
 `)
 	log, buf := newLogger()
@@ -91,7 +92,7 @@ func TestRunners_HelperGetsAMinimalEnvironment(t *testing.T) {
 			envFile := filepath.Join(dir, "env")
 			body := "cat >/dev/null\necho '{}'\n"
 			if persistent {
-				body = "while IFS= read -r line; do echo '{}'; done\n"
+				body = shID + "while IFS= read -r line; do rid \"$line\"; printf '{\"id\":%s}\\n' \"$id\"; done\n"
 			}
 			cmd := script(t, dir, "env.sh", `env > "`+envFile+`"`+"\n"+body)
 			opts := helper.Options{Command: cmd, Environment: []string{"CMDB_URL"}}

@@ -26,6 +26,12 @@ var (
 	ErrRestarted = errors.New("restarted")
 	// ErrClosed: the runner was closed.
 	ErrClosed = errors.New("runner closed")
+	// ErrMissingID: a persistent helper's answer line has no "id", so no request can be paired with it.
+	ErrMissingID = errors.New(`answer without "id"`)
+	// ErrUnmatched: a persistent helper's answer carries an id no request in flight has.
+	ErrUnmatched = errors.New("answer matches no request in flight")
+	// ErrWrongCertificate: the answer's certificate names neither by common name nor by DNS name the node it is for.
+	ErrWrongCertificate = errors.New("certificate is not the node's")
 )
 
 // Interface assertions.

@@ -44,6 +44,9 @@ func (e *Exec) Run(ctx context.Context, req *Request) (*Response, error) {
 	if err := decode(e.cmd.name, out, res); err != nil {
 		return nil, err
 	}
+	if err := checkCertificate(e.cmd.name, req.Identity, res.Certificate); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

@@ -19,9 +19,10 @@ import (
 	"github.com/seed96588659/muster/pkg/rpc"
 )
 
+// fullAnswer sets every key of a Response; its certificate is cert's, for n1.example.net.
 const fullAnswer = `{
   "defer": false, "shutdown": false, "msg": "configured",
-  "key": "KEYPEM", "certificate": "CERTPEM", "ca": "CAPEM", "ssldir": "/etc/choria/ssl",
+  "key": "KEYPEM", "certificate": CERT, "ca": "CAPEM", "ssldir": "/etc/choria/ssl",
   "server_claims": {"identity": "n1.example.net", "collectives": ["mcollective"], "permissions": {"submission": true}},
   "configuration": {"identity": "n1.example.net", "plugin.choria.server.provision": "false"},
   "action_policies": {"rpcutil.policy": "policy default allow"},
@@ -29,9 +30,19 @@ const fullAnswer = `{
   "upgrade": "0.30.0"
 }`
 
-func fullResponse() *helper.Response {
+// fullAnswerWith is fullAnswer with the certificate cert.
+func fullAnswerWith(t *testing.T, cert string) string {
+	t.Helper()
+	quoted, err := json.Marshal(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(fullAnswer, "CERT", string(quoted), 1)
+}
+
+func fullResponse(cert string) *helper.Response {
 	return &helper.Response{
-		Msg: "configured", Key: "KEYPEM", Certificate: "CERTPEM", CA: "CAPEM", SSLDir: "/etc/choria/ssl",
+		Msg: "configured", Key: "KEYPEM", Certificate: cert, CA: "CAPEM", SSLDir: "/etc/choria/ssl",
 		ServerClaims:   &tokens.ServerClaims{ChoriaIdentity: "n1.example.net", Collectives: []string{"mcollective"}, Permissions: &tokens.ServerPermissions{Submission: true}},
 		Configuration:  map[string]string{"identity": "n1.example.net", "plugin.choria.server.provision": "false"},
 		ActionPolicies: map[string]string{"rpcutil.policy": "policy default allow"},
@@ -53,7 +64,8 @@ func newExec(t *testing.T, opts helper.Options) *helper.Exec {
 func TestExec_DecodesEveryKeyAndPassesTheHostJSON(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.json")
-	cmd := script(t, dir, "helper.sh", "cat > \""+in+"\"\ncat <<'END'\n"+fullAnswer+"\nEND\n")
+	cert := certificatePEM(t, "n1.example.net")
+	cmd := script(t, dir, "helper.sh", "cat > \""+in+"\"\ncat <<'END'\n"+fullAnswerWith(t, cert)+"\nEND\n")
 	reg := metrics.New()
 	e := newExec(t, helper.Options{Command: cmd, Site: "lon", Metrics: reg})
 
@@ -68,7 +80,7 @@ func TestExec_DecodesEveryKeyAndPassesTheHostJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fullResponse(); !reflect.DeepEqual(res, want) {
+	if want := fullResponse(cert); !reflect.DeepEqual(res, want) {
 		t.Fatalf("response\n got %+v\nwant %+v", res, want)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,9 +22,10 @@ const (
 
 // Persistent keeps one helper process and exchanges one JSON line per request with it (the
 // line protocol in the package documentation). It is safe for concurrent use; requests are
-// pipelined and answered in order.
+// pipelined, and each answer is matched to its request by the id it echoes.
 type Persistent struct {
 	cmd *command
+	ids atomic.Uint64
 
 	mu sync.Mutex
 	// proc serves new requests; nil before the first Run and once it is stopping.
@@ -50,7 +52,8 @@ func (p *Persistent) Run(ctx context.Context, req *Request) (*Response, error) {
 	start := time.Now()
 	defer p.cmd.observe(start)
 
-	line, err := json.Marshal(req)
+	id := p.ids.Add(1)
+	line, err := json.Marshal(requestLine{ID: id, Request: req})
 	if err != nil {
 		return nil, fmt.Errorf("helper %s: encode request for %s: %w", p.cmd.name, req.Identity, err)
 	}
@@ -63,13 +66,13 @@ func (p *Persistent) Run(ctx context.Context, req *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &call{line: line, done: make(chan answer, 1)}
+	c := &call{id: id, line: line, done: make(chan answer, 1)}
 	select {
 	case pr.calls <- c:
 	case <-pr.quit:
 		return nil, fmt.Errorf("helper %s: %w before the request was sent: %w", p.cmd.name, ErrRestarted, pr.stopCause())
 	case <-tctx.Done():
-		// not written: the pairing of answers is intact, nothing to restart
+		// not written: no answer can come for it
 		return nil, p.doneErr(tctx)
 	}
 
@@ -78,13 +81,21 @@ func (p *Persistent) Run(ctx context.Context, req *Request) (*Response, error) {
 		if a.err != nil {
 			return nil, a.err
 		}
-		return p.decode(a.line)
+		res, err := p.decode(a.line)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkCertificate(p.cmd.name, req.Identity, res.Certificate); err != nil {
+			return nil, err
+		}
+		return res, nil
 	case <-tctx.Done():
 		if errors.Is(context.Cause(tctx), ErrTimeout) {
-			// its answer may still come and would be paired with the next request
+			// a helper past its timeout is taken for hung, with every request it holds
 			pr.stop(fmt.Errorf("%w: another request timed out after %s", ErrRestarted, p.cmd.Timeout))
 		}
-		// a caller that gave up leaves its answer to be read and dropped, keeping the pairing
+		// a caller that gave up stays in flight, so its answer is matched and dropped when it
+		// comes instead of being refused as unknown
 		return nil, p.doneErr(tctx)
 	}
 }
@@ -122,6 +133,13 @@ func (p *Persistent) Close() error {
 		}
 	}
 	return nil
+}
+
+// requestLine is a Request with the id its answer must echo; the id comes first, where a
+// helper finds it without parsing the rest.
+type requestLine struct {
+	ID uint64 `json:"id"`
+	*Request
 }
 
 type answerLine struct {

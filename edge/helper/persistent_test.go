@@ -28,19 +28,20 @@ const lineHelper = `dir=$(dirname "$0")
 echo $$ >> "$dir/starts"
 sleep 300 </dev/null >/dev/null 2>&1 &
 echo $! >> "$dir/children"
-# readahead holds back an answer until the next request was read, so that one is in flight
+` + shID + `# readahead holds back an answer until the next request was read, so that one is in flight
 readahead() { echo "$line" >> "$dir/seen"; IFS= read -r next; echo "$next" >> "$dir/held"; }
 while IFS= read -r line; do
+  rid "$line"
   case "$line" in
     *'"identity":"hold'*) echo "$line" >> "$dir/held" ;;
-    *'"identity":"gate'*) echo "$line" >> "$dir/gated"; read -r _ < "$dir/gate"; echo '{"msg":"ok gate"}' ;;
+    *'"identity":"gate'*) echo "$line" >> "$dir/gated"; read -r _ < "$dir/gate"; printf '{"id":%s,"msg":"ok gate"}\n' "$id" ;;
     *'"identity":"die'*) echo "dying on request" >&2; exit 3 ;;
     *'"identity":"bad'*) readahead; echo 'this is not json' ;;
     *'"identity":"empty'*) readahead; echo '' ;;
     *'"identity":"big'*) readahead; head -c 5000 /dev/zero | tr '\0' a; echo ;;
-    *'"identity":"fail'*) echo '{"error":"no CMDB record"}' ;;
-    *'"identity":"stray'*) echo '{"msg":"one"}'; echo '{"msg":"two"}' ;;
-    *) id=${line#*\"identity\":\"}; id=${id%%\"*}; printf '{"msg":"ok %s","configuration":{"identity":"%s"}}\n' "$id" "$id" ;;
+    *'"identity":"fail'*) printf '{"id":%s,"error":"no CMDB record"}\n' "$id" ;;
+    *'"identity":"stray'*) printf '{"id":%s,"msg":"one"}\n' "$id"; printf '{"id":%s,"msg":"two"}\n' "$id" ;;
+    *) printf '{"id":%s,"msg":"ok %s","configuration":{"identity":"%s"}}\n' "$id" "$ident" "$ident" ;;
   esac
 done
 `
@@ -126,10 +127,17 @@ func (f *lineFixture) hold(t *testing.T, id string) <-chan error {
 func TestPersistent_DecodesEveryKey(t *testing.T) {
 	dir := t.TempDir()
 	var line bytes.Buffer
-	if err := json.Compact(&line, []byte(fullAnswer)); err != nil {
+	cert := certificatePEM(t, "n1.example.net")
+	if err := json.Compact(&line, []byte(fullAnswerWith(t, cert))); err != nil {
 		t.Fatal(err)
 	}
-	cmd := script(t, dir, "full.sh", "while read -r line; do echo '"+line.String()+"'; done\n")
+	answer := filepath.Join(dir, "answer.json")
+	writeFile(t, answer, line.String())
+	// the answer is the file with the request's id put in front
+	cmd := script(t, dir, "full.sh", shID+`while IFS= read -r line; do
+  rid "$line"; printf '{"id":%s,' "$id"; tail -c +2 "`+answer+`"; echo
+done
+`)
 	p, err := helper.NewPersistent(helper.Options{Command: cmd})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +148,7 @@ func TestPersistent_DecodesEveryKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := fullResponse(); !reflect.DeepEqual(res, want) {
+		if want := fullResponse(cert); !reflect.DeepEqual(res, want) {
 			t.Fatalf("response\n got %+v\nwant %+v", res, want)
 		}
 	}
@@ -202,7 +210,9 @@ func TestPersistent_AHelperThatDiesIsRestartedAndItsRequestsInFlightFail(t *test
 	}
 }
 
-func TestPersistent_MalformedLineFailsThatRequestAndRestarts(t *testing.T) {
+// A malformed line cannot be matched to a request: every request in flight fails with its
+// reason, and the helper is restarted.
+func TestPersistent_MalformedLineFailsTheRequestsInFlightAndRestarts(t *testing.T) {
 	for id, want := range map[string]error{
 		"bad":   helper.ErrInvalidJSON,
 		"empty": helper.ErrEmptyOutput,
@@ -225,8 +235,8 @@ func TestPersistent_MalformedLineFailsThatRequestAndRestarts(t *testing.T) {
 			if strings.Contains(err.Error(), "this is not json") || strings.Contains(err.Error(), "aaaa") {
 				t.Fatalf("error quotes the answer: %v", err)
 			}
-			if err := <-held; !errors.Is(err, helper.ErrRestarted) {
-				t.Fatalf("request in flight: %v, want ErrRestarted", err)
+			if err := <-held; !errors.Is(err, helper.ErrRestarted) || !errors.Is(err, want) {
+				t.Fatalf("request in flight: %v, want ErrRestarted and %v", err, want)
 			}
 			f.mustAnswer(t, "n2")
 			if n := f.starts(t); n != 2 {
@@ -248,14 +258,14 @@ func TestPersistent_ErrorLineFailsOnlyItsRequest(t *testing.T) {
 	}
 }
 
+// A second answer with the id of an answered request is one no request in flight has.
 func TestPersistent_AnAnswerNobodyAskedForRestarts(t *testing.T) {
 	f := newLineFixture(t, helper.Options{})
 	res, err := f.p.Run(context.Background(), &helper.Request{Identity: "stray"})
 	if err != nil || res.Msg != "one" {
 		t.Fatalf("stray: %+v %v", res, err)
 	}
-	// a stray line is only recognisable while no request is outstanding: wait for it to be seen
-	waitLog(t, f.log, "no request outstanding")
+	waitLog(t, f.log, "matches no request in flight")
 	f.mustAnswer(t, "n1")
 	if n := f.starts(t); n != 2 {
 		t.Fatalf("helper started %d times, want 2", n)
@@ -278,7 +288,7 @@ func TestPersistent_TimeoutFailsTheRequestAndRestartsTheGroup(t *testing.T) {
 	}
 }
 
-func TestPersistent_ACallerThatGivesUpLeavesThePairingIntact(t *testing.T) {
+func TestPersistent_ACallerThatGivesUpHasItsLateAnswerDropped(t *testing.T) {
 	f := newLineFixture(t, helper.Options{})
 	gate := filepath.Join(f.dir, "gate")
 	if err := syscall.Mkfifo(gate, 0o600); err != nil {
@@ -340,7 +350,7 @@ func TestPersistent_CloseStopsAndReaps(t *testing.T) {
 
 func TestPersistent_CloseKillsAHelperThatIgnoresEOF(t *testing.T) {
 	dir := t.TempDir()
-	cmd := script(t, dir, "deaf.sh", "echo $$ > \""+dir+"/pid\"\nwhile read -r line; do echo '{}'; done\ntrap '' TERM\nexec sleep 300\n")
+	cmd := script(t, dir, "deaf.sh", "echo $$ > \""+dir+"/pid\"\n"+shID+"while read -r line; do rid \"$line\"; printf '{\"id\":%s}\\n' \"$id\"; done\ntrap '' TERM\nexec sleep 300\n")
 	p, err := helper.NewPersistent(helper.Options{Command: cmd})
 	if err != nil {
 		t.Fatal(err)
@@ -370,14 +380,15 @@ func TestPersistent_MissingHelperFailsEachRunWithTheCause(t *testing.T) {
 
 func TestPersistent_StderrIsLoggedLineByLineWithSecretsRedacted(t *testing.T) {
 	dir := t.TempDir()
-	cmd := script(t, dir, "noisy.sh", `while read -r line; do
+	cmd := script(t, dir, "noisy.sh", shID+`while read -r line; do
+  rid "$line"
   echo "looking up the node in the CMDB" >&2
   echo "-----BEGIN PRIVATE KEY-----" >&2
   echo "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" >&2
   echo "SHORTLASTLINE" >&2
   echo "-----END PRIVATE KEY-----" >&2
   echo "done" >&2
-  echo '{"key": "STDOUTSECRET"}'
+  printf '{"id":%s,"key":"STDOUTSECRET"}\n' "$id"
 done
 `)
 	log, buf := newLogger()

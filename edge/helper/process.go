@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 )
 
 // call is one request waiting for its answer line.
 type call struct {
+	id   uint64
 	line []byte
 	done chan answer
 }
@@ -26,7 +28,7 @@ type answer struct {
 }
 
 // process is one running persistent helper: a writer goroutine owns its stdin, a reader
-// goroutine its stdout, and the FIFO pairs each answer line with the oldest request written.
+// goroutine its stdout, and each answer line goes to the request in flight whose id it echoes.
 type process struct {
 	owner *Persistent
 	name  string
@@ -36,8 +38,9 @@ type process struct {
 	quit   chan struct{}
 	exited chan struct{}
 
-	mu       sync.Mutex
-	fifo     []*call
+	mu sync.Mutex
+	// inFlight holds the calls written (or being written) and not yet answered, by id.
+	inFlight map[uint64]*call
 	cause    error
 	killed   bool
 	answered bool
@@ -63,19 +66,21 @@ func startProcess(p *Persistent) (*process, error) {
 		return nil, fmt.Errorf("helper %s: start: %w", c.name, err)
 	}
 	pr := &process{
-		owner:  p,
-		name:   c.name,
-		cmd:    cmd,
-		calls:  make(chan *call),
-		quit:   make(chan struct{}),
-		exited: make(chan struct{}),
+		owner:    p,
+		name:     c.name,
+		cmd:      cmd,
+		calls:    make(chan *call),
+		quit:     make(chan struct{}),
+		exited:   make(chan struct{}),
+		inFlight: map[uint64]*call{},
 	}
 	go pr.write(stdin)
 	go pr.read(stdout, stderr)
 	return pr, nil
 }
 
-// write appends each call to the FIFO and then writes it, so FIFO order is stdin order.
+// write registers each call as in flight and then writes it, so an answer never comes before
+// its call is known.
 func (pr *process) write(stdin io.WriteCloser) {
 	defer stdin.Close()
 	for {
@@ -102,11 +107,11 @@ func (pr *process) enqueue(c *call) bool {
 		c.done <- answer{err: fmt.Errorf("helper %s: %w before the request was sent: %w", pr.name, ErrRestarted, pr.cause)}
 		return false
 	}
-	pr.fifo = append(pr.fifo, c)
+	pr.inFlight[c.id] = c
 	return true
 }
 
-// read pairs answer lines with calls until stdout ends or the protocol breaks, then reaps.
+// read hands answer lines to their calls until stdout ends or the protocol breaks, then reaps.
 func (pr *process) read(stdout io.Reader, stderr *lineLogger) {
 	max := pr.owner.cmd.MaxOutput
 	br := bufio.NewReaderSize(stdout, 64<<10)
@@ -116,20 +121,21 @@ func (pr *process) read(stdout io.Reader, stderr *lineLogger) {
 		buf, err = readLine(br, max, buf[:0])
 		if err != nil {
 			if errors.Is(err, ErrOutputTooLarge) {
-				pr.violation(fmt.Errorf("helper %s: %w: an answer line longer than %d bytes", pr.name, ErrOutputTooLarge, max))
+				pr.violation(fmt.Errorf("%w: an answer line longer than %d bytes", ErrOutputTooLarge, max))
 			}
 			break
 		}
 		if len(bytes.TrimSpace(buf)) == 0 {
-			pr.violation(fmt.Errorf("helper %s: %w: an empty answer line", pr.name, ErrEmptyOutput))
+			pr.violation(fmt.Errorf("%w: an empty answer line", ErrEmptyOutput))
 			break
 		}
-		if !json.Valid(buf) {
-			pr.violation(fmt.Errorf("helper %s: %w: an answer line of %d bytes is not JSON", pr.name, ErrInvalidJSON, len(buf)))
+		id, err := answerID(buf)
+		if err != nil {
+			pr.violation(err)
 			break
 		}
-		if !pr.deliver(bytes.Clone(buf)) {
-			pr.violation(nil)
+		if !pr.deliver(id, bytes.Clone(buf)) {
+			pr.violation(fmt.Errorf("%w: an answer with id %d", ErrUnmatched, id))
 			break
 		}
 	}
@@ -138,16 +144,34 @@ func (pr *process) read(stdout io.Reader, stderr *lineLogger) {
 	pr.finish(stderr)
 }
 
-// deliver hands line to the oldest call; false when no call was waiting for it.
-func (pr *process) deliver(line []byte) bool {
+// answerID is the id an answer line echoes. Its errors never quote the line, which may hold a
+// private key.
+func answerID(line []byte) (uint64, error) {
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return 0, fmt.Errorf("%w: an answer line of %d bytes is not a JSON object", ErrInvalidJSON, len(line))
+	}
+	if len(probe.ID) == 0 || string(probe.ID) == "null" {
+		return 0, fmt.Errorf(`%w: a persistent helper must echo each request's "id" in its answer (docs/helper.md)`, ErrMissingID)
+	}
+	id, err := strconv.ParseUint(string(probe.ID), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf(`%w: an answer whose "id" is not a number the edge sent`, ErrUnmatched)
+	}
+	return id, nil
+}
+
+// deliver hands line to the call with id; false when no call in flight has it.
+func (pr *process) deliver(id uint64, line []byte) bool {
 	pr.mu.Lock()
-	if len(pr.fifo) == 0 {
+	c, ok := pr.inFlight[id]
+	if !ok {
 		pr.mu.Unlock()
 		return false
 	}
-	c := pr.fifo[0]
-	pr.fifo[0] = nil
-	pr.fifo = pr.fifo[1:]
+	delete(pr.inFlight, id)
 	// a helper that answered has recovered: its next death restarts it after the shortest delay
 	pr.answered = true
 	pr.mu.Unlock()
@@ -155,20 +179,10 @@ func (pr *process) deliver(line []byte) bool {
 	return true
 }
 
-// violation fails the oldest call with err (nil: a line no call was waiting for) and restarts.
-func (pr *process) violation(err error) {
-	cause := fmt.Errorf("%w after an invalid answer line", ErrRestarted)
-	pr.mu.Lock()
-	if err != nil && len(pr.fifo) > 0 {
-		c := pr.fifo[0]
-		pr.fifo = pr.fifo[1:]
-		c.done <- answer{err: err}
-	}
-	if err == nil {
-		cause = fmt.Errorf("%w after an answer line with no request outstanding", ErrRestarted)
-	}
-	pr.mu.Unlock()
-	pr.stop(cause)
+// violation restarts the helper after an answer line that breaks the protocol: no later line
+// can be trusted to be what it claims, so every call in flight fails with reason.
+func (pr *process) violation(reason error) {
+	pr.stop(fmt.Errorf("%w after an invalid answer line: %w", ErrRestarted, reason))
 }
 
 // shutdown stops taking requests with cause; the writer closes stdin so the helper can exit.
@@ -223,8 +237,8 @@ func (pr *process) finish(stderr *lineLogger) {
 		cause = fmt.Errorf("%w: %s", ErrExit, exitState(pr.cmd, waitErr))
 		pr.cause = cause
 	}
-	waiting := pr.fifo
-	pr.fifo = nil
+	waiting := pr.inFlight
+	pr.inFlight = nil
 	pr.mu.Unlock()
 
 	if !errors.Is(cause, ErrClosed) {

@@ -178,3 +178,11 @@ func waitLog(t *testing.T, log *logBuffer, want string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// writeFile writes data to path.
+func writeFile(tb testing.TB, path, data string) {
+	tb.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}

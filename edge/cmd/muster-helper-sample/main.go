@@ -3,7 +3,7 @@
 // Command muster-helper-sample is the site helper Muster ships for the sandbox lab and `make
 // run`. By default it reads one helper Request from stdin and writes one Response, as
 // choria-provisioner's helpers do; with --persistent it serves the helper package's line
-// protocol until stdin ends.
+// protocol until stdin ends, echoing each request's id in its answer.
 //
 // Every node is configured as a normal server on --broker. With --ca and --ca-key it signs the
 // node's CSR (the edge's PKI feature) and configures the file security provider on the
@@ -134,16 +134,18 @@ func serve(s *settings, in io.Reader, out io.Writer) error {
 	}
 }
 
-// answerLine is the answer to one request line: a Response, or an error line that fails only
-// this request.
+// answerLine is the answer to one request line, carrying its id: a Response, or an error line
+// that fails only this request.
 func (s *settings) answerLine(line []byte) any {
 	req := &request{}
+	// a field of the wrong type still leaves the id decoded, so the error reaches its request
 	if err := json.Unmarshal(line, req); err != nil {
-		return errorLine{Error: fmt.Sprintf("decode request: %v", err)}
+		return errorLine{ID: req.ID, Error: fmt.Sprintf("decode request: %v", err)}
 	}
 	res, err := s.answer(req)
 	if err != nil {
-		return errorLine{Error: err.Error()}
+		return errorLine{ID: req.ID, Error: err.Error()}
 	}
+	res.ID = req.ID
 	return res
 }

@@ -2,13 +2,17 @@
 
 package main
 
+import "encoding/json"
+
 // request and response carry the keys of helper.Request and helper.Response that this helper
 // reads or writes. They are not those types because importing the helper package links
 // go-choria, whose package initialisation would triple the cost of every fork in Exec mode; the
 // tests decode every answer through the helper package's runners, so the keys cannot drift.
 type request struct {
-	Identity string `json:"identity"`
-	CSR      *csr   `json:"csr"`
+	// ID is the persistent line protocol's request id, echoed unchanged in the answer.
+	ID       json.RawMessage `json:"id,omitempty"`
+	Identity string          `json:"identity"`
+	CSR      *csr            `json:"csr"`
 }
 
 type csr struct {
@@ -17,6 +21,7 @@ type csr struct {
 }
 
 type response struct {
+	ID            json.RawMessage   `json:"id,omitempty"`
 	Defer         bool              `json:"defer,omitempty"`
 	Shutdown      bool              `json:"shutdown,omitempty"`
 	Msg           string            `json:"msg,omitempty"`
@@ -29,5 +34,6 @@ type response struct {
 
 // errorLine fails one request in the persistent line protocol.
 type errorLine struct {
-	Error string `json:"error"`
+	ID    json.RawMessage `json:"id,omitempty"`
+	Error string          `json:"error"`
 }
