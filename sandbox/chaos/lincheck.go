@@ -168,6 +168,10 @@ func (r *Runner) checkHistory(res *RoundResult, seed *seedRead) LinCheck {
 	}
 	win := r.calls.window(seed.Start, r.prevSeed)
 	r.prevSeed = seed.Start
+	if len(win) == 0 {
+		// Every round registers and leases nodes: an empty history is a recorder that is off.
+		return LinCheck{Err: fmt.Errorf("no edge call recorded in round %d (call_history in %v)", res.Round, paths)}
+	}
 	html := filepath.Join(r.opts.Dir, "rounds", strconv.Itoa(res.Round), "linearizability.html")
 	return checkLinearizable(project(win, seed), len(win), LinTimeout, html)
 }
