@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
@@ -20,8 +22,9 @@ import (
 // MUSTER_CHAOS_SEED names one (the output prints it).
 var shortPlan = [][]Kind{{LeaderKill}, {OperatorPause, ClockStep}, {LeaderPartition, ClusterRestart}, {EdgeKill, EdgeStop}, nil}
 
-// TestChaos_ShortRun runs three rounds of the chaos suite against real coordinator and edge
-// processes: every check must pass and every planned fault must have been injected.
+// TestChaos_ShortRun runs the short plan's rounds against real coordinator and edge processes:
+// every check must pass (each round's edge call history linearizable) and every planned fault
+// must have been injected.
 func TestChaos_ShortRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 3 coordinators, 3 edges and a lab")
@@ -58,6 +61,9 @@ func TestChaos_ShortRun(t *testing.T) {
 	for i, r := range sum.Rounds {
 		if shortPlan[i] != nil && len(r.Events) != len(shortPlan[i]) {
 			t.Errorf("round %d injected %d faults, want %d", r.Round, len(r.Events), len(shortPlan[i]))
+		}
+		if r.Check.Lin.Result != porcupine.Ok || r.Check.Lin.Calls == 0 {
+			t.Errorf("round %d: edge call history %s, want linearizable", r.Round, r.Check.Lin.Short())
 		}
 		for _, e := range r.Events {
 			if e.Start.IsZero() || e.Err != nil {
