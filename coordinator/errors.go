@@ -34,6 +34,8 @@ var (
 	ErrUnknownNode = ledger.ErrUnknownNode
 	// ErrNotRetryable: a node named for retry is leased or not abandoned, gone or deferred (409).
 	ErrNotRetryable = ledger.ErrNotRetryable
+	// ErrNodeBusy: an operator verb may not act on a node a lease holds or fences (409).
+	ErrNodeBusy = ledger.ErrNodeBusy
 	// ErrUnknownRegion: a retry names a region no node is in (404).
 	ErrUnknownRegion = ledger.ErrUnknownRegion
 	// ErrClusterProtocol: the outcome or command needs a cluster protocol some member does not

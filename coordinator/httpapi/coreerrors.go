@@ -25,6 +25,7 @@ func CoreErrors() []ErrorMapping {
 		{coordinator.ErrUnknownNode, http.StatusNotFound, api.CodeNotFound},
 		{coordinator.ErrUnknownRegion, http.StatusNotFound, api.CodeNotFound},
 		{coordinator.ErrNotRetryable, http.StatusConflict, api.CodeConflict},
+		{coordinator.ErrNodeBusy, http.StatusConflict, api.CodeConflict},
 		{coordinator.ErrClusterProtocol, http.StatusConflict, api.CodeConflict},
 		{coordinator.ErrBadRequest, http.StatusBadRequest, api.CodeBadRequest},
 	}

@@ -132,6 +132,11 @@ func (s *Server) remove() http.Handler {
 	})
 }
 
+// operate is an admin write, as retry is.
+func (s *Server) operate() http.Handler {
+	return postJSON(s, endpoint{route: api.PathOperator, admin: true}, s.svc.Operate)
+}
+
 // retry is an admin write: the admin token only, never an edge credential or a read certificate.
 func (s *Server) retry() http.Handler {
 	return postJSON(s, endpoint{route: api.PathRetry, admin: true}, s.svc.Retry)

@@ -24,6 +24,7 @@ type Service interface {
 	Remove(ctx context.Context, req api.RemoveRequest) error
 	Snapshot(ctx context.Context) (api.SnapshotResponse, error)
 	Retry(ctx context.Context, req api.RetryRequest) (api.RetryResponse, error)
+	Operate(ctx context.Context, req api.OperatorRequest) (api.OperatorResponse, error)
 	Failures(ctx context.Context, limit int) (api.FailuresResponse, error)
 	IsLeader() bool
 	LeaderAPIAddress() string

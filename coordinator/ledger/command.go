@@ -29,12 +29,13 @@ const (
 	CmdMember   CommandType = 8
 	CmdRetry    CommandType = 9
 	CmdProtocol CommandType = 10
+	CmdOperator CommandType = 11
 )
 
 // known reports whether this version of the ledger applies commands of type t.
 func (t CommandType) known() bool {
 	switch t &^ IgnoreUnknown {
-	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol:
+	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol, CmdOperator:
 		return true
 	}
 	return false
@@ -63,6 +64,8 @@ func (t CommandType) String() string {
 		return "retry"
 	case CmdProtocol:
 		return "protocol"
+	case CmdOperator:
+		return "operator"
 	}
 	return fmt.Sprintf("type-%d", uint8(t))
 }

@@ -27,6 +27,9 @@ var (
 	// ErrNotRetryable means the node is leased (a worker may be on it) or not in a state an
 	// operator's retry moves (abandoned, gone, deferred), or left it since it was selected.
 	ErrNotRetryable = errors.New("node not retryable")
+	// ErrNodeBusy means an operator verb may not act on the node now: a lease holds or fences
+	// it, or it is in no state the verb changes.
+	ErrNodeBusy = errors.New("node not available to the operator")
 	// ErrUnknownRegion means no node of the ledger is in that region.
 	ErrUnknownRegion = errors.New("unknown region")
 	// ErrClusterProtocol means the cluster protocol is too old for the outcome or command: some

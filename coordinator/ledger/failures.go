@@ -70,10 +70,13 @@ func describeFailureKey(k []byte) string {
 
 // trimFailures deletes every entry older than the newest FailureMemory. It runs once per
 // transaction: the result is the same as trimming after each failure, whatever the batch.
-func trimFailures(b *bolt.Bucket) error {
+func trimFailures(b *bolt.Bucket) error { return keepNewest(b, FailureMemory, "failure") }
+
+// keepNewest deletes every entry of b, keyed in apply order, older than its newest keep.
+func keepNewest(b *bolt.Bucket, keep int, what string) error {
 	c := b.Cursor()
 	k, _ := c.Last()
-	for i := 1; i < FailureMemory && k != nil; i++ {
+	for i := 1; i < keep && k != nil; i++ {
 		k, _ = c.Prev()
 	}
 	if k == nil {
@@ -83,7 +86,7 @@ func trimFailures(b *bolt.Bucket) error {
 	oldest := bytes.Clone(k)
 	for k, _ := c.First(); k != nil && bytes.Compare(k, oldest) < 0; k, _ = c.First() {
 		if err := b.Delete(bytes.Clone(k)); err != nil {
-			return fmt.Errorf("forget failure %s: %w", describeFailureKey(k), err)
+			return fmt.Errorf("forget %s %s: %w", what, describeFailureKey(k), err)
 		}
 	}
 	return nil

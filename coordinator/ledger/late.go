@@ -66,6 +66,10 @@ func applyLate(t *txn, old *Node, r Result, id string, token uint64, edge, regio
 	if !lateOutcome(r.Outcome) {
 		return fmt.Errorf("%w: node %s, lease %s token %d", ErrNotInLease, r.Identity, id, token)
 	}
+	if old.State == api.StateBanned {
+		// Recorded provisioned, a sighting would offer it again: the ban must hold.
+		return fmt.Errorf("%w: node %s is banned by the operator; the late result of lease %s token %d is not recorded", ErrNotInLease, r.Identity, id, token)
+	}
 	grant, err := lateGrant(old, id, token, edge, region, readProtocol(t.meta) >= lateRuleProtocol)
 	if err != nil {
 		return err

@@ -35,6 +35,8 @@ var (
 	bucketFailures = []byte("failures")
 	// bucketFences indexes the nodes live leases still fence by node identity 0x00 lease id.
 	bucketFences = []byte("fences")
+	// bucketAudit keeps the newest AuditMemory operator actions by raft index (8B BE) and position.
+	bucketAudit = []byte("audit")
 
 	keyAppliedIndex = []byte("applied_index")
 	keyAppliedTerm  = []byte("applied_term")
@@ -46,11 +48,11 @@ var (
 	keyOldFailureSeq = []byte("failure_seq")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes, bucketFailures, bucketFences}
+var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes, bucketFailures, bucketFences, bucketAudit}
 
 // laterBuckets were added after the first format: a snapshot of an older member lacks them, and
 // opening the restored file creates them empty.
-var laterBuckets = [][]byte{bucketFailures, bucketFences}
+var laterBuckets = [][]byte{bucketFailures, bucketFences, bucketAudit}
 
 // Options tune how a Ledger opens its file.
 type Options struct {

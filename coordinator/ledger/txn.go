@@ -26,12 +26,17 @@ type txn struct {
 	reportTimes *bolt.Bucket
 	failures    *bolt.Bucket
 	fences      *bolt.Bucket
+	audits      *bolt.Bucket
 
 	// index is the raft index of the command being applied and failurePos the number of
 	// failures it has recorded: together the next failure's key.
 	index         uint64
 	failurePos    uint32
 	failuresNoted bool
+	// auditPos numbers the operator actions of the command being applied; audited says the
+	// transaction recorded one.
+	auditPos uint32
+	audited  bool
 
 	deltas       map[string]int64
 	regions      map[string]struct{}
@@ -53,6 +58,7 @@ func newTxn(tx *bolt.Tx) *txn {
 		reportTimes: tx.Bucket(bucketReportTimes),
 		failures:    tx.Bucket(bucketFailures),
 		fences:      tx.Bucket(bucketFences),
+		audits:      tx.Bucket(bucketAudit),
 		deltas:      map[string]int64{},
 		regions:     map[string]struct{}{},
 	}
@@ -105,13 +111,18 @@ func (t *txn) putLease(ls *Lease) error {
 }
 
 // command starts applying the command at raft index index.
-func (t *txn) command(index uint64) { t.index, t.failurePos = index, 0 }
+func (t *txn) command(index uint64) { t.index, t.failurePos, t.auditPos = index, 0, 0 }
 
 // finish trims the failure index, writes the count deltas in key order and the applied index
 // and term.
 func (t *txn) finish(index, term uint64) error {
 	if t.failuresNoted {
 		if err := trimFailures(t.failures); err != nil {
+			return err
+		}
+	}
+	if t.audited {
+		if err := keepNewest(t.audits, AuditMemory, "audit entry"); err != nil {
 			return err
 		}
 	}

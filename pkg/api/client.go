@@ -338,6 +338,14 @@ func (c *Client) Retry(ctx context.Context, req RetryRequest) (RetryResponse, er
 	return call[RetryResponse](ctx, c, http.MethodPost, PathRetry, nil, &req)
 }
 
+// Operate applies an operator verb (forget, ban, unban, move) to named nodes on the leader.
+func (c *Client) Operate(ctx context.Context, req OperatorRequest) (OperatorResponse, error) {
+	if err := req.Validate(); err != nil {
+		return OperatorResponse{}, err
+	}
+	return call[OperatorResponse](ctx, c, http.MethodPost, PathOperator, nil, &req)
+}
+
 // Failures returns up to limit of the ledger's recent failures, newest first, read on the leader
 // (DefaultFailures when limit is 0, at most MaxFailures).
 func (c *Client) Failures(ctx context.Context, limit int) (FailuresResponse, error) {

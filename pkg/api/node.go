@@ -29,11 +29,13 @@ const (
 	// (api.OutcomeGone); discovery seeing it in provisioning mode again, at least
 	// lease.reprovision_after after it was found gone, makes it wait.
 	StateGone NodeState = "gone"
+	// StateBanned is a node the operator banned: never offered to an edge until unbanned.
+	StateBanned NodeState = "banned"
 )
 
 // NodeStates lists every state in the order an operator reads them.
 func NodeStates() []NodeState {
-	return []NodeState{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned, StateGone}
+	return []NodeState{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned, StateGone, StateBanned}
 }
 
 // Valid reports whether s is one of the known states.

@@ -63,5 +63,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newRetryCmd(),
 		newRecoverCmd(),
 	)
+	root.AddCommand(newOperatorCmds()...)
 	return root
 }

@@ -16,7 +16,7 @@
   const PAGE_LIMIT = 10000; // the admin API's largest page
   const MAX_FAILURES = 50; // of the ledger's newest 500
   const MAX_LEASE_NODES_SHOWN = 6;
-  const STATES = ['waiting', 'leased', 'provisioned', 'deferred', 'shutdown', 'abandoned', 'gone']; // api.NodeStates(), in its order
+  const STATES = ['waiting', 'leased', 'provisioned', 'deferred', 'shutdown', 'abandoned', 'gone', 'banned']; // api.NodeStates(), in its order
 
   const $ = (id) => document.getElementById(id);
   const page = {

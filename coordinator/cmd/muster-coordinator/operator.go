@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// newOperatorCmds are the operator's verbs on named nodes: forget, ban, unban and move.
+func newOperatorCmds() []*cobra.Command {
+	return []*cobra.Command{
+		newOperatorCmd(api.VerbForget, "forget IDENTITY...", "Remove decommissioned nodes from the ledger (a leased or fenced node is refused)", false),
+		newOperatorCmd(api.VerbBan, "ban IDENTITY...", "Never offer these nodes to an edge until unbanned (shown in nodes --state banned)", false),
+		newOperatorCmd(api.VerbUnban, "unban IDENTITY...", "Let banned nodes wait again, attempts reset", false),
+		newOperatorCmd(api.VerbMove, "move IDENTITY... REGION", "Move nodes to another region: the only way a node changes region", true),
+	}
+}
+
+func newOperatorCmd(verb, use, short string, region bool) *cobra.Command {
+	req := api.OperatorRequest{Verb: verb}
+	cmd := adminCommand(&cobra.Command{
+		Use:   use,
+		Short: short,
+		Long: short + ".\nEach node a lease holds or fences, an unknown node and one the verb would not change is refused by\n" +
+			"name and the others are acted on; the exit status is 1 when any was refused. Every action is in the\n" +
+			"node's history and the ledger's audit with --by (default: user@host).",
+	}, func(args []string) error {
+		req.Nodes = args
+		if region {
+			if len(args) < 2 {
+				return errors.New("move needs one or more identities and then the region")
+			}
+			req.Nodes, req.Region = args[:len(args)-1], args[len(args)-1]
+		}
+		if req.By == "" {
+			req.By = whoAmI()
+		}
+		return req.Validate()
+	}, func(a adminCall) error {
+		resp, err := a.client.Operate(a.ctx, req)
+		if err != nil {
+			return err
+		}
+		if err := a.show(resp, func(w io.Writer) error { return printOperator(w, verb, resp) }); err != nil {
+			return err
+		}
+		if len(resp.Rejected) > 0 {
+			return fmt.Errorf("%s: %d node(s) refused", verb, len(resp.Rejected))
+		}
+		return nil
+	})
+	cmd.Flags().StringVar(&req.By, "by", "", "who asks, for the history and the audit (default: user@host)")
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, for the history and the audit")
+	return cmd
+}
+
+func printOperator(w io.Writer, verb string, r api.OperatorResponse) error {
+	for _, id := range r.Done {
+		fmt.Fprintf(w, "%s: %s\n", verb, id)
+	}
+	for _, rj := range r.Rejected {
+		fmt.Fprintf(w, "refused %s: %s\n", rj.Identity, oneLine(rj.Reason))
+	}
+	return nil
+}
+
+// whoAmI names the operator by user and host; a history entry must name someone.
+func whoAmI() string {
+	name := "operator"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		name += "@" + h
+	}
+	return name
+}

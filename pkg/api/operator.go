@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package api
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// PathOperator is the admin write of the operator's verbs on named nodes.
+const PathOperator = "/v1/admin/operator"
+
+// Operator verbs (OperatorRequest.Verb).
+const (
+	VerbForget = "forget" // a decommissioned server leaves the ledger
+	VerbBan    = "ban"    // never offered to an edge until unbanned
+	VerbUnban  = "unban"  // waits again, attempts reset
+	VerbMove   = "move"   // changes region: the only way a node does
+)
+
+// Verbs lists the operator verbs.
+func Verbs() []string { return []string{VerbForget, VerbBan, VerbUnban, VerbMove} }
+
+// OperatorRequest applies Verb to the named nodes; move takes them to Region. By names who asks
+// (kept in each node's history and the audit index), Reason why.
+type OperatorRequest struct {
+	Verb   string   `json:"verb"`
+	Nodes  []string `json:"nodes"`
+	Region string   `json:"region,omitempty"`
+	By     string   `json:"by"`
+	Reason string   `json:"reason,omitempty"`
+}
+
+// OperatorResponse names the nodes acted on and those refused, with why (a lease holds or fences
+// the node, it is unknown, the verb changes nothing).
+type OperatorResponse struct {
+	Done     []string         `json:"done"`
+	Rejected []RejectedResult `json:"rejected,omitempty"`
+}
+
+// AuditEntry is one operator action the ledger keeps.
+type AuditEntry struct {
+	At       time.Time `json:"at"`
+	By       string    `json:"by"`
+	Verb     string    `json:"verb"`
+	Identity string    `json:"identity"`
+	Region   string    `json:"region"`
+	From     NodeState `json:"from"`
+	To       string    `json:"to,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+}
+
+// Validate checks an operator request.
+func (r *OperatorRequest) Validate() error {
+	if !slices.Contains(Verbs(), r.Verb) {
+		return fmt.Errorf("verb: %q is not one of %v", r.Verb, Verbs())
+	}
+	if err := ValidateName("by", r.By); err != nil {
+		return err
+	}
+	if r.Verb == VerbMove {
+		if err := ValidateName("region", r.Region); err != nil {
+			return err
+		}
+	} else if r.Region != "" {
+		return fmt.Errorf("region: only %s takes one", VerbMove)
+	}
+	if len(r.Nodes) == 0 {
+		return errors.New("nodes: must name at least one node")
+	}
+	if len(r.Nodes) > MaxRetryNodes {
+		return fmt.Errorf("nodes: %d nodes, more than %d in one request", len(r.Nodes), MaxRetryNodes)
+	}
+	seen := make(map[string]int, len(r.Nodes))
+	for i, id := range r.Nodes {
+		if err := ValidateName(fmt.Sprintf("nodes[%d]", i), id); err != nil {
+			return err
+		}
+		if j, dup := seen[id]; dup {
+			return fmt.Errorf("nodes[%d]: %q repeats nodes[%d]", i, id, j)
+		}
+		seen[id] = i
+	}
+	return validateText("reason", r.Reason, MaxPauseReason)
+}
