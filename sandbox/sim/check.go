@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// The checker's invariants (DESIGN.md lists them with their reasons):
+const (
+	// InvOverlap: for every node, the real-time intervals in which edges may act on it under
+	// different leases never overlap; every act lies in its edge's interval.
+	InvOverlap = "overlap"
+	// InvLockWindow: the ledger never offers a node to an edge while another edge holds the
+	// node's provisioning lock (its last call plus lock_window), in real time.
+	InvLockWindow = "lock-window"
+	// InvIdempotent: a report retried within ReportMemory (real time) is answered with the
+	// first try's outcomes and changes nothing.
+	InvIdempotent = "idempotent-report"
+	// InvResultLost: a result answered as applied is recorded, and stays in the node's history.
+	InvResultLost = "result-lost"
+	// InvStamp: every stamp is its leader's anchored ledger time, which never runs backwards.
+	InvStamp = "stamp"
+	// InvDigest: members that applied the same log have the same Digest.
+	InvDigest = "digest"
+	// InvPause: no grant while paused, and no act by an edge after it got an answer made after
+	// the pause committed.
+	InvPause = "pause"
+)
+
+// Violation is an invariant a run broke.
+type Violation struct {
+	Invariant string
+	At        int64
+	Detail    string
+	// Subjects are the nodes, leases and edges it concerns: the trace is focused on them.
+	Subjects []string
+}
+
+func (v *Violation) Error() string {
+	return fmt.Sprintf("%s violated at %s: %s", v.Invariant, fmtTime(v.At), v.Detail)
+}
+
+// secondFence is how long a run goes on after a lock-window violation, whose cause may also
+// break the lease fence itself: the overlap, if it follows, is the finding to show.
+const secondFence = 30 * time.Second
+
+type checker struct {
+	s         *Sim
+	violation *Violation
+	// soft is a lock-window violation waiting out secondFence.
+	soft *Violation
+	// found is, with KeepGoing, the first violation of each invariant.
+	found     []*Violation
+	intervals map[string][]*interval
+	reports   map[string]*firstReport
+	acks      []ack
+	pauses    []pauseChange
+	digests   map[uint64][]byte
+}
+
+// interval is the time in which an edge may act on a node under one lease: from the grant's
+// receipt while the edge's count (Held) runs and holds the node, until its host ended or the
+// process died. A renewal that arrives after the count ran out may start it again.
+type interval struct {
+	ho    *host
+	e     *edge
+	inc   int
+	node  string
+	start int64
+	end   int64 // non-zero once the host ended or the edge died
+}
+
+type firstReport struct {
+	at      int64
+	index   uint64
+	applied []string
+}
+
+type ack struct {
+	node, lease string
+	token       uint64
+	outcome     api.Outcome
+	index       uint64
+}
+
+type pauseChange struct {
+	at     int64
+	paused bool
+}
+
+func newChecker(s *Sim) *checker {
+	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}}
+}
+
+func (c *checker) fail(inv string, subjects []string, format string, args ...any) {
+	if c.s.opts.KeepGoing && slices.ContainsFunc(c.found, func(f *Violation) bool { return f.Invariant == inv }) {
+		return
+	}
+	v := &Violation{Invariant: inv, At: c.s.now, Detail: fmt.Sprintf(format, args...), Subjects: subjects}
+	c.s.tracef(subjects, "CHECK", "VIOLATION %s: %s", inv, v.Detail)
+	if c.s.opts.KeepGoing {
+		c.found = append(c.found, v)
+		return
+	}
+	if inv == InvLockWindow {
+		if c.soft == nil {
+			c.soft = v
+		}
+		return
+	}
+	if c.violation == nil {
+		c.violation = v
+	}
+}
+
+// due promotes a lock-window violation once secondFence has passed without a worse one.
+func (c *checker) due() {
+	if c.soft != nil && c.violation == nil && c.s.now >= c.soft.At+int64(secondFence) {
+		c.violation = c.soft
+	}
+}
+
+func (iv *interval) active(t int64) bool {
+	e := iv.e
+	if iv.end != 0 || !e.alive || e.inc != iv.inc {
+		return false
+	}
+	h := iv.ho.hl.h
+	if !holds(h, iv.node) {
+		return false
+	}
+	d := h.Deadline()
+	return d.IsZero() || e.clock.mono(t) < d.UnixNano()
+}
+
+func (iv *interval) String() string {
+	l := iv.ho.hl.l
+	return fmt.Sprintf("%s under lease %s (received %s, counted until %s, host %s)", iv.e.who(), leaseName(l.ID, l.Token),
+		fmtTime(iv.start), iv.e.fmtDeadline(iv.ho.hl.h), map[bool]string{false: "running", true: "ended"}[iv.ho.done])
+}
+
+// opened starts ho's interval at the grant's receipt.
+func (c *checker) opened(ho *host) {
+	iv := &interval{ho: ho, e: ho.hl.e, inc: ho.hl.e.inc, node: ho.node, start: c.s.now}
+	ho.iv = iv
+	live := c.intervals[ho.node][:0]
+	for _, o := range c.intervals[ho.node] {
+		if o.end == 0 {
+			live = append(live, o)
+		}
+	}
+	c.intervals[ho.node] = append(live, iv)
+	c.overlap(iv)
+}
+
+// overlap checks iv, which may act now, against every other lease's interval on its node.
+func (c *checker) overlap(iv *interval) {
+	now := c.s.now
+	if !iv.active(now) {
+		return
+	}
+	l := iv.ho.hl.l
+	for _, o := range c.intervals[iv.node] {
+		ol := o.ho.hl.l
+		if o == iv || ol.ID == l.ID && ol.Token == l.Token && o.inc == iv.inc && o.e == iv.e {
+			continue
+		}
+		if o.active(now) {
+			c.fail(InvOverlap, []string{iv.node, l.ID, ol.ID, iv.e.name, o.e.name},
+				"node %s: %s may act on it while %s still may", iv.node, iv, o)
+			return
+		}
+	}
+}
+
+// renewed re-checks a renewed lease's intervals: a node the answer left out is no longer held;
+// a count that had run out may run again.
+func (c *checker) renewed(hl *heldLease) {
+	for _, ho := range hl.hosts {
+		if ho.done || ho.iv.end != 0 {
+			continue
+		}
+		if !holds(hl.h, ho.node) {
+			ho.iv.end = c.s.now
+			c.s.tracef([]string{ho.node, hl.l.ID}, hl.e.who(), "no longer holds %s under %s", ho.node, leaseName(hl.l.ID, hl.l.Token))
+			continue
+		}
+		c.overlap(ho.iv)
+	}
+}
+
+func (c *checker) hostEnded(ho *host) {
+	if ho.iv.end == 0 {
+		ho.iv.end = c.s.now
+	}
+}
+
+func (c *checker) killed(e *edge) {
+	for _, hl := range e.leases {
+		for _, ho := range hl.hosts {
+			c.hostEnded(ho)
+		}
+	}
+}
+
+// act is one call of e's host on its node.
+func (c *checker) act(e *edge, ho *host) {
+	s := c.s
+	s.stats.Acts++
+	l := ho.hl.l
+	s.tracef([]string{ho.node, l.ID, e.name}, e.who(), "acts on %s under %s (call %d of %d)", ho.node, leaseName(l.ID, l.Token), ho.acts+1, ho.steps)
+	if !ho.iv.active(s.now) {
+		c.fail(InvOverlap, []string{ho.node, l.ID, e.name}, "node %s: %s acted outside its interval", ho.node, ho.iv)
+	}
+	if paused, since := c.pausedAt(s.now); paused && e.lastAnswer >= since {
+		c.fail(InvPause, []string{ho.node, l.ID, e.name}, "node %s: %s acted under %s while paused since %s, after an answer made at %s",
+			ho.node, e.who(), leaseName(l.ID, l.Token), fmtTime(since), fmtTime(e.lastAnswer))
+	}
+}
+
+// pausedAt is the committed pause flag at t and since when it has been so.
+func (c *checker) pausedAt(t int64) (bool, int64) {
+	paused, since := false, int64(0)
+	for _, p := range c.pauses {
+		if p.at > t {
+			break
+		}
+		if p.paused != paused {
+			paused, since = p.paused, p.at
+		}
+	}
+	return paused, since
+}
+
+// acked notes the results an edge was told were applied.
+func (c *checker) acked(e *edge, req api.ReportRequest, resp api.ReportResponse) {
+	f := c.reports[req.LeaseID+"\x00"+req.RequestID]
+	for _, id := range resp.Applied {
+		if f == nil || !slices.Contains(f.applied, id) {
+			c.fail(InvResultLost, []string{id, req.LeaseID, e.name}, "%s was told report %s applied %s, which no committed entry applied", e.who(), req.RequestID, id)
+			return
+		}
+		for _, r := range req.Results {
+			if r.Identity == id {
+				c.acks = append(c.acks, ack{node: id, lease: req.LeaseID, token: req.Token, outcome: r.Outcome, index: f.index})
+			}
+		}
+	}
+}
+
+// applied checks member m after it applied entries (with results res) in one batch.
+func (c *checker) applied(m *member, entries []*entry, res []any) {
+	st, err := m.ledger.LastStamp()
+	if err != nil {
+		c.s.fail(err)
+		return
+	}
+	last := entries[len(entries)-1].index
+	if st.Before(m.lastStamp) {
+		c.fail(InvStamp, nil, "%s's LastStamp went back from %s to %s at entry %d", m.name, fmtStamp(m.lastStamp), fmtStamp(st), last)
+	}
+	m.lastStamp = st
+	if last%16 == 0 {
+		c.digest(m, last)
+	}
+	for i, e := range entries {
+		if !e.observed {
+			e.observed = true
+			c.observe(m, e, res[i])
+		}
+	}
+}
+
+func (c *checker) digest(m *member, index uint64) {
+	d, err := m.ledger.Digest()
+	if err != nil {
+		c.s.fail(err)
+		return
+	}
+	if prev, ok := c.digests[index]; !ok {
+		c.digests[index] = d
+	} else if !bytes.Equal(prev, d) {
+		c.fail(InvDigest, nil, "%s's ledger digest at index %d differs from another member's at the same index", m.name, index)
+	}
+}
+
+// observe checks an entry's result the first time any member applies it (every member's
+// result is the same: the digest invariant).
+func (c *checker) observe(m *member, e *entry, res any) {
+	s := c.s
+	if e.stampErr != "" {
+		c.fail(InvStamp, nil, "entry %d: %s", e.index, e.stampErr)
+	}
+	switch cmd := e.cmd.(type) {
+	case *ledger.Report:
+		c.observeReport(m, e, cmd, res)
+	case *ledger.Grant:
+		g, ok := res.(*ledger.GrantResult)
+		if !ok || g.Lease == nil || g.Replayed {
+			return
+		}
+		tags := append([]string{g.Lease.ID, g.Lease.Edge}, g.Lease.Nodes...)
+		s.tracef(tags, m.name, "entry %d grants lease %s to %s: %v, expires %s", e.index, leaseName(g.Lease.ID, g.Lease.Token), g.Lease.Edge, g.Lease.Nodes, fmtStamp(g.Lease.ExpiresAt))
+		if paused, since := c.pausedAt(s.now); paused {
+			c.fail(InvPause, tags, "entry %d granted lease %s while paused since %s", e.index, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(since))
+		}
+		tol := int64(lockWindow)/500 + int64(100*time.Millisecond)
+		for _, id := range g.Lease.Nodes {
+			if n := s.node(id); n.lockEdge != "" && n.lockEdge != g.Lease.Edge && n.lockUntil-tol > s.now {
+				c.fail(InvLockWindow, []string{id, g.Lease.ID, n.lockEdge, g.Lease.Edge}, "entry %d offered %s to %s under lease %s while %s holds its provisioning lock until %s",
+					e.index, id, g.Lease.Edge, leaseName(g.Lease.ID, g.Lease.Token), n.lockEdge, fmtTime(n.lockUntil))
+			}
+		}
+	case *ledger.Pause:
+		if p, ok := res.(*ledger.PauseState); ok {
+			c.pauses = append(c.pauses, pauseChange{at: s.now, paused: p.Paused})
+			s.tracef(nil, m.name, "entry %d: pause=%t committed", e.index, p.Paused)
+		}
+	case *ledger.Expire:
+		if r, ok := res.(*ledger.ExpireResult); ok && len(r.Expired) > 0 {
+			s.tracef(r.Expired, m.name, "entry %d expires %v at ledger time %s", e.index, leaseNames(r.Expired), fmtStamp(cmd.Now))
+		}
+	case *ledger.Extend:
+		s.tracef(nil, m.name, "entry %d extends every lease to at least %s from %s", e.index, cmd.AtLeast, fmtStamp(cmd.Now))
+	case *ledger.Register:
+		if r, ok := res.(*ledger.RegisterResult); ok && r.Requeued > 0 {
+			s.tracef(nil, m.name, "entry %d (register from %s) requeues %d nodes", e.index, cmd.Edge, r.Requeued)
+		}
+	}
+}
+
+func (c *checker) observeReport(m *member, e *entry, cmd *ledger.Report, res any) {
+	s := c.s
+	subjects := []string{cmd.LeaseID, cmd.Edge}
+	for _, r := range cmd.Results {
+		subjects = append(subjects, r.Identity)
+	}
+	rr, _ := res.(*ledger.ReportResult)
+	switch {
+	case rr != nil:
+		s.tracef(subjects, m.name, "entry %d applies report %s of %s: applied %v, rejected %d, replayed %t", e.index, cmd.RequestID, leaseName(cmd.LeaseID, cmd.Token), rr.Applied, len(rr.Rejected), rr.Replayed)
+	default:
+		s.tracef(subjects, m.name, "entry %d refuses report %s of %s: %v", e.index, cmd.RequestID, leaseName(cmd.LeaseID, cmd.Token), res)
+	}
+	if rr != nil && !rr.Replayed {
+		for _, id := range rr.Applied {
+			c.recorded(m, id, cmd)
+		}
+	}
+	if cmd.RequestID == "" {
+		return
+	}
+	key := cmd.LeaseID + "\x00" + cmd.RequestID
+	f := c.reports[key]
+	memory := int64(s.world.reportMemory) - int64(s.world.reportMemory)/500 - int64(time.Second)
+	within := f != nil && s.now-f.at < memory
+	switch {
+	case rr != nil && rr.Replayed:
+		if f != nil && !slices.Equal(rr.Applied, f.applied) {
+			c.fail(InvIdempotent, subjects, "entry %d answered the retry of report %s with applied %v, its first try (entry %d) applied %v", e.index, cmd.RequestID, rr.Applied, f.index, f.applied)
+		}
+	case within && rr != nil:
+		c.fail(InvIdempotent, subjects, "entry %d applied report %s again (applied %v), %s after its first try (entry %d, applied %v): its answer was forgotten",
+			e.index, cmd.RequestID, rr.Applied, time.Duration(s.now-f.at), f.index, f.applied)
+	case within:
+		c.fail(InvIdempotent, subjects, "entry %d refused the retry of report %s (%v), %s after its first try (entry %d) applied %v",
+			e.index, cmd.RequestID, res, time.Duration(s.now-f.at), f.index, f.applied)
+	case rr != nil:
+		c.reports[key] = &firstReport{at: s.now, index: e.index, applied: slices.Clone(rr.Applied)}
+	}
+}
+
+// recorded checks that a result the ledger says it applied is the node's state now.
+func (c *checker) recorded(m *member, id string, cmd *ledger.Report) {
+	var out api.Outcome
+	for _, r := range cmd.Results {
+		if r.Identity == id {
+			out = r.Outcome
+		}
+	}
+	n, err := m.ledger.Node(id)
+	if err != nil {
+		c.fail(InvResultLost, []string{id, cmd.LeaseID}, "report of %s applied %s, which the ledger then cannot read: %v", leaseName(cmd.LeaseID, cmd.Token), id, err)
+		return
+	}
+	if h := n.History; len(h) > 0 && h[len(h)-1].From == api.StateLeased && strings.Contains(h[len(h)-1].Reason, "late report") {
+		c.s.stats.LateTakeovers++
+		c.s.tracef([]string{id, cmd.LeaseID}, m.name, "late result of %s takes %s out of a live lease", leaseName(cmd.LeaseID, cmd.Token), id)
+	}
+	if !hasResult(n, cmd.LeaseID, cmd.Token, out) {
+		c.fail(InvResultLost, []string{id, cmd.LeaseID}, "report of %s applied %s %s, but the node is %s with no such transition", leaseName(cmd.LeaseID, cmd.Token), id, out, n.State)
+	}
+}
+
+// hasResult says whether n's history records outcome out of lease id and token.
+func hasResult(n *ledger.Node, id string, token uint64, out api.Outcome) bool {
+	want := map[api.Outcome][]api.NodeState{
+		api.OutcomeProvisioned: {api.StateProvisioned}, api.OutcomeShutdown: {api.StateShutdown},
+		api.OutcomeDeferred: {api.StateDeferred}, api.OutcomeGone: {api.StateGone}, api.OutcomeReleased: {api.StateWaiting},
+		api.OutcomeFailed: {api.StateWaiting, api.StateAbandoned}, api.OutcomeUpgradeSent: {api.StateWaiting, api.StateAbandoned},
+		api.OutcomeLockHeld: {api.StateWaiting, api.StateAbandoned},
+	}[out]
+	for _, tr := range n.History {
+		if tr.LeaseID == id && tr.LeaseToken == token && slices.Contains(want, tr.To) {
+			return true
+		}
+	}
+	return false
+}
+
+// final runs at the end of a run: every member catches up, then all agree and keep every
+// acknowledged result.
+func (c *checker) final() {
+	s := c.s
+	n := uint64(len(s.raft.log))
+	var first []byte
+	for _, m := range s.members {
+		if !m.alive {
+			continue
+		}
+		m.catchUp(n)
+		d, err := m.ledger.Digest()
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		if first == nil {
+			first = d
+		} else if !bytes.Equal(first, d) {
+			c.fail(InvDigest, nil, "%s's final ledger digest at index %d differs from m0's", m.name, n)
+		}
+		for _, a := range c.acks {
+			nd, err := m.ledger.Node(a.node)
+			if err != nil {
+				c.fail(InvResultLost, []string{a.node, a.lease}, "%s lost node %s: %v", m.name, a.node, err)
+				continue
+			}
+			if !hasResult(nd, a.lease, a.token, a.outcome) && len(nd.History) < m.cfg.Policy.HistoryLimit {
+				c.fail(InvResultLost, []string{a.node, a.lease}, "%s's history of %s has no %s of %s (acknowledged, entry %d)", m.name, a.node, a.outcome, leaseName(a.lease, a.token), a.index)
+			}
+		}
+	}
+	c.due()
+	if c.violation == nil && c.soft != nil {
+		c.violation = c.soft
+	}
+}

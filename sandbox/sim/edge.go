@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// reportFor is how long an edge retries one report (edge/lease.CoordinatorOptions.ReportFor).
+const reportFor = 2 * time.Minute
+
+// edge is one muster-edge process, as edge/dispatch.go drives its leases: it acquires batches of
+// its region's nodes, counts each lease with the real edge/lease.Held on its own drifting
+// monotonic clock, renews at a third of the TTL, runs one host per node (host.go), reports
+// each result under its lease id and token, heartbeats for the operator's pause and sweeps for
+// nodes in provisioning mode. Its journal survives a SIGKILL.
+type edge struct {
+	proc
+	region string
+	clock  *clock
+	c      *caller
+	cap    int
+	margin time.Duration
+	hb     time.Duration
+	sweep  time.Duration
+
+	paused    bool // the cluster's pause flag, as the last answer carrying it said
+	busy      int  // hosts running
+	acquiring bool
+	planned   bool // an acquire is scheduled
+	seq       int
+	leases    []*heldLease
+	journal   []*intent
+	// lastAnswer is when the newest answer this run received was made: an edge that got an
+	// answer made after a pause committed could have learned of the pause.
+	lastAnswer int64
+	// confirmAfter is how long the edge waits to settle an unanswered restart or shutdown by
+	// rediscovery, and a restarted edge its journal's open intents.
+	confirmAfter time.Duration
+}
+
+// heldLease is one lease of this run: the real Held and its hosts.
+type heldLease struct {
+	e     *edge
+	h     *lease.Held
+	l     api.Lease
+	hosts []*host
+	// left counts hosts whose result is not reported (or given up) yet: the lease is renewed
+	// until none is left.
+	left int
+}
+
+// intent is a journal record: a call that takes the node out of provisioning mode was sent
+// under this lease (edge/journal), settled once its result was answered.
+type intent struct {
+	node    string
+	lease   string
+	token   uint64
+	region  string
+	outcome api.Outcome
+}
+
+func (e *edge) rid(what string) string {
+	e.seq++
+	return fmt.Sprintf("%s.%d.%s%d", e.name, e.inc, what, e.seq)
+}
+
+func (e *edge) start() {
+	e.alive = true
+	e.c.reset()
+	e.paused, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, 0, false, false, nil, 0
+	e.after(e.s.between(0, time.Second), e.heartbeat)
+	e.after(e.s.between(0, 3*time.Second), e.sweepOnce)
+	e.acquireIn(e.s.between(time.Second, 3*time.Second))
+	if len(e.journal) > 0 {
+		e.after(e.confirmAfter, e.replay)
+	}
+}
+
+// kill is SIGKILL: everything but the journal is gone.
+func (e *edge) kill() {
+	e.alive = false
+	e.stoppedUntil = 0
+	e.s.check.killed(e)
+	e.s.tracef([]string{e.name}, e.who(), "SIGKILL (%d journal intents open)", len(e.journal))
+}
+
+// restart starts a new incarnation on the same journal.
+func (e *edge) restart() {
+	e.inc++
+	e.s.tracef([]string{e.name}, e.who(), "restarted; replays %d journal intents after %s", len(e.journal), e.confirmAfter)
+	e.start()
+}
+
+// wake is SIGCONT.
+func (e *edge) wake() {
+	if e.stoppedUntil > e.s.now {
+		e.stoppedUntil = e.s.now
+		e.s.tracef([]string{e.name}, e.who(), "SIGCONT")
+	}
+}
+
+func (e *edge) receive(m *message) {
+	e.run(m.toInc, func() { e.c.answer(m) })
+}
+
+// setPaused is dispatch's setClusterPaused, from any answer that carries the flag.
+func (e *edge) setPaused(p bool, gen int64) {
+	e.lastAnswer = max(e.lastAnswer, gen)
+	if p == e.paused {
+		return
+	}
+	e.s.tracef([]string{e.name}, e.who(), "learns paused=%t", p)
+	e.paused = p
+	if !p {
+		e.acquireIn(0)
+	}
+}
+
+// acquireIn schedules the next acquire unless one is running or scheduled: one acquire loop.
+func (e *edge) acquireIn(d time.Duration) {
+	if e.planned || e.acquiring {
+		return
+	}
+	e.planned = true
+	e.after(d, func() {
+		e.planned = false
+		e.acquire()
+	})
+}
+
+func (e *edge) heartbeat() {
+	limit := max(4*e.hb, 2*time.Second)
+	e.c.start(kindHeartbeat, api.HeartbeatRequest{Edge: e.name, Region: e.region}, limit/3, e.s.now+int64(limit), 0, func(resp any, gen int64, err error) {
+		if err == nil {
+			e.setPaused(resp.(api.HeartbeatResponse).Paused, gen)
+		}
+		e.after(e.hb, e.heartbeat)
+	})
+}
+
+// sweepOnce registers the region's nodes found in provisioning mode; a sweep older than
+// RegisterFresh (2 s) is not registered.
+func (e *edge) sweepOnce() {
+	defer e.after(e.sweep, e.sweepOnce)
+	req := api.RegisterRequest{Region: e.region, Edge: e.name}
+	for _, n := range e.s.nodes {
+		if n.region == e.region && n.provisioning {
+			req.Nodes = append(req.Nodes, api.RegisterNode{Identity: n.id})
+		}
+	}
+	if len(req.Nodes) == 0 {
+		return
+	}
+	e.c.start(kindRegister, req, 2*time.Second, e.s.now+int64(2*time.Second), 0, func(any, int64, error) {})
+}
+
+// acquire asks for a lease on as many nodes as it has free places, as dispatch does.
+func (e *edge) acquire() {
+	free := e.cap - e.busy
+	if !e.alive || e.acquiring || e.paused || free <= 0 {
+		return
+	}
+	e.acquiring = true
+	sent := e.clock.monoTime()
+	req := api.AcquireRequest{Edge: e.name, Region: e.region, MaxNodes: free, RequestID: e.rid("a")}
+	e.c.start(kindAcquire, req, 5*time.Second, 0, 3*len(e.s.members)+2, func(resp any, gen int64, err error) {
+		e.acquiring = false
+		if err != nil {
+			e.acquireIn(time.Second)
+			return
+		}
+		r := resp.(api.AcquireResponse)
+		if r.Lease != nil {
+			if serr := lease.CheckShape(*r.Lease, free); serr != nil || r.Lease.Edge != e.name || r.Lease.Region != e.region {
+				e.s.tracef(leaseTags(*r.Lease), e.who(), "refuses lease %s: %v", leaseName(r.Lease.ID, r.Lease.Token), serr)
+				r.Lease = nil
+			}
+		}
+		e.setPaused(r.Paused, gen)
+		if r.Lease == nil {
+			// The real edge long-polls; a poll every two seconds stands in for it.
+			e.acquireIn(2 * time.Second)
+			return
+		}
+		e.granted(*r.Lease, sent, r.Held.Std())
+		e.acquireIn(e.s.between(time.Millisecond, 50*time.Millisecond))
+	})
+}
+
+// granted starts counting a lease from the acquire's send and runs a host per node.
+func (e *edge) granted(l api.Lease, sent time.Time, held time.Duration) {
+	s := e.s
+	s.stats.Grants++
+	hl := &heldLease{e: e, h: lease.NewHeld(l, sent, held, e.margin), l: l, left: len(l.Nodes)}
+	e.leases = append(e.leases, hl)
+	s.tracef(leaseTags(l), e.who(), "granted lease %s on %v (ttl %s, held %s): counts it until %s", leaseName(l.ID, l.Token), l.Nodes, l.TTL.Std(), held, e.fmtDeadline(hl.h))
+	for _, id := range l.Nodes {
+		ho := newHost(hl, id)
+		hl.hosts = append(hl.hosts, ho)
+		e.busy++
+		s.check.opened(ho)
+		e.after(s.between(time.Millisecond, 200*time.Millisecond), func() { e.step(ho) })
+	}
+	if hl.h.Expires() {
+		e.after(l.TTL.Std()/3, func() { e.renew(hl) })
+	}
+}
+
+// fmtDeadline is when (in real time) the edge stops counting hl, as the run's clock says.
+func (e *edge) fmtDeadline(h *lease.Held) string {
+	d := h.Deadline()
+	if d.IsZero() {
+		return "never"
+	}
+	return fmtTime(e.clock.realAt(d.UnixNano()))
+}
+
+// renew is one renewal of dispatch's renewer: at a third of the TTL while results are due.
+func (e *edge) renew(hl *heldLease) {
+	s := e.s
+	if hl.left == 0 || !hl.h.Valid(e.clock.monoTime()) {
+		return
+	}
+	ttl := hl.h.Lease().TTL.Std()
+	sent := e.clock.monoTime()
+	deadline := e.clock.realAt(hl.h.Deadline().UnixNano())
+	req := api.RenewRequest{LeaseID: hl.l.ID, Token: hl.l.Token, Edge: e.name, Region: e.region}
+	e.c.start(kindRenew, req, ttl/6, deadline, 0, func(resp any, gen int64, err error) {
+		switch {
+		case err != nil && hl.left == 0:
+		case err != nil && lease.Stale(err):
+			s.tracef(leaseTags(hl.l), e.who(), "renewal of %s refused: %v; hosts stop at %s", leaseName(hl.l.ID, hl.l.Token), err, e.fmtDeadline(hl.h))
+		case err != nil:
+			e.after(max(ttl/10, 100*time.Millisecond), func() { e.renew(hl) })
+		default:
+			r := resp.(api.RenewResponse)
+			hl.h.Renewed(r.Lease, sent)
+			s.stats.Renewals++
+			s.tracef(leaseTags(hl.l), e.who(), "renewed %s: nodes %v, counts it until %s", leaseName(hl.l.ID, hl.l.Token), r.Lease.Nodes, e.fmtDeadline(hl.h))
+			s.check.renewed(hl)
+			e.setPaused(r.Paused, gen)
+			e.after(ttl/3, func() { e.renew(hl) })
+		}
+	})
+}
+
+// report delivers results under the lease's id and token with one request id over every try,
+// for up to ReportFor; settled intents leave the journal. done runs once it was answered or
+// given up.
+func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
+	s := e.s
+	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: e.name, Region: l.Region, Results: results, RequestID: e.rid("r")}
+	deadline := s.now + int64(reportFor)
+	s.tracef(append(leaseTags(l), ids(results)...), e.who(), "reports %s under %s (request %s)", fmtResults(results), leaseName(l.ID, l.Token), req.RequestID)
+	e.c.start(kindReport, req, 10*time.Second, deadline, 0, func(resp any, gen int64, err error) {
+		switch {
+		case err == nil:
+			r := resp.(api.ReportResponse)
+			s.stats.Reports++
+			s.tracef(append(leaseTags(l), ids(results)...), e.who(), "report %s answered: applied %v, rejected %v", req.RequestID, r.Applied, rejectedIDs(r.Rejected))
+			s.check.acked(e, req, r)
+			e.settle(l, results)
+		case lease.Stale(err):
+			s.tracef(append(leaseTags(l), ids(results)...), e.who(), "report %s refused: %v", req.RequestID, err)
+			e.settle(l, results)
+		default:
+			s.tracef(append(leaseTags(l), ids(results)...), e.who(), "report %s not delivered: %v", req.RequestID, err)
+		}
+		done()
+	})
+}
+
+// settle ends the journal intents of reported results.
+func (e *edge) settle(l api.Lease, results []api.NodeResult) {
+	kept := e.journal[:0]
+	for _, in := range e.journal {
+		reported := false
+		for _, r := range results {
+			reported = reported || in.node == r.Identity && in.lease == l.ID
+		}
+		if !reported {
+			kept = append(kept, in)
+		}
+	}
+	e.journal = kept
+}
+
+// replay settles the intents a previous run left open: rediscovery finds the node out of
+// provisioning mode, so it reports the result under the intent's own lease id and token.
+func (e *edge) replay() {
+	for _, in := range append([]*intent(nil), e.journal...) {
+		l := api.Lease{ID: in.lease, Token: in.token, Edge: e.name, Region: in.region}
+		e.report(l, []api.NodeResult{e.confirm(in)}, func() {})
+	}
+}
+
+func leaseTags(l api.Lease) []string { return append([]string{l.ID, l.Edge}, l.Nodes...) }
+
+func ids(rs []api.NodeResult) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Identity
+	}
+	return out
+}
+
+func rejectedIDs(rs []api.RejectedResult) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Identity + ": " + r.Reason
+	}
+	return out
+}
+
+func fmtResults(rs []api.NodeResult) string {
+	out := ""
+	for i, r := range rs {
+		if i > 0 {
+			out += ", "
+		}
+		out += r.Identity + " " + string(r.Outcome)
+	}
+	return out
+}

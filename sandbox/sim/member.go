@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/coordinator/lease"
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+type role int
+
+const (
+	roleFollower role = iota
+	roleLeader
+)
+
+// member is one coordinator process: the real ledger FSM on its own bbolt file and the real lease
+// manager, behind a thin copy of coordinator.Service's edge API (edgeapi.go) and leadership
+// steps (leader.go); the simulated Raft replaces hashicorp/raft.
+type member struct {
+	s     *Sim
+	id    int // index in Sim.members and network address
+	name  string
+	clock *clock
+	cfg   lease.Config
+	path  string
+
+	alive  bool
+	inc    int // incarnation: bumped by a crash, so the dead process's tasks are ignored
+	ledger *ledger.Ledger
+	mgr    *lease.Manager
+
+	role  role
+	term  uint64
+	ready bool
+	// applied is the last log index this member's ledger applied.
+	applied         uint64
+	pending         []*entry
+	stepDownPlanned bool
+	commitRetry     bool
+	catchUpPlanned  bool
+	// anchor is this leadership's time as its promotion's extend stamped it: every later stamp of
+	// the leadership must be anchor plus the monotonic time since (the stamp invariant).
+	anchor *anchor
+	// lastStamp is the ledger's LastStamp after the previous apply: it must never decrease.
+	lastStamp time.Time
+	// crashAfterReport arms the failpoint that kills this member after it applied a report as
+	// leader, before the answer leaves.
+	crashAfterReport bool
+	// restartIn is how long after a crash the process comes back.
+	restartIn time.Duration
+	// wallSteps allows the wall clock fault on this member; off in the quiet end.
+	wallSteps bool
+	// slow is the chance that a request waits a while (a GC pause, a slow disk) between the
+	// leader check and its stamp.
+	slow float64
+}
+
+type anchor struct {
+	wall time.Time
+	mono int64
+}
+
+func (m *member) open() error {
+	l, err := ledger.Open(m.path, ledger.Options{NoSync: true, OnApply: func(a ledger.Applied) {
+		if m.mgr != nil {
+			m.mgr.Notify(a)
+		}
+	}})
+	if err != nil {
+		return fmt.Errorf("member %s: %w", m.name, err)
+	}
+	m.ledger = l
+	inc := m.inc
+	mgr, err := lease.New(m.cfg, l, func(_ context.Context, cmd ledger.Command) (any, error) { return m.propose(inc, cmd) }, m.clock, nil, nil)
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("member %s: %w", m.name, err)
+	}
+	m.mgr = mgr
+	idx, _, err := l.AppliedIndex()
+	if err != nil {
+		return fmt.Errorf("member %s: %w", m.name, err)
+	}
+	m.applied = idx
+	m.lastStamp, err = l.LastStamp()
+	if err != nil {
+		return fmt.Errorf("member %s: %w", m.name, err)
+	}
+	m.alive = true
+	return nil
+}
+
+func newMember(s *Sim, id int, cfg lease.Config, skew time.Duration) *member {
+	name := fmt.Sprintf("m%d", id)
+	return &member{s: s, id: id, name: name, clock: newClock(s, 1000, skew), cfg: cfg, path: filepath.Join(s.dir, name+".db"), wallSteps: true}
+}
+
+// shutdown stops the manager and closes the ledger file.
+func (m *member) shutdown() {
+	if m.mgr != nil {
+		m.mgr.Disable()
+		m.mgr = nil
+	}
+	if m.ledger != nil {
+		if err := m.ledger.Close(); err != nil {
+			m.s.fail(err)
+		}
+		m.ledger = nil
+	}
+}
+
+// crash kills the process: its leadership, waiting requests and open file go with it; the file
+// itself stays (a process crash loses no written page).
+func (m *member) crash() {
+	if !m.alive {
+		return
+	}
+	s := m.s
+	s.stepDown(m, "its process crashed")
+	m.alive = false
+	m.inc++
+	m.failPending(errDead)
+	m.shutdown()
+	s.tracef(nil, m.name, "crashed; restarts in %s", m.restartIn)
+	s.raft.changed(s)
+	inc := m.inc
+	s.after(m.restartIn, func() {
+		if !m.alive && m.inc == inc {
+			m.restart()
+		}
+	})
+}
+
+// restart starts the process again on its ledger file, a follower that catches up.
+func (m *member) restart() {
+	if m.alive {
+		return
+	}
+	s := m.s
+	m.role, m.ready = roleFollower, false
+	if err := m.open(); err != nil {
+		s.fail(err)
+		return
+	}
+	s.tracef(nil, m.name, "restarted (ttl %s), ledger at index %d", m.cfg.TTL, m.applied)
+	s.raft.changed(s)
+}
+
+// applyTo feeds the committed entries up to index to the ledger, one ApplyLogs call per entry
+// as raft does on a leader that answers each; it returns the result of the last.
+func (m *member) applyTo(index uint64) any {
+	var res any
+	for m.alive && m.applied < index {
+		res = m.applyBatch(m.applied + 1)
+	}
+	return res
+}
+
+// catchUp applies everything committed up to index in batches, as raft's BatchingFSM hands a
+// follower what it replicated; a batch ends at every 16th index, where the checker compares
+// the members' digests.
+func (m *member) catchUp(index uint64) {
+	for m.alive && m.applied < index {
+		m.applyBatch(min(index, (m.applied/16+1)*16))
+	}
+}
+
+// applyBatch applies entries applied+1..upto in one ApplyLogs call and returns the last result.
+func (m *member) applyBatch(upto uint64) any {
+	log := m.s.raft.log[m.applied:upto]
+	batch := make([]*raft.Log, len(log))
+	for i, e := range log {
+		batch[i] = &raft.Log{Index: e.index, Term: e.term, Type: raft.LogCommand, Data: e.data}
+	}
+	res := m.ledger.ApplyLogs(batch)
+	m.applied = upto
+	m.s.check.applied(m, log, res)
+	return res[len(res)-1]
+}
+
+// catchUpSoon applies, after a replication delay, what was committed, if the leader is heard.
+func (m *member) catchUpSoon() {
+	if m.catchUpPlanned || !m.alive {
+		return
+	}
+	m.catchUpPlanned = true
+	s := m.s
+	// Followers lag by up to 15 s: nothing but their own promotion (which catches up first)
+	// reads their ledgers, and batching their applies keeps a seed cheap.
+	s.after(s.between(time.Millisecond, 15*time.Second), func() {
+		m.catchUpPlanned = false
+		if l := s.raft.leader; l != nil && s.connected(m, l) {
+			m.catchUp(uint64(len(s.raft.log)))
+		}
+	})
+}
+
+// establish is leader.go's establishLeadership: Barrier (apply everything committed), raise the
+// cluster protocol, Enable the lease manager (its extend must commit); then ready.
+func (m *member) establish(term uint64) {
+	s := m.s
+	if !m.alive || m.role != roleLeader || m.term != term {
+		return
+	}
+	m.catchUp(uint64(len(s.raft.log)))
+	inc, mgr := m.inc, m.mgr
+	s.task(func() {
+		p, err := m.ledger.ClusterProtocol()
+		if err == nil && p < ledger.Protocol {
+			_, err = m.propose(inc, &ledger.SetProtocol{Version: ledger.Protocol})
+		}
+		if err == nil {
+			err = mgr.Enable(context.Background())
+		}
+		if m.inc != inc || m.role != roleLeader || m.term != term {
+			return
+		}
+		if err != nil {
+			s.tracef(nil, m.name, "establishing leadership of term %d failed: %v", term, err)
+			s.after(100*time.Millisecond, func() { m.establish(term) })
+			return
+		}
+		m.ready = true
+		s.tracef(nil, m.name, "leadership of term %d established (ttl %s)", term, m.cfg.TTL)
+	})
+}
+
+// checkStamp says why cmd's stamp, proposed by m now, is not m's anchored ledger time ("" when
+// it is). The promotion's extend sets the anchor.
+func (m *member) checkStamp(cmd ledger.Command) string {
+	at := stampOf(cmd)
+	if at.IsZero() {
+		return ""
+	}
+	if _, ok := cmd.(*ledger.Extend); ok {
+		m.anchor = &anchor{wall: at, mono: m.clock.mono(m.s.now)}
+		last, err := m.ledger.LastStamp()
+		if err == nil && at.Before(last) {
+			return fmt.Sprintf("promotion anchored ledger time at %s, before the ledger's latest stamp %s", fmtStamp(at), fmtStamp(last))
+		}
+		return ""
+	}
+	if m.anchor == nil {
+		return fmt.Sprintf("%T stamped %s by %s, whose leadership has no anchored ledger time (wall clock %s)", cmd, fmtStamp(at), m.name, fmtStamp(m.clock.Now()))
+	}
+	want := m.anchor.wall.Add(time.Duration(m.clock.mono(m.s.now) - m.anchor.mono))
+	if !at.Equal(want) {
+		return fmt.Sprintf("%T stamped %s by %s, whose ledger time is %s (off by %s)", cmd, fmtStamp(at), m.name, fmtStamp(want), at.Sub(want))
+	}
+	return ""
+}
+
+// stampOf is the leader time a command carries; zero for commands without one.
+func stampOf(cmd ledger.Command) time.Time {
+	switch c := cmd.(type) {
+	case *ledger.Register:
+		return c.Now
+	case *ledger.Grant:
+		return c.Now
+	case *ledger.Renew:
+		return c.Now
+	case *ledger.Report:
+		return c.Now
+	case *ledger.Expire:
+		return c.Now
+	case *ledger.Extend:
+		return c.Now
+	case *ledger.Pause:
+		return c.Now
+	case *ledger.Retry:
+		return c.Now
+	}
+	return time.Time{}
+}
+
+// stamp is the ledger time the service stamps into a command it proposes itself: Manager.Stamp,
+// which refuses without an established leadership, or on a build before it, Manager.Now, which
+// fell back to the wall clock (issue 15, defect 3). A type switch keeps this compiling on both.
+func (m *member) stamp() (time.Time, error) {
+	switch mgr := any(m.mgr).(type) {
+	case interface{ Stamp() (time.Time, error) }:
+		t, err := mgr.Stamp()
+		if err != nil {
+			return t, m.mapLeaseErr(err)
+		}
+		return t, nil
+	case interface{ Now() time.Time }:
+		return mgr.Now(), nil
+	}
+	return time.Time{}, errors.New("lease.Manager has neither Stamp nor Now")
+}
+
+var (
+	errNotLeader = errors.New("not the leader")
+	errNoLeader  = errors.New("no leader")
+	errNotReady  = errors.New("leadership not established")
+)
+
+// leaderOnly is Service.leaderOnly: leader and ready, else why not.
+func (m *member) leaderOnly() error {
+	switch {
+	case !m.alive:
+		return errDead
+	case m.role != roleLeader:
+		if m.leaderHint() < 0 {
+			return errNoLeader
+		}
+		return errNotLeader
+	case !m.ready:
+		return errNotReady
+	}
+	return nil
+}
+
+// mapLeaseErr is Service.mapLeaseErr.
+func (m *member) mapLeaseErr(err error) error {
+	if errors.Is(err, lease.ErrDisabled) {
+		if lerr := m.leaderOnly(); lerr != nil {
+			return lerr
+		}
+		return errNotReady
+	}
+	return err
+}
+
+// confirm is VerifyLeader: a quorum still follows this member in its term.
+func (m *member) confirm() bool {
+	r := &m.s.raft
+	return m.alive && m.role == roleLeader && r.leader == m && m.term == r.term && r.quorum(m.s, m)
+}
+
+// leaderHint is the leader this member knows of (-1 for none): the current one if it hears it.
+func (m *member) leaderHint() int {
+	if l := m.s.raft.leader; l != nil && l != m && m.s.connected(m, l) {
+		return l.id
+	}
+	return -1
+}
+
+// receive handles one request: the leader check now, the rest (after a possible delay) as a
+// task, since the manager proposes and waits for the commit.
+func (m *member) receive(msg *message) {
+	if !m.alive {
+		return
+	}
+	if err := m.leaderOnly(); err != nil {
+		m.answer(msg, nil, err)
+		return
+	}
+	s := m.s
+	inc := m.inc
+	run := func() {
+		if !m.alive || m.inc != inc {
+			return
+		}
+		s.task(func() {
+			resp, err := m.serve(msg)
+			m.answer(msg, resp, err)
+		})
+	}
+	if msg.kind == kindHeartbeat {
+		resp, err := m.serve(msg)
+		m.answer(msg, resp, err)
+		return
+	}
+	if s.chance(m.slow) {
+		d := s.between(50*time.Millisecond, 3*time.Second)
+		s.tracef(nil, m.name, "holds a %s request %s between its leader check and the rest (a GC pause, a slow disk)", msg.kind, d)
+		s.after(d, run)
+		return
+	}
+	run()
+}
+
+// serve is the service's handler of one request (coordinator/edgeapi.go, admin.go).
+func (m *member) serve(msg *message) (any, error) {
+	ctx := context.Background()
+	mgr := m.mgr
+	switch req := msg.req.(type) {
+	case api.AcquireRequest:
+		a, err := mgr.Acquire(ctx, lease.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes})
+		if err != nil {
+			return nil, m.mapLeaseErr(err)
+		}
+		if a.Lease == nil && !a.Paused && !m.confirm() {
+			return nil, errNotLeader
+		}
+		return api.AcquireResponse{Lease: toAPILease(a.Lease), Paused: a.Paused, Held: api.Duration(a.Held)}, nil
+	case api.RenewRequest:
+		ls, err := mgr.Renew(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
+		if err != nil {
+			return nil, m.mapLeaseErr(err)
+		}
+		p, err := m.ledger.Pause()
+		if err != nil {
+			return nil, fmt.Errorf("renew lease %s: %w", req.LeaseID, err)
+		}
+		return api.RenewResponse{Lease: *toAPILease(ls), Paused: p.Paused}, nil
+	case api.ReportRequest:
+		results, held, err := m.ledger.Recordable(toLedgerResults(req.Results))
+		if err != nil {
+			return nil, err
+		}
+		resp := api.ReportResponse{Applied: []string{}}
+		for _, r := range held {
+			resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
+		}
+		if len(results) == 0 && len(held) > 0 {
+			return resp, nil
+		}
+		rr, err := mgr.Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
+		if err != nil {
+			return nil, m.mapLeaseErr(err)
+		}
+		resp.Applied = append(resp.Applied, rr.Applied...)
+		for _, r := range rr.Rejected {
+			resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
+		}
+		return resp, nil
+	case api.RegisterRequest:
+		// The service's pre-check of identities is left out: a sweep names only valid nodes of
+		// its own region, and the ledger checks again when it applies.
+		now, err := m.stamp()
+		if err != nil {
+			return nil, err
+		}
+		cmd := &ledger.Register{Now: now, Edge: req.Edge, Policy: mgr.Config().Policy}
+		for _, n := range req.Nodes {
+			cmd.Nodes = append(cmd.Nodes, ledger.RegisterNode{Identity: n.Identity, Region: req.Region})
+		}
+		res, err := m.propose(m.inc, cmd)
+		if err != nil {
+			return nil, err
+		}
+		r := res.(*ledger.RegisterResult)
+		return api.RegisterResponse{Added: r.Added, Requeued: r.Requeued, Unchanged: r.Unchanged}, nil
+	case api.HeartbeatRequest:
+		if !m.confirm() {
+			return nil, errNotLeader
+		}
+		if _, err := m.stamp(); err != nil {
+			return nil, err
+		}
+		p, err := m.ledger.Pause()
+		if err != nil {
+			return nil, err
+		}
+		return api.HeartbeatResponse{Paused: p.Paused}, nil
+	case pauseRequest:
+		now, err := m.stamp()
+		if err != nil {
+			return nil, err
+		}
+		res, err := m.propose(m.inc, &ledger.Pause{Now: now, Paused: req.paused, By: "operator"})
+		if err != nil {
+			return nil, err
+		}
+		return res.(*ledger.PauseState).Paused, nil
+	}
+	return nil, fmt.Errorf("member %s: unknown request %T", m.name, msg.req)
+}
+
+// pauseRequest is the operator's pause (paused) or resume.
+type pauseRequest struct{ paused bool }
+
+// answer sends the reply of msg, if this process still lives to send it.
+func (m *member) answer(msg *message, resp any, err error) {
+	if !m.alive {
+		return
+	}
+	rep := &message{from: m.id, to: msg.from, toInc: msg.fromInc, kind: msg.kind, call: msg.call, attempt: msg.attempt, reply: true, resp: resp, gen: m.s.now}
+	if err != nil {
+		rep.err = m.apiError(err)
+	}
+	m.s.net.send(rep)
+}
+
+// apiError is what the HTTP layer makes of a service error (httpapi.CoreErrors).
+func (m *member) apiError(err error) *api.Error {
+	e := &api.Error{Message: err.Error(), Member: m.name}
+	switch {
+	case errors.Is(err, errNotLeader):
+		e.Status, e.Code = 421, api.CodeNotLeader
+		if h := m.leaderHint(); h >= 0 {
+			e.Leader = m.s.members[h].name
+		}
+	case errors.Is(err, errNoLeader):
+		e.Status, e.Code = 503, api.CodeNoLeader
+	case errors.Is(err, errNotReady), errors.Is(err, errDead), errors.Is(err, lease.ErrDisabled),
+		errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrNotLeader), errors.Is(err, errClosed):
+		e.Status, e.Code = 503, api.CodeUnavailable
+	case errors.Is(err, ledger.ErrUnknownLease):
+		e.Status, e.Code = 404, api.CodeUnknownLease
+	case errors.Is(err, ledger.ErrTokenMismatch):
+		e.Status, e.Code = 409, api.CodeTokenMismatch
+	case errors.Is(err, ledger.ErrLeaseExpired):
+		e.Status, e.Code = 409, api.CodeLeaseExpired
+	case errors.Is(err, ledger.ErrWrongRegion):
+		e.Status, e.Code = 409, api.CodeWrongRegion
+	case errors.Is(err, ledger.ErrWrongEdge):
+		e.Status, e.Code = 403, api.CodeWrongEdge
+	case errors.Is(err, ledger.ErrUnknownNode):
+		e.Status, e.Code = 404, api.CodeNotFound
+	case errors.Is(err, ledger.ErrBadCommand), errors.Is(err, ledger.ErrClusterProtocol):
+		e.Status, e.Code = 400, api.CodeBadRequest
+	default:
+		e.Status, e.Code = 500, api.CodeInternal
+	}
+	return e
+}
+
+// toAPILease is coordinator/convert.go's: Nodes is never nil.
+func toAPILease(l *ledger.Lease) *api.Lease {
+	if l == nil {
+		return nil
+	}
+	return &api.Lease{
+		ID: l.ID, Edge: l.Edge, Region: l.Region, Nodes: append([]string{}, l.Nodes...),
+		Token: l.Token, ExpiresAt: l.ExpiresAt, TTL: api.Duration(l.TTL),
+	}
+}
+
+func toLedgerResults(in []api.NodeResult) []ledger.Result {
+	out := make([]ledger.Result, len(in))
+	for i, r := range in {
+		out[i] = ledger.Result{Identity: r.Identity, Outcome: r.Outcome, Error: r.Error, InventoryVersion: r.Version}
+	}
+	return out
+}
+
+// expireTick is the leader's expiry loop, driven by the simulation: every member that believes
+// it leads and is ready proposes the expiry of its due leases.
+func (s *Sim) expireTick() {
+	for _, m := range s.members {
+		if m.alive && m.role == roleLeader && m.ready {
+			mgr := m.mgr
+			s.task(func() {
+				if err := mgr.ExpireDue(context.Background()); err != nil && !errors.Is(err, lease.ErrDisabled) {
+					s.tracef(nil, m.name, "expire: %v", err)
+				}
+			})
+		}
+	}
+	s.after(time.Second, s.expireTick)
+}
