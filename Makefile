@@ -45,6 +45,7 @@ test: build
 		fi; \
 		(cd $$m && go test $(RACE) -count=1 -timeout 20m $$tags $(TESTFLAGS) ./...); \
 	done
+	@$(MAKE) --no-print-directory sim
 
 # sandbox/edgebench runs muster-edge from bin/ against labs of 1,000 and 10,000 emulated nodes
 # (minutes, hence the timeout); with MUSTER_ANCHOR_BIN=/path/to/choria-provisioner it runs the
@@ -108,3 +109,12 @@ chaos:
 	@mkdir -p bin
 	cd sandbox && go build -o ../bin/muster-sandbox ./cmd/muster-sandbox
 	cd sandbox && ../bin/muster-sandbox chaos --rounds $(ROUNDS) --seed $(SEED) $(CHAOSFLAGS)
+
+# sim: the deterministic simulator of the lease protocol (sandbox/sim): SEEDS seeds on every
+# core, without -race (go test ./... runs 20 with it); a failing seed prints its trace and the
+# command that replays it.
+SEEDS ?= 2000
+.PHONY: sim
+sim:
+	@echo "== sim ($(SEEDS) seeds)"
+	cd sandbox && go run ./cmd/muster-sim --seeds $(SEEDS)
