@@ -79,52 +79,74 @@ type App struct {
 	calls   *callhistory.Writer
 }
 
-// Build wires everything cfg asks for and connects to the broker; Run starts provisioning.
-func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err error) {
+// Build wires everything cfg asks for and connects to the broker; Run starts provisioning. Its
+// errors are *StartError, each with what the operator can do about it.
+func Build(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, withRemedy(err, remedySettings)
 	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a = &App{Config: cfg, Metrics: metrics.New(), log: log}
-	defer func() {
-		if err != nil {
-			a.Close()
+	a := &App{Config: cfg, Metrics: metrics.New(), log: log}
+	if err := a.build(ctx, o); err != nil {
+		// Close releases what the failed build opened and skips the rest
+		a.Close()
+		if ctx.Err() != nil {
+			return nil, err
 		}
-	}()
+		return nil, withRemedy(err, remedySettings)
+	}
+	return a, nil
+}
 
+// build opens and wires the edge's parts in a, local state first, so a start that cannot work
+// fails before it waits for the network.
+func (a *App) build(ctx context.Context, o Options) error {
+	cfg, log := a.Config, a.log
 	fw, err := framework(cfg, o.ChoriaLog)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	name := cfg.EdgeName
 	if name == "" {
 		name = fw.CallerID()
 	}
 
-	signing := signingMode(cfg.RequestSigning)
-	a.conn, err = rpc.Dial(ctx, fw, rpc.ConnOptions{Signing: signing, Timeout: o.RPCTimeout})
-	if err != nil {
-		return nil, err
+	var replay []journal.Intent
+	if !cfg.Standalone() {
+		// Named for the edge, so edges of one host (a lab's region) may share a state_dir.
+		path := filepath.Join(cfg.StateDir, journalName(name))
+		if a.journal, replay, err = journal.Open(path, log); err != nil {
+			return journalError(cfg, name, path, err)
+		}
 	}
+
+	signing := signingMode(cfg.RequestSigning)
+	dial, cancel := context.WithTimeout(ctx, cfg.BrokerConnectTimeout)
+	a.conn, err = rpc.Dial(dial, fw, rpc.ConnOptions{Signing: signing, Timeout: o.RPCTimeout})
+	cancel()
+	if err != nil {
+		return brokerError(ctx, cfg, fw, err)
+	}
+	// The broker answered a moment ago; this connection's context must outlive the start.
 	a.finder, err = discovery.New(ctx, fw, discovery.Options{})
 	if err != nil {
-		return nil, err
+		return brokerError(ctx, cfg, fw, err)
 	}
 	a.runner, err = newRunner(cfg, a.Metrics, log)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("helper: %w", err)
 	}
 	wrapper, err := rpc.NewWrapper(rpc.WrapperOptions{Site: cfg.Site, Metrics: a.Metrics, Logger: log, Policy: o.RetryPolicy})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	deps := hostflow.Deps{Helper: a.runner, Metrics: a.Metrics, Logger: log, Wrapper: wrapper, Transport: a.conn, Token: cfg.Token,
 		Presence: a.present}
 	if err := credentials(cfg, &deps, log); err != nil {
-		return nil, err
+		return withRemedy(err, remedyFile)
 	}
 	flow, err := hostflow.New(hostflow.Settings{
 		Site:         cfg.Site,
@@ -135,21 +157,12 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 		Signing:      hostflow.NewSigningPolicy(signing),
 	}, deps)
 	if err != nil {
-		return nil, err
+		return err
 	}
 
 	source, err := a.leaseSource(cfg, name, o)
 	if err != nil {
-		return nil, err
-	}
-
-	var replay []journal.Intent
-	if !cfg.Standalone() {
-		// Named for the edge, so edges of one host (a lab's region) may share a state_dir.
-		path := filepath.Join(cfg.StateDir, journalName(name))
-		if a.journal, replay, err = journal.Open(path, log); err != nil {
-			return nil, fmt.Errorf("state_dir: %w", err)
-		}
+		return err
 	}
 
 	eo := edge.Options{
@@ -169,17 +182,17 @@ func Build(ctx context.Context, cfg *config.Config, o Options) (a *App, err erro
 	}
 	a.Edge, err = edge.New(eo)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.finder.Announce(fw.Config.Identity, Version); err != nil {
 		log.Warn("could not publish the edge's startup event", "error", err)
 	}
 	if cfg.MonitorPort > 0 {
 		if err := a.serveMonitor(cfg); err != nil {
-			return nil, err
+			return withRemedy(err, "choose a free monitor_port (or another monitor_bind), or stop what listens there")
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // leaseSource is the local source when standalone, else the coordinators' under this edge's
@@ -201,7 +214,7 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	if hc == nil {
 		var err error
 		if hc, err = coordinatorHTTP(cfg); err != nil {
-			return nil, err
+			return nil, withRemedy(err, remedyFile)
 		}
 	}
 	// Eight rounds over the members, pausing 0.25, 0.5, 1 and then 2 s between rounds, outlast an
@@ -214,7 +227,7 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	if cfg.CallHistory != "" {
 		var err error
 		if a.calls, err = callhistory.Open(cfg.CallHistory, name, a.log); err != nil {
-			return nil, fmt.Errorf("call_history: %w", err)
+			return nil, withRemedy(fmt.Errorf("call_history: %w", err), remedyFile)
 		}
 		opts = append(opts, api.WithCallObserver(a.calls.Observe))
 		a.log.Info("recording the calls to the coordinators", "file", cfg.CallHistory)

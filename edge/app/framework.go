@@ -23,7 +23,8 @@ const provisioningUser = "provisioner"
 func framework(cfg *config.Config, logTo io.Writer) (*choria.Framework, error) {
 	ccfg, err := cconfig.NewConfig(cfg.ChoriaConfig)
 	if err != nil {
-		return nil, fmt.Errorf("choria_config: load %s: %w", cfg.ChoriaConfig, err)
+		return nil, withRemedy(fmt.Errorf("choria_config: load %s: %w", cfg.ChoriaConfig, err),
+			"point choria_config at a Choria client configuration this user can read (choria-provisioner's works unchanged)")
 	}
 	ccfg.Collectives = []string{"provisioning"}
 	ccfg.MainCollective = "provisioning"
@@ -51,7 +52,7 @@ func framework(cfg *config.Config, logTo io.Writer) (*choria.Framework, error) {
 	ccfg.CustomLogger = l
 	fw, err := choria.NewWithConfig(ccfg)
 	if err != nil {
-		return nil, fmt.Errorf("choria framework from %s: %w", cfg.ChoriaConfig, err)
+		return nil, withRemedy(fmt.Errorf("choria framework from %s: %w", cfg.ChoriaConfig, err), remedyIdentity)
 	}
 	if cfg.EdgeName != "" {
 		// go-choria's provision agent keys a node's lock on sender id and caller id, and every

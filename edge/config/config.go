@@ -16,6 +16,8 @@ const (
 	DefaultBatchSize = 256
 	// DefaultLeaseMargin is taken off every lease before the edge stops acting on it.
 	DefaultLeaseMargin = 2 * time.Second
+	// DefaultBrokerConnectTimeout bounds the start's wait for the broker.
+	DefaultBrokerConnectTimeout = time.Minute
 	// DefaultStateDir is where a cluster edge keeps its journal (systemd's StateDirectory).
 	DefaultStateDir = "/var/lib/muster-edge"
 	// DefaultHelperTimeout bounds one helper call.
@@ -116,6 +118,9 @@ type Config struct {
 
 	// ChoriaConfig is the Choria client configuration file (choria_config).
 	ChoriaConfig string
+	// BrokerConnectTimeout is how long the start waits for the broker before it fails
+	// (broker_connect_timeout).
+	BrokerConnectTimeout time.Duration
 	// ChoriaIdentity overrides the Choria client configuration's identity, "" keeps it (choria_identity).
 	ChoriaIdentity string
 	// Region is the region whose nodes this edge provisions (region; default site, else "default").
@@ -167,19 +172,20 @@ type Config struct {
 // It leaves Helper, ChoriaConfig and EdgeName empty and Region at DefaultRegion.
 func Defaults() *Config {
 	return &Config{
-		Workers:            DefaultWorkers,
-		Interval:           MinInterval,
-		LogLevel:           "info",
-		LifecycleComponent: DefaultLifecycleComponent,
-		CertDenyList:       DefaultCertDenyList(),
-		ServerJWTValidity:  DefaultServerJWTValidity,
-		Region:             DefaultRegion,
-		HelperTimeout:      DefaultHelperTimeout,
-		LogFormat:          LogText,
-		RequestSigning:     SigningAuto,
-		BatchSize:          DefaultBatchSize,
-		LeaseMargin:        DefaultLeaseMargin,
-		StateDir:           DefaultStateDir,
+		Workers:              DefaultWorkers,
+		Interval:             MinInterval,
+		LogLevel:             "info",
+		LifecycleComponent:   DefaultLifecycleComponent,
+		CertDenyList:         DefaultCertDenyList(),
+		ServerJWTValidity:    DefaultServerJWTValidity,
+		Region:               DefaultRegion,
+		HelperTimeout:        DefaultHelperTimeout,
+		LogFormat:            LogText,
+		RequestSigning:       SigningAuto,
+		BatchSize:            DefaultBatchSize,
+		LeaseMargin:          DefaultLeaseMargin,
+		BrokerConnectTimeout: DefaultBrokerConnectTimeout,
+		StateDir:             DefaultStateDir,
 	}
 }
 

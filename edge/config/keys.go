@@ -69,6 +69,7 @@ func allKeys() []key {
 		{name: "features.upgrades", kind: kBool, usage: "server version upgrades"},
 
 		{name: "choria_config", kind: kString, flag: "choria-config", usage: "Choria client configuration file (default: Choria's user configuration if it exists)"},
+		{name: "broker_connect_timeout", kind: kDuration, def: "1m", flag: "broker-connect-timeout", usage: "how long the edge tries to reach the broker at start before it stops with an error"},
 		{name: "choria_identity", kind: kString, flag: "choria-identity", usage: "Choria identity to connect as, instead of the client configuration's"},
 		{name: "region", kind: kString, flag: "region", usage: "region to provision (default: site, else \"default\")"},
 		{name: "edge_name", kind: kString, flag: "edge-name", usage: "this edge's name, also the sender id of its Choria requests (default: its Choria identity)"},

@@ -141,7 +141,8 @@ func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 		Region:   "dc1", HelperTimeout: config.DefaultHelperTimeout, LogFormat: config.LogText,
 		RequestSigning: config.SigningAuto, BatchSize: config.DefaultBatchSize,
 		LeaseMargin: config.DefaultLeaseMargin, StateDir: config.DefaultStateDir,
-		File: "testdata/every-anchor-key.yaml",
+		BrokerConnectTimeout: config.DefaultBrokerConnectTimeout,
+		File:                 "testdata/every-anchor-key.yaml",
 	}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("loaded\n%+v\nwant\n%+v", *c, want)

@@ -109,6 +109,9 @@ func (c *Config) validate() fieldErrors {
 	} else {
 		c.validateCluster(&e)
 	}
+	if c.BrokerConnectTimeout <= 0 {
+		e.add("broker_connect_timeout", "%s is not a positive duration", c.BrokerConnectTimeout)
+	}
 	if c.LeaseMargin <= 0 {
 		e.add("lease_margin", "%s is not a positive duration", c.LeaseMargin)
 	}

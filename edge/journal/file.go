@@ -33,18 +33,18 @@ func read(path string) (map[key]Intent, error) {
 		}
 		var r record
 		if err := json.Unmarshal(line, &r); err != nil {
-			return nil, fmt.Errorf("journal %s line %d: %w (move the file aside to start without it; its open intents are then settled only by the ledger)", path, n+1, err)
+			return nil, fmt.Errorf("journal %s line %d: %w: %w", path, n+1, ErrCorrupt, err)
 		}
 		switch r.Op {
 		case opBegin:
 			if err := r.check(); err != nil {
-				return nil, fmt.Errorf("journal %s line %d: %w", path, n+1, err)
+				return nil, fmt.Errorf("journal %s line %d: %w: %w", path, n+1, ErrCorrupt, err)
 			}
 			open[r.key()] = r.Intent
 		case opEnd:
 			delete(open, r.key())
 		default:
-			return nil, fmt.Errorf("journal %s line %d: unknown op %q", path, n+1, r.Op)
+			return nil, fmt.Errorf("journal %s line %d: %w: unknown op %q", path, n+1, ErrCorrupt, r.Op)
 		}
 	}
 	return open, nil

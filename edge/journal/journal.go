@@ -42,6 +42,13 @@ func (in Intent) check() error {
 
 type key struct{ node, lease string }
 
+var (
+	// ErrLocked: another process holds the journal open.
+	ErrLocked = errors.New("is locked")
+	// ErrCorrupt: a complete line of the journal is not a record; the file is refused whole.
+	ErrCorrupt = errors.New("not a journal record")
+)
+
 // record is one line of the file: an intent begun, or closed (only node and lease then).
 type record struct {
 	Op string `json:"op"`

@@ -19,7 +19,7 @@ func lockFile(path string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is locked: another edge with the same edge_name runs on this state_dir", path)
+			return nil, fmt.Errorf("%s %w: another edge with the same edge_name runs on this state_dir", path, ErrLocked)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

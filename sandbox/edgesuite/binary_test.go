@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -27,20 +26,9 @@ import (
 // health and readiness, refuses an unauthenticated pause, and stops cleanly on SIGTERM.
 func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "muster-edge")
-	build := exec.Command("go", "build", "-o", bin, "github.com/seed96588659/muster/edge/cmd/muster-edge")
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build muster-edge: %v: %s", err, out)
-	}
-	// The sample helper sits next to the binary, where --lab looks for it.
-	if err := os.Link(bins.helper, filepath.Join(dir, "muster-helper-sample")); err != nil {
-		t.Fatal(err)
-	}
 	l := startLab(t, lab.Options{Emulated: 20})
 
-	cmd := exec.Command(bin, "run", "--lab", l.InfoFile(), "--monitor-port", fmt.Sprint(freePort(t)), "--loglevel", "info")
+	cmd := exec.Command(bins.edge, "run", "--lab", l.InfoFile(), "--monitor-port", fmt.Sprint(freePort(t)), "--loglevel", "info")
 	cmd.Env = append(os.Environ(), "MUSTER_EDGE_PAUSE_TOKEN=pause-secret-0123")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with a panicking test
 	stderr, err := cmd.StderrPipe()

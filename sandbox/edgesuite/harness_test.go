@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
@@ -27,9 +27,11 @@ import (
 
 const region = "eu"
 
-// Binaries built once for the package: the real node's muster-sandbox and the sample helper.
+// Binaries built once for the package: the real node's muster-sandbox, muster-edge and, next
+// to it where --lab looks for it, the sample helper.
 var bins struct {
 	node   string
+	edge   string
 	helper string
 }
 
@@ -47,11 +49,15 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "build node binary:", err)
 		return 1
 	}
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	bins.edge = filepath.Join(dir, "muster-edge")
 	bins.helper = filepath.Join(dir, config.SampleHelperName)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bins.helper, "github.com/seed96588659/muster/edge/cmd/muster-helper-sample")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build sample helper: %v: %s\n", err, out)
+	if err := gobuild.Build(ctx, filepath.Join(wd, "..", "..", "edge"), "-o", dir+"/", "./cmd/muster-edge", "./cmd/muster-helper-sample"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/seed96588659/muster/edge/app"
 )
 
 // memoryLimit is the edge's default soft memory limit (GOMEMLIMIT overrides it). Its work is
@@ -29,6 +32,10 @@ func main() {
 	defer stop()
 	if err := root().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "muster-edge:", err)
+		var se *app.StartError
+		if errors.As(err, &se) && se.Remedy != "" {
+			fmt.Fprintln(os.Stderr, "muster-edge: remedy:", se.Remedy)
+		}
 		os.Exit(1)
 	}
 }

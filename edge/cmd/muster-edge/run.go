@@ -25,11 +25,11 @@ func runCommand() *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, warnings, err := config.Load(cmd.Flags(), config.WithSampleHelper(sampleHelper()))
 		if err != nil {
-			return err
+			return &app.StartError{Err: err, Remedy: "correct the settings named above (file, MUSTER_EDGE_* variable or flag; docs/configure.md lists them) and start again"}
 		}
 		log, closeLog, err := logger(cfg)
 		if err != nil {
-			return err
+			return &app.StartError{Err: err, Remedy: "make logfile's directory writable by the edge's user, or leave logfile empty to log to standard error"}
 		}
 		defer closeLog()
 		for _, w := range warnings {
@@ -39,6 +39,11 @@ func runCommand() *cobra.Command {
 
 		a, err := app.Build(cmd.Context(), cfg, app.Options{Logger: log, ChoriaLog: os.Stderr})
 		if err != nil {
+			if cmd.Context().Err() != nil {
+				// a signal while starting is a stop, not a failure
+				log.Info("stopped while starting", "reason", err)
+				return nil
+			}
 			return err
 		}
 		defer a.Close()
