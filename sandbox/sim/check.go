@@ -93,6 +93,7 @@ type ack struct {
 
 type pauseChange struct {
 	at     int64
+	index  uint64
 	paused bool
 }
 
@@ -220,24 +221,24 @@ func (c *checker) act(e *edge, ho *host) {
 	if !ho.iv.active(s.now) {
 		c.fail(InvOverlap, []string{ho.node, l.ID, e.name}, "node %s: %s acted outside its interval", ho.node, ho.iv)
 	}
-	if paused, since := c.pausedAt(s.now); paused && e.lastAnswer >= since {
-		c.fail(InvPause, []string{ho.node, l.ID, e.name}, "node %s: %s acted under %s while paused since %s, after an answer made at %s",
-			ho.node, e.who(), leaseName(l.ID, l.Token), fmtTime(since), fmtTime(e.lastAnswer))
+	if p := c.pausedAt(s.now); p.paused && e.lastAnswer >= p.index {
+		c.fail(InvPause, []string{ho.node, l.ID, e.name}, "node %s: %s acted under %s while paused since %s (entry %d), after an answer made at log index %d",
+			ho.node, e.who(), leaseName(l.ID, l.Token), fmtTime(p.at), p.index, e.lastAnswer)
 	}
 }
 
-// pausedAt is the committed pause flag at t and since when it has been so.
-func (c *checker) pausedAt(t int64) (bool, int64) {
-	paused, since := false, int64(0)
+// pausedAt is the committed pause flag at t and the change that set it.
+func (c *checker) pausedAt(t int64) pauseChange {
+	var cur pauseChange
 	for _, p := range c.pauses {
 		if p.at > t {
 			break
 		}
-		if p.paused != paused {
-			paused, since = p.paused, p.at
+		if p.paused != cur.paused {
+			cur = p
 		}
 	}
-	return paused, since
+	return cur
 }
 
 // acked notes the results an edge was told were applied.
@@ -265,7 +266,7 @@ func (c *checker) applied(m *member, entries []*entry, res []any) {
 	}
 	last := entries[len(entries)-1].index
 	if st.Before(m.lastStamp) {
-		c.fail(InvStamp, nil, "%s's LastStamp went back from %s to %s at entry %d", m.name, fmtStamp(m.lastStamp), fmtStamp(st), last)
+		c.fail(InvStamp, []string{m.name}, "%s's LastStamp went back from %s to %s at entry %d", m.name, fmtStamp(m.lastStamp), fmtStamp(st), last)
 	}
 	m.lastStamp = st
 	if last%16 == 0 {
@@ -297,7 +298,7 @@ func (c *checker) digest(m *member, index uint64) {
 func (c *checker) observe(m *member, e *entry, res any) {
 	s := c.s
 	if e.stampErr != "" {
-		c.fail(InvStamp, nil, "entry %d: %s", e.index, e.stampErr)
+		c.fail(InvStamp, []string{e.by.name}, "entry %d: %s", e.index, e.stampErr)
 	}
 	switch cmd := e.cmd.(type) {
 	case *ledger.Report:
@@ -309,8 +310,8 @@ func (c *checker) observe(m *member, e *entry, res any) {
 		}
 		tags := append([]string{g.Lease.ID, g.Lease.Edge}, g.Lease.Nodes...)
 		s.tracef(tags, m.name, "entry %d grants lease %s to %s: %v, expires %s", e.index, leaseName(g.Lease.ID, g.Lease.Token), g.Lease.Edge, g.Lease.Nodes, fmtStamp(g.Lease.ExpiresAt))
-		if paused, since := c.pausedAt(s.now); paused {
-			c.fail(InvPause, tags, "entry %d granted lease %s while paused since %s", e.index, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(since))
+		if p := c.pausedAt(s.now); p.paused {
+			c.fail(InvPause, tags, "entry %d granted lease %s while paused since %s (entry %d)", e.index, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(p.at), p.index)
 		}
 		tol := int64(lockWindow)/500 + int64(100*time.Millisecond)
 		for _, id := range g.Lease.Nodes {
@@ -321,7 +322,7 @@ func (c *checker) observe(m *member, e *entry, res any) {
 		}
 	case *ledger.Pause:
 		if p, ok := res.(*ledger.PauseState); ok {
-			c.pauses = append(c.pauses, pauseChange{at: s.now, paused: p.Paused})
+			c.pauses = append(c.pauses, pauseChange{at: s.now, index: e.index, paused: p.Paused})
 			s.tracef(nil, m.name, "entry %d: pause=%t committed", e.index, p.Paused)
 		}
 	case *ledger.Expire:

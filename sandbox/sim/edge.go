@@ -35,9 +35,9 @@ type edge struct {
 	seq       int
 	leases    []*heldLease
 	journal   []*intent
-	// lastAnswer is when the newest answer this run received was made: an edge that got an
-	// answer made after a pause committed could have learned of the pause.
-	lastAnswer int64
+	// lastAnswer is the newest log index an answer this run received was made at: an edge that
+	// got an answer made after a pause committed could have learned of the pause.
+	lastAnswer uint64
 	// confirmAfter is how long the edge waits to settle an unanswered restart or shutdown by
 	// rediscovery, and a restarted edge its journal's open intents.
 	confirmAfter time.Duration
@@ -109,8 +109,8 @@ func (e *edge) receive(m *message) {
 }
 
 // setPaused is dispatch's setClusterPaused, from any answer that carries the flag.
-func (e *edge) setPaused(p bool, gen int64) {
-	e.lastAnswer = max(e.lastAnswer, gen)
+func (e *edge) setPaused(p bool, seen uint64) {
+	e.lastAnswer = max(e.lastAnswer, seen)
 	if p == e.paused {
 		return
 	}
@@ -135,9 +135,9 @@ func (e *edge) acquireIn(d time.Duration) {
 
 func (e *edge) heartbeat() {
 	limit := max(4*e.hb, 2*time.Second)
-	e.c.start(kindHeartbeat, api.HeartbeatRequest{Edge: e.name, Region: e.region}, limit/3, e.s.now+int64(limit), 0, func(resp any, gen int64, err error) {
+	e.c.start(kindHeartbeat, api.HeartbeatRequest{Edge: e.name, Region: e.region}, limit/3, e.s.now+int64(limit), 0, func(resp any, seen uint64, err error) {
 		if err == nil {
-			e.setPaused(resp.(api.HeartbeatResponse).Paused, gen)
+			e.setPaused(resp.(api.HeartbeatResponse).Paused, seen)
 		}
 		e.after(e.hb, e.heartbeat)
 	})
@@ -156,7 +156,7 @@ func (e *edge) sweepOnce() {
 	if len(req.Nodes) == 0 {
 		return
 	}
-	e.c.start(kindRegister, req, 2*time.Second, e.s.now+int64(2*time.Second), 0, func(any, int64, error) {})
+	e.c.start(kindRegister, req, 2*time.Second, e.s.now+int64(2*time.Second), 0, func(any, uint64, error) {})
 }
 
 // acquire asks for a lease on as many nodes as it has free places, as dispatch does.
@@ -168,7 +168,7 @@ func (e *edge) acquire() {
 	e.acquiring = true
 	sent := e.clock.monoTime()
 	req := api.AcquireRequest{Edge: e.name, Region: e.region, MaxNodes: free, RequestID: e.rid("a")}
-	e.c.start(kindAcquire, req, 5*time.Second, 0, 3*len(e.s.members)+2, func(resp any, gen int64, err error) {
+	e.c.start(kindAcquire, req, 5*time.Second, 0, 3*len(e.s.members)+2, func(resp any, seen uint64, err error) {
 		e.acquiring = false
 		if err != nil {
 			e.acquireIn(time.Second)
@@ -181,7 +181,7 @@ func (e *edge) acquire() {
 				r.Lease = nil
 			}
 		}
-		e.setPaused(r.Paused, gen)
+		e.setPaused(r.Paused, seen)
 		if r.Lease == nil {
 			// The real edge long-polls; a poll every two seconds stands in for it.
 			e.acquireIn(2 * time.Second)
@@ -230,7 +230,7 @@ func (e *edge) renew(hl *heldLease) {
 	sent := e.clock.monoTime()
 	deadline := e.clock.realAt(hl.h.Deadline().UnixNano())
 	req := api.RenewRequest{LeaseID: hl.l.ID, Token: hl.l.Token, Edge: e.name, Region: e.region}
-	e.c.start(kindRenew, req, ttl/6, deadline, 0, func(resp any, gen int64, err error) {
+	e.c.start(kindRenew, req, ttl/6, deadline, 0, func(resp any, seen uint64, err error) {
 		switch {
 		case err != nil && hl.left == 0:
 		case err != nil && lease.Stale(err):
@@ -243,7 +243,7 @@ func (e *edge) renew(hl *heldLease) {
 			s.stats.Renewals++
 			s.tracef(leaseTags(hl.l), e.who(), "renewed %s: nodes %v, counts it until %s", leaseName(hl.l.ID, hl.l.Token), r.Lease.Nodes, e.fmtDeadline(hl.h))
 			s.check.renewed(hl)
-			e.setPaused(r.Paused, gen)
+			e.setPaused(r.Paused, seen)
 			e.after(ttl/3, func() { e.renew(hl) })
 		}
 	})
@@ -257,7 +257,7 @@ func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
 	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: e.name, Region: l.Region, Results: results, RequestID: e.rid("r")}
 	deadline := s.now + int64(reportFor)
 	s.tracef(append(leaseTags(l), ids(results)...), e.who(), "reports %s under %s (request %s)", fmtResults(results), leaseName(l.ID, l.Token), req.RequestID)
-	e.c.start(kindReport, req, 10*time.Second, deadline, 0, func(resp any, gen int64, err error) {
+	e.c.start(kindReport, req, 10*time.Second, deadline, 0, func(resp any, seen uint64, err error) {
 		switch {
 		case err == nil:
 			r := resp.(api.ReportResponse)

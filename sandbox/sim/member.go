@@ -374,7 +374,7 @@ func (m *member) receive(msg *message) {
 	}
 	if s.chance(m.slow) {
 		d := s.between(50*time.Millisecond, 3*time.Second)
-		s.tracef(nil, m.name, "holds a %s request %s between its leader check and the rest (a GC pause, a slow disk)", msg.kind, d)
+		s.tracef([]string{m.name, s.procName(msg.from)}, m.name, "holds a %s request of %s %s between its leader check and the rest (a GC pause, a slow disk)", msg.kind, s.procName(msg.from), d)
 		s.after(d, run)
 		return
 	}
@@ -477,7 +477,7 @@ func (m *member) answer(msg *message, resp any, err error) {
 	if !m.alive {
 		return
 	}
-	rep := &message{from: m.id, to: msg.from, toInc: msg.fromInc, kind: msg.kind, call: msg.call, attempt: msg.attempt, reply: true, resp: resp, gen: m.s.now}
+	rep := &message{from: m.id, to: msg.from, toInc: msg.fromInc, kind: msg.kind, call: msg.call, attempt: msg.attempt, reply: true, resp: resp, seen: m.applied}
 	if err != nil {
 		rep.err = m.apiError(err)
 	}
@@ -551,4 +551,15 @@ func (s *Sim) expireTick() {
 		}
 	}
 	s.after(time.Second, s.expireTick)
+}
+
+// procName is the name of the process at network address id.
+func (s *Sim) procName(id int) string {
+	switch {
+	case id < len(s.members):
+		return s.members[id].name
+	case id < len(s.members)+len(s.edges):
+		return s.edges[id-len(s.members)].name
+	}
+	return s.op.name
 }

@@ -38,8 +38,8 @@ type message struct {
 	req            any
 	resp           any
 	err            *api.Error
-	// gen is when a member made the answer.
-	gen int64
+	// seen is the log index the answering member had applied when it answered.
+	seen uint64
 }
 
 // network delivers messages between processes (members first, then edges, then the operator)
@@ -133,7 +133,7 @@ type call struct {
 	delay    time.Duration
 	attempt  int
 	lastErr  error
-	done     func(resp any, gen int64, err error)
+	done     func(resp any, seen uint64, err error)
 }
 
 func newCaller(p *proc) *caller { return &caller{p: p, leader: -1, calls: map[uint64]*call{}} }
@@ -156,7 +156,7 @@ func (c *caller) candidates() []int {
 }
 
 // start makes a call; done gets the answer, the last error, or errGaveUp.
-func (c *caller) start(k kind, req any, timeout time.Duration, deadline int64, max int, done func(resp any, gen int64, err error)) {
+func (c *caller) start(k kind, req any, timeout time.Duration, deadline int64, max int, done func(resp any, seen uint64, err error)) {
 	c.next++
 	cl := &call{id: c.next, kind: k, req: req, timeout: timeout, deadline: deadline, max: max, delay: 250 * time.Millisecond, done: done}
 	c.calls[cl.id] = cl
@@ -166,12 +166,12 @@ func (c *caller) start(k kind, req any, timeout time.Duration, deadline int64, m
 
 var errGaveUp = errors.New("gave up")
 
-func (c *caller) finish(cl *call, resp any, gen int64, err error) {
+func (c *caller) finish(cl *call, resp any, seen uint64, err error) {
 	if _, ok := c.calls[cl.id]; !ok {
 		return
 	}
 	delete(c.calls, cl.id)
-	cl.done(resp, gen, err)
+	cl.done(resp, seen, err)
 }
 
 func (c *caller) try(cl *call) {
@@ -216,12 +216,12 @@ func (c *caller) answer(m *message) {
 	}
 	if m.err == nil {
 		c.leader = m.from
-		c.finish(cl, m.resp, m.gen, nil)
+		c.finish(cl, m.resp, m.seen, nil)
 		return
 	}
 	cl.lastErr = m.err
 	if !retryable(m.err) {
-		c.finish(cl, nil, m.gen, m.err)
+		c.finish(cl, nil, m.seen, m.err)
 		return
 	}
 	if h := memberIndex(m.err.Leader); h >= 0 && h != m.from {
