@@ -111,6 +111,10 @@ type Service struct {
 	edgesMu sync.Mutex
 	edges   map[string]EdgeSeen
 
+	// applied is closed at every applied batch, then replaced: it wakes the event readers.
+	appliedMu sync.Mutex
+	applied   chan struct{}
+
 	closing   chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -144,7 +148,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.RaftBind == "" {
 		return nil, fmt.Errorf("coordinator %s: raft bind address is empty", cfg.ID)
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, edges: map[string]EdgeSeen{}, closing: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, edges: map[string]EdgeSeen{}, closing: make(chan struct{}), applied: make(chan struct{})}
 
 	node, err := raftnode.Open(cfg.raftConfig(s.log), ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
 	if err != nil {
@@ -185,6 +189,7 @@ func (s *Service) onApply(a ledger.Applied) {
 	if m := s.leases.Load(); m != nil {
 		m.Notify(a)
 	}
+	s.noteApplied()
 }
 
 // propose replicates one command and measures how long the leader waited for its result.

@@ -15,6 +15,8 @@ type metrics struct {
 	requests  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
 	forwarded *prometheus.CounterVec
+	// eventReaders is the number of open event streams.
+	eventReaders prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -32,11 +34,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "muster_coordinator_http_forwarded_total",
 			Help: "Requests this member forwarded to the leader, by route and outcome",
 		}, []string{"route", "outcome"}),
+		eventReaders: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "muster_coordinator_event_readers",
+			Help: "Event streams (GET /v1/events) this member serves now",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.forwarded} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.forwarded, m.eventReaders} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("httpapi metrics: %w", err)
 		}

@@ -163,6 +163,7 @@ func (s *Server) routes() {
 	s.handle(api.PathSnapshot, s.snapshot())
 	s.handle(api.PathRetry, s.retry())
 	s.handle(api.PathOperator, s.operate())
+	s.handle(api.PathEvents, s.events())
 	s.handle(api.PathFailures, s.failures())
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, api.CodeNotFound, "no such endpoint: "+r.URL.Path, "")

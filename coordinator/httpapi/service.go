@@ -25,6 +25,7 @@ type Service interface {
 	Snapshot(ctx context.Context) (api.SnapshotResponse, error)
 	Retry(ctx context.Context, req api.RetryRequest) (api.RetryResponse, error)
 	Operate(ctx context.Context, req api.OperatorRequest) (api.OperatorResponse, error)
+	Events(ctx context.Context, from api.EventPosition, filter api.EventFilter, follow bool, send func(api.Event) error) error
 	Failures(ctx context.Context, limit int) (api.FailuresResponse, error)
 	IsLeader() bool
 	LeaderAPIAddress() string

@@ -43,7 +43,7 @@ func (t *txn) noteFailure(n *Node) error {
 	if err != nil {
 		return fmt.Errorf("encode failure of %s: %w", n.Identity, err)
 	}
-	k := failureKey(t.index, t.failurePos)
+	k := logKey(t.index, t.failurePos)
 	t.failurePos++
 	if err := t.failures.Put(k, v); err != nil {
 		return fmt.Errorf("store failure of %s: %w", n.Identity, err)
@@ -52,9 +52,10 @@ func (t *txn) noteFailure(n *Node) error {
 	return nil
 }
 
-// failureKey is index (8B BE) then pos (4B BE): the bucket's order is apply order. One command
-// records at most MaxBatch leases of MaxBatch nodes, well inside 32 bits.
-func failureKey(index uint64, pos uint32) []byte {
+// logKey is index (8B BE) then pos (4B BE), the key of the failure, audit and event indexes:
+// their order is apply order. One command records at most MaxBatch leases of MaxBatch nodes,
+// well inside 32 bits.
+func logKey(index uint64, pos uint32) []byte {
 	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(make([]byte, 0, failureKeyLen), index), pos)
 }
 
@@ -119,7 +120,7 @@ func migrateFailures(tx *bolt.Tx) error {
 		if err := b.Delete(e[0]); err != nil {
 			return fmt.Errorf("convert failure %s: %w", describeFailureKey(e[0]), err)
 		}
-		if err := b.Put(failureKey(0, next), e[1]); err != nil {
+		if err := b.Put(logKey(0, next), e[1]); err != nil {
 			return fmt.Errorf("convert failure %s: %w", describeFailureKey(e[0]), err)
 		}
 		next++

@@ -171,6 +171,9 @@ func (t *txn) operate(old *Node, c *Operator) error {
 		if err := t.deleteNode(old); err != nil {
 			return err
 		}
+		if err := t.noteEvent(api.Event{Kind: api.EventForgotten, At: c.Now, Identity: old.Identity, Region: old.Region, From: old.State, Reason: reason}); err != nil {
+			return err
+		}
 		return t.audit(entry)
 	}
 	n := *old
@@ -217,7 +220,7 @@ func (t *txn) audit(e AuditEntry) error {
 	if err != nil {
 		return fmt.Errorf("encode audit entry: %w", err)
 	}
-	key := failureKey(t.index, t.auditPos)
+	key := logKey(t.index, t.auditPos)
 	t.auditPos++
 	t.audited = true
 	if err := t.audits.Put(key, v); err != nil {

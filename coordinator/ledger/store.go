@@ -37,6 +37,8 @@ var (
 	bucketFences = []byte("fences")
 	// bucketAudit keeps the newest AuditMemory operator actions by raft index (8B BE) and position.
 	bucketAudit = []byte("audit")
+	// bucketEvents is the event log: the newest EventMemory events by raft index and position.
+	bucketEvents = []byte("events")
 
 	keyAppliedIndex = []byte("applied_index")
 	keyAppliedTerm  = []byte("applied_term")
@@ -48,11 +50,11 @@ var (
 	keyOldFailureSeq = []byte("failure_seq")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes, bucketFailures, bucketFences, bucketAudit}
+var allBuckets = [][]byte{bucketMeta, bucketNodes, bucketLeases, bucketWaiting, bucketCounts, bucketMembers, bucketReports, bucketReportTimes, bucketFailures, bucketFences, bucketAudit, bucketEvents}
 
 // laterBuckets were added after the first format: a snapshot of an older member lacks them, and
 // opening the restored file creates them empty.
-var laterBuckets = [][]byte{bucketFailures, bucketFences, bucketAudit}
+var laterBuckets = [][]byte{bucketFailures, bucketFences, bucketAudit, bucketEvents}
 
 // Options tune how a Ledger opens its file.
 type Options struct {

@@ -27,6 +27,7 @@ type txn struct {
 	failures    *bolt.Bucket
 	fences      *bolt.Bucket
 	audits      *bolt.Bucket
+	events      *bolt.Bucket
 
 	// index is the raft index of the command being applied and failurePos the number of
 	// failures it has recorded: together the next failure's key.
@@ -37,6 +38,10 @@ type txn struct {
 	// transaction recorded one.
 	auditPos uint32
 	audited  bool
+	// eventPos numbers the events of the command being applied; evented says the transaction
+	// recorded one.
+	eventPos uint32
+	evented  bool
 
 	deltas       map[string]int64
 	regions      map[string]struct{}
@@ -59,6 +64,7 @@ func newTxn(tx *bolt.Tx) *txn {
 		failures:    tx.Bucket(bucketFailures),
 		fences:      tx.Bucket(bucketFences),
 		audits:      tx.Bucket(bucketAudit),
+		events:      tx.Bucket(bucketEvents),
 		deltas:      map[string]int64{},
 		regions:     map[string]struct{}{},
 	}
@@ -89,7 +95,7 @@ func (t *txn) putNode(old, n *Node) error {
 	if err := t.nodes.Put([]byte(n.Identity), encodeNode(n)); err != nil {
 		return fmt.Errorf("store node %q: %w", n.Identity, err)
 	}
-	return nil
+	return t.noteTransition(old, n)
 }
 
 // saw raises the transaction's latest leader time to at.
@@ -111,7 +117,7 @@ func (t *txn) putLease(ls *Lease) error {
 }
 
 // command starts applying the command at raft index index.
-func (t *txn) command(index uint64) { t.index, t.failurePos, t.auditPos = index, 0, 0 }
+func (t *txn) command(index uint64) { t.index, t.failurePos, t.auditPos, t.eventPos = index, 0, 0, 0 }
 
 // finish trims the failure index, writes the count deltas in key order and the applied index
 // and term.
@@ -123,6 +129,11 @@ func (t *txn) finish(index, term uint64) error {
 	}
 	if t.audited {
 		if err := keepNewest(t.audits, AuditMemory, "audit entry"); err != nil {
+			return err
+		}
+	}
+	if t.evented {
+		if err := keepNewest(t.events, EventMemory, "event"); err != nil {
 			return err
 		}
 	}

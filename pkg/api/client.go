@@ -520,6 +520,12 @@ func (c *Client) send(ctx context.Context, member, method, path string, q url.Va
 		}
 		return leader, nil
 	}
+	e := answerError(resp, raw, member)
+	return e.Leader, e
+}
+
+// answerError is the Error of a non-2xx answer whose body (at most maxResponseBody) is raw.
+func answerError(resp *http.Response, raw []byte, member string) *Error {
 	e := &Error{Status: resp.StatusCode, Member: member}
 	var eb ErrorBody
 	if json.Unmarshal(raw, &eb) == nil && eb.Error != "" {
@@ -541,7 +547,7 @@ func (c *Client) send(ctx context.Context, member, method, path string, q url.Va
 	if e.Leader != "" && ValidateBaseURL("leader", e.Leader) != nil {
 		e.Leader = "" // never follow a malformed address
 	}
-	return e.Leader, e
+	return e
 }
 
 // retryable reports whether another member (or the same one later) may succeed.

@@ -61,6 +61,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newRemoveCmd(),
 		newSnapshotCmd(),
 		newRetryCmd(),
+		newEventsCmd(),
 		newRecoverCmd(),
 	)
 	root.AddCommand(newOperatorCmds()...)

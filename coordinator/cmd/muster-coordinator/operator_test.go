@@ -60,3 +60,25 @@ func TestOperatorCommands_BanMoveForgetThroughTheCLI(t *testing.T) {
 		t.Fatalf("a forgotten node: %v", err)
 	}
 }
+
+// TestEventsCommand_PrintsJSONLines: events prints each transition and operator action as one
+// JSON line with its position; --state filters them.
+func TestEventsCommand_PrintsJSONLines(t *testing.T) {
+	url := inProcessMember(t)
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", e2eAdminToken)
+	edge, _ := api.NewClient([]string{url}, api.WithToken(e2eEdgeToken))
+	if _, err := edge.Register(context.Background(), api.RegisterRequest{Region: "eu", Edge: "edge-eu", Nodes: []api.RegisterNode{{Identity: "a.eu"}, {Identity: "b.eu"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := runCLI(t, "ban", "--addr", url, "b.eu"); code != 0 {
+		t.Fatalf("ban: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr := runCLI(t, "events", "--addr", url, "--state", "banned")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 1 || !strings.Contains(lines[0], `"identity":"b.eu"`) || !strings.Contains(lines[0], `"to":"banned"`) || !strings.Contains(lines[0], `"index":`) {
+		t.Fatalf("events --state banned: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, _ := runCLI(t, "events", "--addr", url); code != 0 || len(strings.Split(strings.TrimSpace(out), "\n")) != 3 {
+		t.Fatalf("events: exit %d\n%s", code, out)
+	}
+}

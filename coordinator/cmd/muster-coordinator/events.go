@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+func newEventsCmd() *cobra.Command {
+	var follow bool
+	var after, region, state string
+	var from api.EventPosition
+	cmd := adminCommand(&cobra.Command{
+		Use:   "events",
+		Short: "Print the ledger's transitions and operator actions as JSON lines (--follow waits for more)",
+		Long: "Print the ledger's event log (each node transition and operator action, with its id INDEX.POS) as\n" +
+			"JSON lines, from --after on. With --follow it waits for new events until interrupted, resuming on\n" +
+			"another member after a disconnect or a change of leader; without, it prints what is there and\n" +
+			"ends. A reader older than the log's oldest event first gets a \"reset\" event.",
+	}, func(args []string) error {
+		if after != "" {
+			p, err := api.ParseEventPosition(after)
+			if err != nil {
+				return err
+			}
+			from = p
+		}
+		if state != "" && !api.NodeState(state).Valid() {
+			return fmt.Errorf("--state %s: not one of %v", state, api.NodeStates())
+		}
+		return nil
+	}, func(a adminCall) error {
+		ctx := a.ctx
+		if follow {
+			ctx = a.cmd.Context() // until interrupted: --timeout bounds single answers
+		}
+		enc := json.NewEncoder(a.cmd.OutOrStdout())
+		return a.client.Events(ctx, from, api.EventFilter{Region: region, State: api.NodeState(state)}, follow, func(e api.Event) error {
+			return enc.Encode(e)
+		})
+	})
+	cmd.Flags().BoolVar(&follow, "follow", false, "wait for new events until interrupted")
+	cmd.Flags().StringVar(&after, "after", "", "start after this Raft index or event id (INDEX or INDEX.POS)")
+	cmd.Flags().StringVar(&region, "region", "", "only events of this region")
+	cmd.Flags().StringVar(&state, "state", "", "only transitions into this state")
+	return cmd
+}
