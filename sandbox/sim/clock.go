@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// epoch is real time 0 of every run, as a wall clock would read it with no skew.
-var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+// epoch is real time 0 of every run (2030-01-01 UTC), as a wall clock with no skew reads it.
+const epoch = 1893456000 * int64(time.Second)
 
 // clock is one process's two readings of simulated real time. Its monotonic clock starts at an
 // arbitrary origin and runs at 1+ppm/1e6 of real time (drift); its wall clock runs at the same
