@@ -305,7 +305,12 @@ func (c *checker) observe(m *member, e *entry, res any) {
 		c.observeReport(m, e, cmd, res)
 	case *ledger.Grant:
 		g, ok := res.(*ledger.GrantResult)
-		if !ok || g.Lease == nil || g.Replayed {
+		if !ok || g.Lease == nil {
+			return
+		}
+		if g.Replayed {
+			s.tracef([]string{g.Lease.ID, g.Lease.Edge}, m.name, "entry %d answers a retried acquire with lease %s again: %v, expires %s",
+				e.index, leaseName(g.Lease.ID, g.Lease.Token), g.Lease.Nodes, fmtStamp(g.Lease.ExpiresAt))
 			return
 		}
 		tags := append([]string{g.Lease.ID, g.Lease.Edge}, g.Lease.Nodes...)

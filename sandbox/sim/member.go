@@ -374,7 +374,7 @@ func (m *member) receive(msg *message) {
 	}
 	if s.chance(m.slow) {
 		d := s.between(50*time.Millisecond, 3*time.Second)
-		s.tracef([]string{m.name, s.procName(msg.from)}, m.name, "holds a %s request of %s %s between its leader check and the rest (a GC pause, a slow disk)", msg.kind, s.procName(msg.from), d)
+		s.tracef([]string{m.name, s.procName(msg.from)}, m.name, "holds %s's %s request %s between its leader check and the rest (a GC pause, a slow disk)", s.procName(msg.from), msg.kind, d)
 		s.after(d, run)
 		return
 	}
