@@ -118,6 +118,9 @@ func (w *Wrapper) run(ctx context.Context, node string, pause PauseSource, actio
 			// Another worker owns the node (retrying would only extend its lock fight), the
 			// transport found the host paused or its lease unable to cover the request, or the
 			// attempt refused its own input.
+			if errors.Is(err, ErrFenced) {
+				w.log.Warn("rpc attempt not sent", "node", node, "rpc", action, "try", try, "error", err)
+			}
 			final = err
 			cancel()
 			return err
