@@ -125,6 +125,8 @@ func TestLoad_RefusesBadValuesNamingTheKey(t *testing.T) {
 		{"lease over heartbeat", []string{"--raft-leader-lease-timeout", "1s"}, "", "raft.leader_lease_timeout: 1s must not exceed raft.heartbeat_timeout"},
 		{"max attempts zero", []string{"--lease-max-attempts", "0"}, "", "lease.max_attempts: 0 is outside 1..1000"},
 		{"max attempts text", []string{"--lease-max-attempts", "many"}, "", `lease.max_attempts: "many" is not a whole number`},
+		{"whole number beyond int64 in file", nil, "raft:\n  snapshot_threshold: 1e20\n", "raft.snapshot_threshold: 1e+20 is out of range"},
+		{"infinity in file", nil, "lease:\n  max_nodes: -.inf\n", "lease.max_nodes: -Inf is out of range"},
 		{"body too small", []string{"--http-max-body-bytes", "10"}, "", "http.max_body_bytes: 10 is outside"},
 		{"cert without key", []string{"--tls-cert", "/etc/hosts"}, "", "tls.cert and tls.key: give both or neither"},
 		{"missing key file", []string{"--tls-cert", "/etc/hosts", "--tls-key", "/nonexistent/key.pem"}, "", "tls.key: stat /nonexistent/key.pem"},

@@ -69,6 +69,13 @@ func (r *reader) integer(key string) int64 {
 	case float64:
 		if x != math.Trunc(x) {
 			r.fail(key, "%v is not a whole number", x)
+			return 0
+		}
+		// YAML reads a whole number beyond int64 (or .inf) as a float, whose conversion to int64
+		// is not defined: amd64 gives the minimum, arm64 saturates.
+		if x < math.MinInt64 || x >= math.MaxInt64 {
+			r.fail(key, "%v is out of range", x)
+			return 0
 		}
 		return int64(x)
 	case string:

@@ -184,6 +184,12 @@ func (r *reader) integer(name string) int {
 			r.errs.add(name, "%v is not a whole number", x)
 			return 0
 		}
+		// YAML reads a whole number beyond int64 (or .inf) as a float, whose conversion to an
+		// integer is not defined: checked here, so the error shows the value as written.
+		if x < math.MinInt32 || x > math.MaxInt32 {
+			r.errs.add(name, "%v is out of range", x)
+			return 0
+		}
 		n = int64(x)
 	case string:
 		var err error
@@ -212,12 +218,46 @@ func (r *reader) duration(name string) time.Duration {
 		d, err := choria.ParseDuration(x)
 		if err != nil {
 			r.errs.add(name, "%q is not a duration (%v; valid examples: 10s, 5m, 1h, 1d, 1y)", x, err)
+			return d
+		}
+		if choriaUnitOverflows(x) {
+			r.errs.add(name, "%q is beyond the range of a duration (at most 292 years)", x)
+			return 0
 		}
 		return d
 	default:
 		r.errs.add(name, "expected a duration such as 5m or 1h, got %T %v", x, x)
 		return 0
 	}
+}
+
+// choriaUnitOverflows is true when s counts weeks, days, months or years beyond what a
+// time.Duration holds, or is not a number: choria.ParseDuration multiplies such a count without
+// a check, so a large one wraps around into another duration, positive or negative.
+func choriaUnitOverflows(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	var hours float64
+	switch s[len(s)-1] {
+	case 'w', 'W':
+		hours = 7 * 24
+	case 'd', 'D':
+		hours = 24
+	case 'M':
+		hours = 30 * 24
+	case 'y', 'Y':
+		hours = 365 * 24
+	default:
+		return false // Go's own units, whose range time.ParseDuration checks
+	}
+	v, err := strconv.ParseFloat(s[:len(s)-1], 32)
+	if err != nil {
+		return false // choria.ParseDuration refuses it
+	}
+	h := math.Trunc(v * hours)
+	return math.IsNaN(h) || math.Abs(h) > float64(math.MaxInt64/int64(time.Hour))
 }
 
 // list reads a YAML sequence, a flag's values, or from the environment a JSON array or a
