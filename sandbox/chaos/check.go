@@ -422,7 +422,7 @@ func (r *Runner) stallEvidence(ctx context.Context, res *RoundResult, all []reco
 			n := full(id)
 			fmt.Fprintf(&b, "    %s: state %s attempts %d\n", id, n.State, n.Attempts)
 			for _, t := range n.History {
-				if t.At.Add(time.Minute).Before(res.Started) {
+				if t.At.Add(time.Minute).Before(res.Started.Add(res.StartOffset)) {
 					continue
 				}
 				fmt.Fprintf(&b, "      %s (ledger time) %s -> %s edge %s lease %s token %d %s %s\n", ts(t.At), t.From, t.To, t.Edge, t.LeaseID, t.LeaseToken, t.Reason, t.Error)

@@ -420,7 +420,10 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 		}()
 	}
 	r.printf("round %d: %d nodes, faults %s\n", i, len(nodes), joinKinds(kinds))
-	doneErr := r.waitProvisioned(ctx, res.Started, nodes)
+	// Ledger times are not this machine's: the ledger's clock lags a wall clock after the whole
+	// cluster was down (a cluster restart) and never follows a stepped one.
+	since := res.Started.Add(res.StartOffset)
+	doneErr := r.waitProvisioned(ctx, since, nodes)
 	res.Done = time.Since(res.Started)
 	wg.Wait()
 	if doneErr != nil {
@@ -431,7 +434,7 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 	// The round is done when the last fault is undone too: wait for the fleet again (a fault
 	// that began late may have held work back).
 	if doneErr == nil {
-		if err := r.waitProvisioned(ctx, res.Started, nodes); err != nil {
+		if err := r.waitProvisioned(ctx, since, nodes); err != nil {
 			res.TimedOut = true
 			r.printf("round %d: not every node provisioned after the faults: %v\n", i, err)
 		}
@@ -465,7 +468,7 @@ func stallText(s []time.Duration) string {
 }
 
 // waitProvisioned waits until the fleet reports every round node provisioned and the ledger
-// holds each as provisioned, finished after the round began.
+// holds each as provisioned, finished after since (the round's start in ledger time).
 func (r *Runner) waitProvisioned(ctx context.Context, since time.Time, nodes map[string]string) error {
 	return waitFor(ctx, "every node provisioned", r.opts.RoundTimeout, func() (bool, string) {
 		missing := 0
