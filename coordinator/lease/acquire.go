@@ -67,14 +67,12 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 		// it cannot answer from a stale ledger, and the lease's TTL is counted again from now, as
 		// the edge counts it.
 		replay := r.RequestID != "" && m.holds(id, edge, region)
-		if !replay {
-			p, err := m.ledger.Pause()
-			if err != nil {
-				return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
-			}
-			if p.Paused {
-				return Acquired{Paused: true}, nil
-			}
+		p, err := m.ledger.Pause()
+		if err != nil {
+			return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+		}
+		if p.Paused && !replay {
+			return Acquired{Paused: true}, nil
 		}
 		now, err := m.Stamp()
 		if err != nil {
@@ -101,7 +99,18 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 			}
 			if g := res.(*ledger.GrantResult); g.Lease != nil {
 				m.countGrant(g)
-				return Acquired{Lease: g.Lease, Held: stamped - received}, nil
+				got := Acquired{Lease: g.Lease, Held: stamped - received}
+				if g.Replayed {
+					// Answered even while paused, so it says whether the cluster is paused as of
+					// its commit: the edge takes the answer's flag as the cluster's, and its hosts
+					// must read as paused. A fresh grant is refused by the ledger while paused.
+					after, err := m.ledger.Pause()
+					if err != nil {
+						return Acquired{}, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
+					}
+					got.Paused = after.Paused
+				}
+				return got, nil
 			}
 		}
 		recheck := time.NewTimer(m.cfg.Recheck)

@@ -345,6 +345,11 @@ func TestManager_ReplayedAcquireWhilePausedAnswersTheLease(t *testing.T) {
 	if err != nil || again.Lease == nil || again.Lease.ID != first.ID || again.Lease.Token != first.Token {
 		t.Fatalf("retry while paused got %+v (%v), want lease %s", again, err, first.ID)
 	}
+	// The answer says the cluster is paused: an edge reads it as the cluster's flag, and one that
+	// read "not paused" would start the lease's hosts (sandbox/sim found it, seed 309).
+	if !again.Paused {
+		t.Fatalf("retry while paused answered %+v: not paused", again)
+	}
 	if got, err := m.Acquire(ctx, Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-2"}); err != nil || !got.Paused || got.Lease != nil {
 		t.Fatalf("a new request while paused got %+v (%v), want paused", got, err)
 	}
