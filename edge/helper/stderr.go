@@ -52,12 +52,14 @@ func redactRun(run string) string {
 
 func isUpper(r rune) bool { return 'A' <= r && r <= 'Z' }
 
-// truncate shortens s to max bytes, saying how much was cut.
+// truncate shortens s to max bytes, saying how much was cut. Bytes that are not UTF-8 (a rune
+// the bound splits, or any other) are replaced, never dropped: dropping one would join what the
+// redaction, which ran before, saw apart ("hunt\xffer2" would read "hunter2").
 func truncate(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	return fmt.Sprintf("%s... (%d more bytes)", strings.ToValidUTF8(s[:max], ""), len(s)-max)
+	return fmt.Sprintf("%s... (%d more bytes)", strings.ToValidUTF8(s[:max], "\uFFFD"), len(s)-max)
 }
 
 // headBuffer keeps the first limit bytes written and counts the rest, so a chatty helper can
