@@ -26,7 +26,7 @@ func TestEvents_EveryTransitionAndOperatorActionInApplyOrder(t *testing.T) {
 	h.register(t0, "eu", "a", "b")
 	ls := h.grant(t0, "edge-a", "eu", 2)
 	h.report(t0.Add(time.Second), ls, api.OutcomeProvisioned, "a")
-	h.operator(t0.Add(2*time.Second), VerbForget, "", "a")
+	h.operator(t0.Add(testPolicy().LockWindow+2*time.Second), VerbForget, "", "a") // after its lock window
 	all, oldest, err := h.l.Events(api.EventPosition{}, 100)
 	if err != nil {
 		t.Fatal(err)

@@ -146,6 +146,10 @@ func operatorRefusal(t *txn, old *Node, id string, c *Operator) error {
 		return fmt.Errorf("%w: node %s is fenced by lease %s until it ends (its edge may still count it held)", ErrNodeBusy, id, ls)
 	}
 	switch {
+	case c.Verb == VerbForget && old.LockEdge != "" && old.LockUntil.After(c.Now):
+		// The node's own lock holds another caller off until then; forgotten, a sighting would
+		// queue it afresh for any edge, and the ledger's mirror of the lock would be gone.
+		return fmt.Errorf("%w: node %s is in go-choria's provisioning lock of edge %s until %s; forget it after that", ErrNodeBusy, id, old.LockEdge, old.LockUntil.UTC().Format(time.RFC3339))
 	case c.Verb == VerbBan && old.State == api.StateBanned:
 		return fmt.Errorf("%w: node %s is banned already", ErrNodeBusy, id)
 	case c.Verb == VerbUnban && old.State != api.StateBanned:

@@ -126,6 +126,14 @@ func TestOperator_RefusesNodesAWorkerMayBeOn(t *testing.T) {
 		refusedWith(t, r, "nope", ErrUnknownNode, "nope")
 	}
 	refusedWith(t, h.operator(at, VerbForget, "", "a"), "a", ErrNodeBusy, "fenced by lease l2")
+	// A lease of d expires: edge-a keeps go-choria's lock on it a window past the lease's end.
+	h.register(at, "us", "d")
+	ld := h.grant(at, "edge-a", "us", 1)
+	at2 := h.expireAll(ld)
+	refusedWith(t, h.operator(at2, VerbForget, "", "d"), "d", ErrNodeBusy, "provisioning lock of edge edge-a")
+	if r := h.operator(at2.Add(testPolicy().LockWindow+time.Minute), VerbForget, "", "d"); !slices.Equal(r.Done, []string{"d"}) {
+		t.Fatalf("forget after the lock window: %+v", r)
+	}
 	refusedWith(t, h.operator(at, VerbUnban, "", "c"), "c", ErrNodeBusy, "not banned")
 	refusedWith(t, h.operator(at, VerbMove, "eu", "c"), "c", ErrNodeBusy, "in region eu already")
 	mustErr(t, h.apply(&Operator{Now: at, By: "alice", Verb: "explode", Nodes: []string{"c"}, Policy: testPolicy()}), ErrBadCommand)

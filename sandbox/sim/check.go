@@ -33,6 +33,8 @@ const (
 	// InvPause: no grant while paused, and no act by an edge after it got an answer made after
 	// the pause committed.
 	InvPause = "pause"
+	// InvBanned: no node is granted while the operator's ban of it stands.
+	InvBanned = "banned"
 )
 
 // Violation is an invariant a run broke.
@@ -64,6 +66,10 @@ type checker struct {
 	acks      []ack
 	pauses    []pauseChange
 	digests   map[uint64][]byte
+	// banned holds the nodes an operator's committed ban keeps out, by the ban's log index;
+	// forgotten the log index of each node's last forget.
+	banned    map[string]uint64
+	forgotten map[string]uint64
 }
 
 // interval is the time in which an edge may act on a node under one lease: from the grant's
@@ -98,7 +104,7 @@ type pauseChange struct {
 }
 
 func newChecker(s *Sim) *checker {
-	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}}
+	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}, banned: map[string]uint64{}, forgotten: map[string]uint64{}}
 }
 
 func (c *checker) fail(inv string, subjects []string, format string, args ...any) {
@@ -318,12 +324,39 @@ func (c *checker) observe(m *member, e *entry, res any) {
 		if p := c.pausedAt(s.now); p.paused {
 			c.fail(InvPause, tags, "entry %d granted lease %s while paused since %s (entry %d)", e.index, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(p.at), p.index)
 		}
+		for _, id := range g.Lease.Nodes {
+			if at, ok := c.banned[id]; ok {
+				c.fail(InvBanned, append(tags, id), "entry %d granted %s under lease %s, banned by entry %d", e.index, id, leaseName(g.Lease.ID, g.Lease.Token), at)
+			}
+		}
 		tol := int64(lockWindow)/500 + int64(100*time.Millisecond)
 		for _, id := range g.Lease.Nodes {
 			if n := s.node(id); n.lockEdge != "" && n.lockEdge != g.Lease.Edge && n.lockUntil-tol > s.now {
 				c.fail(InvLockWindow, []string{id, g.Lease.ID, n.lockEdge, g.Lease.Edge}, "entry %d offered %s to %s under lease %s while %s holds its provisioning lock until %s",
 					e.index, id, g.Lease.Edge, leaseName(g.Lease.ID, g.Lease.Token), n.lockEdge, fmtTime(n.lockUntil))
 			}
+		}
+	case *ledger.Operator:
+		r, ok := res.(*ledger.OperatorResult)
+		if !ok {
+			return
+		}
+		for _, id := range r.Done {
+			switch cmd.Verb {
+			case ledger.VerbBan:
+				c.banned[id] = e.index
+			case ledger.VerbUnban:
+				delete(c.banned, id)
+			case ledger.VerbForget:
+				delete(c.banned, id)
+				c.forgotten[id] = e.index
+			}
+		}
+		for _, rj := range r.Rejected {
+			s.tracef([]string{rj.Identity}, m.name, "entry %d: %s %s refused: %s", e.index, cmd.Verb, rj.Identity, rj.Reason)
+		}
+		if len(r.Done) > 0 {
+			s.tracef(r.Done, m.name, "entry %d: %s %v %s", e.index, cmd.Verb, r.Done, cmd.Region)
 		}
 	case *ledger.Pause:
 		if p, ok := res.(*ledger.PauseState); ok {
@@ -444,6 +477,9 @@ func (c *checker) final() {
 			c.fail(InvDigest, nil, "%s's final ledger digest at index %d differs from m0's", m.name, n)
 		}
 		for _, a := range c.acks {
+			if c.forgotten[a.node] > a.index {
+				continue // the operator removed the node, its history with it
+			}
 			nd, err := m.ledger.Node(a.node)
 			if err != nil {
 				c.fail(InvResultLost, []string{a.node, a.lease}, "%s lost node %s: %v", m.name, a.node, err)

@@ -15,7 +15,7 @@ type fault struct {
 }
 
 func faultKinds() []fault {
-	return []fault{partitionFault(), sigstopFault(), sigkillFault(), wallStepFault(), stepDownFault(), crashFault(), pauseFault(), lateFault()}
+	return []fault{partitionFault(), sigstopFault(), sigkillFault(), wallStepFault(), stepDownFault(), crashFault(), pauseFault(), lateFault(), operatorFault()}
 }
 
 // startFaults picks the kinds this seed injects, each at its own rate, until the quiet end.

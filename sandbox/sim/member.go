@@ -278,6 +278,8 @@ func stampOf(cmd ledger.Command) time.Time {
 		return c.Now
 	case *ledger.Retry:
 		return c.Now
+	case *ledger.Operator:
+		return c.Now
 	}
 	return time.Time{}
 }
@@ -455,6 +457,8 @@ func (m *member) serve(msg *message) (any, error) {
 			return nil, err
 		}
 		return api.HeartbeatResponse{Paused: p.Paused}, nil
+	case operatorRequest:
+		return m.operate(req)
 	case pauseRequest:
 		now, err := m.stamp()
 		if err != nil {
@@ -467,6 +471,19 @@ func (m *member) serve(msg *message) (any, error) {
 		return res.(*ledger.PauseState).Paused, nil
 	}
 	return nil, fmt.Errorf("member %s: unknown request %T", m.name, msg.req)
+}
+
+// operate is the service's Operate for one node.
+func (m *member) operate(req operatorRequest) (any, error) {
+	now, err := m.stamp()
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.propose(m.inc, &ledger.Operator{Now: now, By: "sim", Verb: req.verb, Nodes: []string{req.node}, Region: req.region, Policy: m.mgr.Config().Policy})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*ledger.OperatorResult).Done, nil
 }
 
 // pauseRequest is the operator's pause (paused) or resume.

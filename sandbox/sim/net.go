@@ -19,10 +19,11 @@ const (
 	kindRegister
 	kindHeartbeat
 	kindPause
+	kindOperator
 )
 
 func (k kind) String() string {
-	return [...]string{"acquire", "renew", "report", "register", "heartbeat", "pause"}[k]
+	return [...]string{"acquire", "renew", "report", "register", "heartbeat", "pause", "operator"}[k]
 }
 
 // message is one request or answer between a caller (edge or operator) and a member.

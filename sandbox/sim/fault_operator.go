@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sim
+
+import (
+	"time"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
+)
+
+// operatorFault is the operator acting on one node: ban, unban, forget or (with two regions)
+// move it. The ledger refuses a node a lease holds or fences; the checker sees that no banned
+// node is granted and the overlap invariant that no refusal was missed.
+func operatorFault() fault {
+	return fault{name: "operator", every: 2 * time.Minute, inject: func(s *Sim) {
+		n := pick(s, s.nodes)
+		verbs := []string{ledger.VerbBan, ledger.VerbUnban, ledger.VerbForget}
+		if len(s.regions) > 1 {
+			verbs = append(verbs, ledger.VerbMove)
+		}
+		req := operatorRequest{verb: pick(s, verbs), node: n.id}
+		if req.verb == ledger.VerbMove {
+			req.region = pick(s, s.regions)
+		}
+		s.op.act(req)
+	}}
+}
+
+// operatorRequest is one operator verb on one node (move takes it to region).
+type operatorRequest struct {
+	verb, node, region string
+}
+
+func (o *operator) act(req operatorRequest) {
+	s := o.s
+	s.tracef([]string{req.node}, "op", "asks to %s %s %s", req.verb, req.node, req.region)
+	o.c.start(kindOperator, req, 5*time.Second, 0, 3*len(s.members)+2, func(resp any, _ uint64, err error) {
+		s.tracef([]string{req.node}, "op", "%s %s answered: %v %v", req.verb, req.node, resp, err)
+	})
+}
