@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Why a walk before the real open: bbolt maps the file and trusts it. A truncated file faults
@@ -34,7 +35,7 @@ func checkIntact(path string) (err error) {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	switch {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, berrors.ErrTimeout):
 		return fmt.Errorf("another process holds it open: %w", err)
 	case err != nil:
 		return err
