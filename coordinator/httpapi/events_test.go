@@ -19,7 +19,12 @@ type collected struct {
 	es []api.Event
 }
 
-func (c *collected) add(e api.Event) error { c.mu.Lock(); c.es = append(c.es, e); c.mu.Unlock(); return nil }
+func (c *collected) add(e api.Event) error {
+	c.mu.Lock()
+	c.es = append(c.es, e)
+	c.mu.Unlock()
+	return nil
+}
 
 func (c *collected) identities() []string {
 	c.mu.Lock()
@@ -65,7 +70,9 @@ func TestEvents_AFollowedStreamResumesOnAnotherMember(t *testing.T) {
 	second := adminClient(t, ms[2].url)
 	var rest collected
 	rctx, stopRest := context.WithCancel(ctx)
-	go func() { done <- second.Events(rctx, api.EventPosition{Index: last.Index, Pos: last.Pos}, api.EventFilter{}, true, rest.add) }()
+	go func() {
+		done <- second.Events(rctx, api.EventPosition{Index: last.Index, Pos: last.Pos}, api.EventFilter{}, true, rest.add)
+	}()
 	testutil.WaitFor(t, "the report streamed by the other member", 30*time.Second, func() bool { return len(rest.identities()) == 1 })
 	stopRest()
 	<-done
