@@ -3,7 +3,6 @@
 package raftnode
 
 import (
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,7 +50,7 @@ func TestStream_DialRefusesAServerWhoseCertificateIsNotAMembers(t *testing.T) {
 			go func() { _, _ = io.Copy(io.Discard, c); c.Close() }()
 		}
 	}()
-	logs := &lockedBuffer{}
+	logs := &testutil.LogBuffer{}
 	s, err := newStreamLayer("127.0.0.1:0", "", nil, ca.MutualTLS(t, "c1"), DefaultMemberName, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

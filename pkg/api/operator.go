@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 )
 
 // PathOperator is the admin write of the operator's verbs on named nodes.
@@ -38,18 +37,6 @@ type OperatorRequest struct {
 type OperatorResponse struct {
 	Done     []string         `json:"done"`
 	Rejected []RejectedResult `json:"rejected,omitempty"`
-}
-
-// AuditEntry is one operator action the ledger keeps.
-type AuditEntry struct {
-	At       time.Time `json:"at"`
-	By       string    `json:"by"`
-	Verb     string    `json:"verb"`
-	Identity string    `json:"identity"`
-	Region   string    `json:"region"`
-	From     NodeState `json:"from"`
-	To       string    `json:"to,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
 }
 
 // Validate checks an operator request.
