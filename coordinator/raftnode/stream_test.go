@@ -19,18 +19,6 @@ import (
 	"github.com/seed96588659/muster/coordinator/ledger"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // TestStream_DialRefusesAServerWhoseCertificateIsNotAMembers: a member dialling an address that
 // answers with a certificate of the CA without the member name (an edge's, behind a hijacked
 // address) does not replicate to it, and says why.
