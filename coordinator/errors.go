@@ -32,7 +32,7 @@ var (
 	ErrLeaseExpired = ledger.ErrLeaseExpired
 	// ErrUnknownNode: no such node in the ledger (404).
 	ErrUnknownNode = ledger.ErrUnknownNode
-	// ErrNotRetryable: a node named for retry is leased or not abandoned, gone or deferred (409).
+	// ErrNotRetryable: a node named for retry is leased, or not abandoned, gone, deferred or failed (409).
 	ErrNotRetryable = ledger.ErrNotRetryable
 	// ErrNodeBusy: an operator verb may not act on a node a lease holds or fences (409).
 	ErrNodeBusy = ledger.ErrNodeBusy

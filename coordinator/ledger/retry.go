@@ -17,6 +17,11 @@ import (
 // the previous build that installs a newer member's snapshot still decodes it.
 const retryReason = "retried by the operator"
 
+// retryFailedProtocol is the cluster protocol from which a failed node waiting for its backoff
+// (waiting, attempts above 0) may be retried; below it every waiting node is refused, as the
+// builds before did.
+const retryFailedProtocol = 3
+
 func applyRetry(t *txn, c *Retry) (any, error) {
 	// First: a member of the build before retry halted here, whatever the command held.
 	if err := checkRetry(readProtocol(t.meta)); err != nil {
@@ -28,8 +33,9 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 	if len(c.Nodes) == 0 {
 		return nil, errorf("retry names no node")
 	}
-	if c.State != "" && !slices.Contains(api.RetryableStates(), c.State) {
-		return nil, errorf("retry from state %q: only %v are retried", c.State, api.RetryableStates())
+	proto := readProtocol(t.meta)
+	if c.State != "" && !slices.Contains(retryableStates(proto), c.State) {
+		return nil, errorf("retry from state %q: only %v are retried", c.State, retryableStates(proto))
 	}
 	seen := make(map[string]struct{}, len(c.Nodes))
 	for _, id := range c.Nodes {
@@ -75,7 +81,7 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		if err != nil {
 			return nil, storageError{err}
 		}
-		if err := retryRefusal(old, id, c.Region, c.State); err != nil {
+		if err := retryRefusal(old, id, c.Region, c.State, proto); err != nil {
 			res.Rejected = append(res.Rejected, reject(id, err))
 			continue
 		}
@@ -150,16 +156,26 @@ func (l *Ledger) RetriedBy(requestID string) ([]RetriedNode, error) {
 	return out, err
 }
 
-// retryRefusal is why node id (record old) may not be retried, or nil; region and state, when
-// set, are what the leader selected it by.
-func retryRefusal(old *Node, id, region string, state api.NodeState) error {
+// retryableStates are the states a retry moves nodes from at cluster protocol proto.
+func retryableStates(proto int) []api.NodeState {
+	if proto < retryFailedProtocol {
+		return slices.DeleteFunc(api.RetryableStates(), func(s api.NodeState) bool { return s == api.StateWaiting })
+	}
+	return api.RetryableStates()
+}
+
+// retryRefusal is why node id (record old) may not be retried at cluster protocol proto, or
+// nil; region and state, when set, are what the leader selected it by.
+func retryRefusal(old *Node, id, region string, state api.NodeState, proto int) error {
 	switch {
 	case old == nil:
 		return fmt.Errorf("%w: %s", ErrUnknownNode, id)
 	case old.State == api.StateLeased:
 		return fmt.Errorf("%w: node %s is leased to edge %s under lease %s: a worker may be on it", ErrNotRetryable, id, old.Edge, old.LeaseID)
-	case !slices.Contains(api.RetryableStates(), old.State):
-		return fmt.Errorf("%w: node %s is %s; only %v nodes are retried", ErrNotRetryable, id, old.State, api.RetryableStates())
+	case !slices.Contains(retryableStates(proto), old.State):
+		return fmt.Errorf("%w: node %s is %s; only %v nodes are retried", ErrNotRetryable, id, old.State, retryableStates(proto))
+	case old.State == api.StateWaiting && old.Attempts == 0:
+		return fmt.Errorf("%w: node %s is waiting and has not failed: it has nothing to retry", ErrNotRetryable, id)
 	case state != "" && old.State != state:
 		return fmt.Errorf("%w: node %s is %s now, not %s", ErrNotRetryable, id, old.State, state)
 	case region != "" && old.Region != region:
@@ -214,6 +230,9 @@ func (l *Ledger) PlanRetry(sel RetrySelection) (RetryPlan, error) {
 			return plan, err
 		}
 		for _, n := range page {
+			if n.State == api.StateWaiting && n.Attempts == 0 {
+				continue // waiting without a failure: nothing to retry
+			}
 			if len(plan.Nodes) == sel.Limit {
 				plan.More = true
 				return plan, nil
@@ -229,16 +248,20 @@ func (l *Ledger) PlanRetry(sel RetrySelection) (RetryPlan, error) {
 
 func (l *Ledger) planNamed(ids []string) (RetryPlan, error) {
 	var plan RetryPlan
+	proto, err := l.ClusterProtocol()
+	if err != nil {
+		return plan, err
+	}
 	var refusals []string
 	var first, sentinel error
-	err := l.view(func(tx *bolt.Tx) error {
+	err = l.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketNodes)
 		for _, id := range ids {
 			n, err := getNode(b, id)
 			if err != nil {
 				return err
 			}
-			if rerr := retryRefusal(n, id, "", ""); rerr != nil {
+			if rerr := retryRefusal(n, id, "", "", proto); rerr != nil {
 				if first == nil {
 					first = rerr
 				}

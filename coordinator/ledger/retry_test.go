@@ -178,7 +178,7 @@ func TestRetry_RefusesABadCommandWhole(t *testing.T) {
 	for name, c := range map[string]Retry{
 		"too many":     {Nodes: big},
 		"no nodes":     {},
-		"guard state":  {Nodes: []string{"a"}, State: api.StateWaiting},
+		"guard state":  {Nodes: []string{"a"}, State: api.StateProvisioned},
 		"listed twice": {Nodes: []string{"a", "a"}},
 		"empty id":     {Nodes: []string{""}},
 		"no time":      {Nodes: []string{"a"}},
@@ -308,5 +308,36 @@ func TestRetry_SameRequestIDAgainAnswersWhatItMovedOnce(t *testing.T) {
 	mustResult[*RetryResult](t, h.retry(at.Add(time.Second), Retry{Nodes: []string{"n3"}, RequestID: "op-3", Keep: time.Minute}))
 	if done, err := h.l.RetriedBy("op-1"); err != nil || len(done) != 0 {
 		t.Fatalf("RetriedBy after Keep: %+v %v", done, err)
+	}
+}
+
+// TestRetry_AFailedNodeWaitingForItsBackoffIsRetriedFromProtocol3: a node that failed and waits
+// for its backoff (waiting, attempts above 0) is retried like an abandoned one: attempts reset,
+// no backoff, go-choria's lock kept; a waiting node that never failed is refused, and so is a
+// failed one below protocol 3, where the older build refuses every waiting node.
+func TestRetry_AFailedNodeWaitingForItsBackoffIsRetriedFromProtocol3(t *testing.T) {
+	for _, v := range []int{retryFailedProtocol - 1, Protocol} {
+		h := newHarnessAt(t, v)
+		h.register(t0, "eu", "f", "fresh")
+		ls := h.grant(t0, "edge-a", "eu", 1) // f
+		h.report(t0, ls, api.OutcomeFailed, ls.Nodes[0])
+		failed := h.node("f")
+		if failed.State != api.StateWaiting || failed.Attempts != 1 || !failed.NotBefore.After(t0) {
+			t.Fatalf("f after a failure: %+v", failed)
+		}
+		res := mustResult[*RetryResult](t, h.retry(t0, Retry{Nodes: []string{"f", "fresh"}}))
+		if v < retryFailedProtocol {
+			if len(res.Retried) != 0 || len(res.Rejected) != 2 {
+				t.Fatalf("protocol %d: %+v, want both refused", v, res)
+			}
+			continue
+		}
+		if len(res.Retried) != 1 || res.Retried[0].Identity != "f" || len(res.Rejected) != 1 || res.Rejected[0].Identity != "fresh" ||
+			!strings.Contains(res.Rejected[0].Reason, "has not failed") {
+			t.Fatalf("protocol %d: %+v, want f retried and fresh refused", v, res)
+		}
+		if n := h.node("f"); n.State != api.StateWaiting || n.Attempts != 0 || n.NotBefore.After(t0) || n.LockEdge != "edge-a" {
+			t.Fatalf("f after the retry: %+v", n)
+		}
 	}
 }

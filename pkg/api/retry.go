@@ -25,11 +25,13 @@ const (
 	DefaultFailures = 50
 )
 
-// RetryableStates are the final states an operator may send back to waiting. A leased node is
-// never retried (a worker may be on it), nor a waiting one (it waits already), nor a provisioned
-// or shut down one (discovery requeues those when they enter provisioning mode again).
+// RetryableStates are the states an operator may send back to waiting at once: the final ones
+// (abandoned, gone, deferred) and waiting, for a node that failed and waits for its backoff
+// (from cluster protocol 3; one that never failed has nothing to retry). A leased node is never
+// retried (a worker may be on it), nor a provisioned or shut down one (discovery requeues those
+// when they enter provisioning mode again).
 func RetryableStates() []NodeState {
-	return []NodeState{StateAbandoned, StateGone, StateDeferred}
+	return []NodeState{StateAbandoned, StateGone, StateDeferred, StateWaiting}
 }
 
 // RetryRequest gives nodes another chance: either the named Nodes, or every node of Region in

@@ -28,7 +28,7 @@ func TestRetryRequest_ValidateNamesWhatIsWrong(t *testing.T) {
 		{RetryRequest{Nodes: []string{"a"}, Region: "eu"}, "not both"},
 		{RetryRequest{Region: "eu"}, "needs the state"},
 		{RetryRequest{Region: "eu", State: StateLeased}, `"leased" is not a state a node is retried from`},
-		{RetryRequest{Region: "eu", State: StateWaiting}, `"waiting" is not a state`},
+		{RetryRequest{Region: "eu", State: StateProvisioned}, `"provisioned" is not a state`},
 		{RetryRequest{Region: "eu", State: StateProvisioned}, `"provisioned" is not a state`},
 		{RetryRequest{Region: "e u", State: StateGone}, "region"},
 		{RetryRequest{Region: "eu", State: StateGone, Limit: MaxRetryNodes + 1}, "limit"},

@@ -18,7 +18,7 @@ func newRetryCmd() *cobra.Command {
 	var state string
 	cmd := adminCommand(&cobra.Command{
 		Use:   "retry [IDENTITY...]",
-		Short: "Send abandoned, gone or deferred nodes back to waiting, attempts reset (named, or --region with --state)",
+		Short: "Send abandoned, gone, deferred or failed nodes back to waiting, attempts reset (named, or --region with --state)",
 		Long: "Send nodes back to waiting with their attempts reset and no backoff: the named ones, or every node of\n" +
 			"--region in --state (" + retryableNames() + "), at most --limit per call. A leased node is never\n" +
 			"touched; naming one, an unknown node or one in another state refuses the whole call. --dry-run\n" +
