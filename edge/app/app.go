@@ -310,10 +310,17 @@ func (a *App) Close() {
 func newRunner(cfg *config.Config, reg *metrics.Registry, log *slog.Logger) (helper.Runner, error) {
 	ho := helper.Options{Command: cfg.Helper, Timeout: cfg.HelperTimeout, Site: cfg.Site, Metrics: reg, Logger: log,
 		Secrets: helperSecrets(cfg), Environment: cfg.HelperEnvironment}
+	var r helper.Runner
+	var err error
 	if cfg.HelperPersistent {
-		return helper.NewPersistent(ho)
+		r, err = helper.NewPersistent(ho)
+	} else {
+		r, err = helper.NewExec(ho)
 	}
-	return helper.NewExec(ho)
+	if err != nil {
+		return nil, err
+	}
+	return helper.Limit(r, cfg.HelperRate), nil
 }
 
 // helperSecrets are the values the helper's diagnostics are redacted by: the secret keys and the

@@ -132,6 +132,8 @@ type Config struct {
 	HelperTimeout time.Duration
 	// HelperPersistent keeps one helper process running for many requests (helper_persistent).
 	HelperPersistent bool
+	// HelperRate bounds the helper calls started per second; 0 is no limit (helper_rate).
+	HelperRate int
 	// HelperEnvironment names variables of the edge's environment the helper gets besides
 	// PATH, HOME, LANG, LC_*, TZ and TMPDIR (helper_environment).
 	HelperEnvironment []string

@@ -74,6 +74,7 @@ func allKeys() []key {
 		{name: "region", kind: kString, flag: "region", usage: "region to provision (default: site, else \"default\")"},
 		{name: "edge_name", kind: kString, flag: "edge-name", usage: "this edge's name, also the sender id of its Choria requests (default: its Choria identity)"},
 		{name: "helper_timeout", kind: kDuration, def: "10s", usage: "time limit of one helper call"},
+		{name: "helper_rate", kind: kInt, usage: "helper calls started per second at most, 0 for no limit (a helper that calls a throttling CA or inventory service)"},
 		{name: "helper_persistent", kind: kBool, flag: "helper-persistent", usage: "keep one helper process for many requests"},
 		{name: "helper_environment", kind: kList, usage: "names of further environment variables the helper gets (it always gets PATH, HOME, LANG, LC_*, TZ and TMPDIR, never MUSTER_*)"},
 		{name: "log_format", kind: kString, def: LogText, flag: "log-format", usage: "text or json"},

@@ -54,6 +54,7 @@ func parse(v *viper.Viper) (*Config, error) {
 		Region:               r.str("region"),
 		EdgeName:             r.str("edge_name"),
 		HelperTimeout:        r.duration("helper_timeout"),
+		HelperRate:           r.integer("helper_rate"),
 		HelperPersistent:     r.boolean("helper_persistent"),
 		HelperEnvironment:    r.list("helper_environment"),
 		LogFormat:            strings.ToLower(r.str("log_format")),

@@ -55,6 +55,7 @@ func (c *Config) Redacted() map[string]any {
 		"region":                 c.Region,
 		"edge_name":              c.EdgeName,
 		"helper_timeout":         c.HelperTimeout.String(),
+		"helper_rate":            c.HelperRate,
 		"helper_persistent":      c.HelperPersistent,
 		"helper_environment":     append([]string(nil), c.HelperEnvironment...),
 		"log_format":             c.LogFormat,

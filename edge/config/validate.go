@@ -85,6 +85,9 @@ func (c *Config) validate() fieldErrors {
 			e.add("helper_environment", "item %d %q: MUSTER_ variables are the edge's own (its tokens among them) and never passed to a helper", i, name)
 		}
 	}
+	if c.HelperRate < 0 {
+		e.add("helper_rate", "%d is negative; 0 means no limit", c.HelperRate)
+	}
 	if c.HelperTimeout <= 0 {
 		e.add("helper_timeout", "%s is not a positive duration", c.HelperTimeout)
 	}
