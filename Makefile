@@ -28,11 +28,25 @@ all: build
 deps:
 	@for m in $(MODULES); do (cd $$m && go mod download) || exit 1; done
 
+# BUILDFLAGS go to every go build (make packages sets them).
+BUILDFLAGS ?=
 build:
 	@mkdir -p bin
 	@for m in $(MODULES); do \
-		if [ -d $$m/cmd ]; then (cd $$m && go build -o ../bin/ ./cmd/...) || exit 1; fi; \
+		if [ -d $$m/cmd ]; then (cd $$m && go build $(BUILDFLAGS) -o ../bin/ ./cmd/...) || exit 1; fi; \
 	done
+
+# packages: .deb and .rpm of muster-coordinator and muster-edge in dist/ (what they hold:
+# sandbox/packaging/README.md). bin/ is rebuilt as the packages ship it: without cgo (one binary
+# for Debian 12 and el9), position-independent, without symbol table. The version is read from
+# the binaries (0.0.0~git<commit time>.<commit> between releases); PACKAGE_VERSION=1.2.0 sets it.
+PACKAGE_BUILDFLAGS := -trimpath -buildmode=pie -ldflags=-s
+PACKAGE_VERSION ?=
+.PHONY: packages
+packages:
+	@$(MAKE) --no-print-directory build CGO_ENABLED=0 BUILDFLAGS='$(PACKAGE_BUILDFLAGS)'
+	bin/muster-package --root . --bin bin --out dist \
+		$(if $(PACKAGE_VERSION),--version $(PACKAGE_VERSION))
 
 # pkg/rpmversion's differential against the real librpm needs librpm's headers and cgo; without
 # them the pkg module is tested without it.

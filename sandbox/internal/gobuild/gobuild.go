@@ -19,9 +19,14 @@ func Env() []string {
 
 // Build runs `go build args...` in moduleDir; a failure carries go's output.
 func Build(ctx context.Context, moduleDir string, args ...string) error {
+	return BuildEnv(ctx, moduleDir, nil, args...)
+}
+
+// BuildEnv is Build with variables added to Env, e.g. CGO_ENABLED=0 for a release build.
+func BuildEnv(ctx context.Context, moduleDir string, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "go", append([]string{"build"}, args...)...)
 	cmd.Dir = moduleDir
-	cmd.Env = Env()
+	cmd.Env = append(Env(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %v in %s: %w\n%s", args, moduleDir, err, out)
 	}

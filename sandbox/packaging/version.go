@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package packaging
+
+import (
+	"debug/buildinfo"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Release is the packaging revision of every version: deb's -1, rpm's Release 1.
+const Release = "1"
+
+// Version is the version of one package and the build it was read from.
+type Version struct {
+	Upstream string    // deb upstream version, rpm Version: 1.2.0, 0.0.0~git20261201222503.53b45d06
+	Revision string    // the commit the binary was built from (vcs.revision)
+	Time     time.Time // that commit's time (vcs.time): every file's modification time
+	Modified bool      // built from a tree with uncommitted changes (vcs.modified)
+	Arch     string    // GOARCH of the binary
+}
+
+// Full is the version with the packaging revision: what dpkg -I and rpm -qpi show.
+func (v Version) Full() string { return v.Upstream + "-" + Release }
+
+// upstreamChars is what deb's upstream version and rpm's Version both accept, without a hyphen
+// (rpm refuses it, deb reads it as the start of the revision).
+var upstreamChars = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~]*$`)
+
+// pseudoVersion matches the end of a Go pseudo-version: -yyyymmddhhmmss-abcdefabcdef[+dirty].
+var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+dirty)?$`)
+
+// ReadVersion reads the version stamped into a Go binary's build info: the main module's version
+// when it is a release (v1.2.0), else 0.0.0~git<commit time>.<8 hex of the commit>, with +dirty
+// for a tree with uncommitted changes. The binary must be built as GoBuildFlags and GoBuildEnv
+// say. override, when set, replaces the upstream version.
+func ReadVersion(binary, override string) (Version, error) {
+	info, err := buildinfo.ReadFile(binary)
+	if err != nil {
+		return Version{}, fmt.Errorf("read build info of %s: %w", binary, err)
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if settings["GOOS"] != "linux" {
+		return Version{}, fmt.Errorf("%s is built for GOOS %q, not linux", binary, settings["GOOS"])
+	}
+	if settings["CGO_ENABLED"] != "0" || settings["-buildmode"] != "pie" {
+		return Version{}, fmt.Errorf("%s is built with CGO_ENABLED=%s -buildmode=%s: packages ship CGO_ENABLED=0 -buildmode=pie builds (make packages)", binary, settings["CGO_ENABLED"], settings["-buildmode"])
+	}
+	v := Version{Revision: settings["vcs.revision"], Modified: settings["vcs.modified"] == "true", Arch: settings["GOARCH"]}
+	if t := settings["vcs.time"]; t != "" {
+		if v.Time, err = time.Parse(time.RFC3339, t); err != nil {
+			return Version{}, fmt.Errorf("%s: vcs.time %q: %w", binary, t, err)
+		}
+	}
+	switch {
+	case override != "":
+		v.Upstream = override
+	case isRelease(info.Main.Version):
+		v.Upstream = fromModuleVersion(info.Main.Version)
+	case len(v.Revision) >= 8 && !v.Time.IsZero():
+		// 8 hex digits after the commit time keep the .deb's name within lintian's 80 characters.
+		v.Upstream = "0.0.0~git" + v.Time.UTC().Format("20060102150405") + "." + v.Revision[:8]
+		if v.Modified {
+			v.Upstream += "+dirty"
+		}
+	default:
+		return Version{}, fmt.Errorf("%s carries no version and no commit (built outside a git checkout or with -buildvcs=false): pass a version (make packages VERSION=1.2.0)", binary)
+	}
+	if !upstreamChars.MatchString(v.Upstream) {
+		return Version{}, fmt.Errorf("version %q: a package version starts with a digit and holds only letters, digits and . + ~", v.Upstream)
+	}
+	if v.Time.IsZero() {
+		// Without a commit time the files get a fixed one, so two builds of one tree are identical.
+		v.Time = time.Unix(0, 0).UTC()
+	}
+	return v, nil
+}
+
+// isRelease reports whether a module version names a release or pre-release, not a checkout.
+func isRelease(v string) bool {
+	if v == "" || v == "(devel)" || !strings.HasPrefix(v, "v") {
+		return false
+	}
+	return !pseudoVersion.MatchString(v)
+}
+
+// fromModuleVersion maps v1.2.0 to 1.2.0 and v1.3.0-rc.1 to 1.3.0~rc.1: deb and rpm both sort a
+// tilde before the release it precedes, as semver sorts a pre-release.
+func fromModuleVersion(v string) string {
+	v = strings.TrimPrefix(v, "v")
+	core, meta, _ := strings.Cut(v, "+")
+	core = strings.Replace(core, "-", "~", 1)
+	core = strings.ReplaceAll(core, "-", ".")
+	if meta != "" {
+		return core + "+" + meta
+	}
+	return core
+}
