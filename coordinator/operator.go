@@ -38,6 +38,7 @@ func (s *Service) Operate(ctx context.Context, req api.OperatorRequest) (api.Ope
 		}
 		r := res.(*ledger.OperatorResult)
 		resp.Done = append(resp.Done, r.Done...)
+		s.metrics.OperatorNodes.WithLabelValues(req.Verb).Add(float64(len(r.Done)))
 		for _, rej := range r.Rejected {
 			resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: rej.Identity, Reason: rej.Reason})
 		}
