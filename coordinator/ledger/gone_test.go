@@ -168,3 +168,34 @@ func TestLedger_GoneIsNeverAppliedLate(t *testing.T) {
 		t.Fatalf("node c rewritten by a second gone report: %+v", c)
 	}
 }
+
+// TestLedger_GoneAfterAStaleSightingKeepsTheNodesResult: a node provisioned under one lease is
+// queued again by a sighting made before that result (an edge stopped between its freshness
+// check and its send delivers it late), leased, and found out of provisioning mode: from
+// protocol 3 it is provisioned again, its recorded result standing, not gone; at protocol 2 it
+// is gone, as the older build applies it.
+func TestLedger_GoneAfterAStaleSightingKeepsTheNodesResult(t *testing.T) {
+	for _, v := range []int{staleSightingProtocol - 1, Protocol} {
+		h := newHarnessAt(t, v)
+		h.register(t0, "eu", "a")
+		l1 := h.grant(t0, "edge-a", "eu", 1)
+		h.report(t0.Add(time.Second), l1, api.OutcomeProvisioned, "a")
+		at := t0.Add(time.Second + testPolicy().ReprovisionAfter + time.Second)
+		if r := h.register(at, "eu", "a"); r.Requeued != 1 {
+			t.Fatalf("protocol %d: the stale sighting did not requeue: %+v", v, r)
+		}
+		l2 := h.grant(at, "edge-a", "eu", 1)
+		h.report(at.Add(time.Second), l2, api.OutcomeGone, "a")
+		n := h.node("a")
+		if v < staleSightingProtocol {
+			if n.State != api.StateGone {
+				t.Fatalf("protocol %d: a after gone: %+v", v, n)
+			}
+			continue
+		}
+		tr := lastTransition(n)
+		if n.State != api.StateProvisioned || tr.From != api.StateLeased || tr.LeaseID != l2.ID || !strings.Contains(tr.Reason, "stale") || !n.FinishedAt.Equal(at.Add(time.Second)) {
+			t.Fatalf("protocol %d: a after gone following a stale sighting: %+v, last %+v", v, n, tr)
+		}
+	}
+}

@@ -83,7 +83,7 @@ func applyLate(t *txn, old *Node, r Result, id string, token uint64, edge, regio
 	n.History = slices.Clone(old.History)
 	n.Edge = grant.Edge
 	ls := &Lease{ID: id, Token: token, Edge: grant.Edge, Region: old.Region}
-	applyOutcome(&n, r, ls, now, p)
+	applyOutcome(&n, r, ls, now, p, readProtocol(t.meta))
 	last := &n.History[len(n.History)-1]
 	last.Reason = fmt.Sprintf("%s (late report of lease %s token %d)", last.Reason, id, token)
 	if err := t.putNode(old, &n); err != nil {

@@ -8,6 +8,9 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
+// seenAgainReason is a finished node's requeue by a sighting (a reason code: codec.go).
+const seenAgainReason = "seen again in provisioning mode"
+
 // regionProtocol is the cluster protocol from which a registration never moves a known node to
 // another region.
 const regionProtocol = 3
@@ -68,7 +71,7 @@ func applyRegister(t *txn, c *Register) (any, error) {
 			// provisioning mode; reprovision_after keeps it from being offered again at once.
 			// A node a live lease still fences waits for that lease's end (fence.go).
 			if !c.Now.Before(old.FinishedAt.Add(c.Policy.ReprovisionAfter)) && fencedBy(t.fences, old.Identity) == "" {
-				requeue = "seen again in provisioning mode"
+				requeue = seenAgainReason
 				n.Attempts = 0
 				n.LastError = ""
 			}

@@ -66,7 +66,7 @@ func applyReport(t *txn, c *Report) (any, error) {
 			continue
 		}
 		n := *old
-		applyOutcome(&n, r, ls, c.Now, c.Policy)
+		applyOutcome(&n, r, ls, c.Now, c.Policy, readProtocol(t.meta))
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}
 		}
@@ -155,7 +155,7 @@ func reportRefusal(old *Node, id string, ls *Lease) error {
 }
 
 // applyOutcome is the state machine of one reported result: it moves node n out of lease ls.
-func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy) {
+func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy, proto int) {
 	tr := api.Transition{At: now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token, Error: r.Error}
 	if r.InventoryVersion != "" {
 		n.InventoryVersion = r.InventoryVersion
@@ -203,9 +203,42 @@ func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy) {
 		// offering it again would only spend attempts on a machine that no longer answers.
 		// Final, without an attempt, until discovery sees it in provisioning mode again.
 		n.FinishedAt = now
+		if prior := staleRequeue(n, ls, proto); prior != "" {
+			tr.Reason = fmt.Sprintf("%s: the sighting that queued it again was stale; %s stands", goneReason, prior)
+			n.transition(prior, tr, p.HistoryLimit)
+			return
+		}
 		tr.Reason = goneReason
 		n.transition(api.StateGone, tr, p.HistoryLimit)
 	}
+}
+
+// staleSightingProtocol is the cluster protocol from which a gone result after a stale sighting
+// keeps the node's recorded result (staleRequeue); below it the node is gone, as the builds
+// before applied it.
+const staleSightingProtocol = 3
+
+// staleRequeue is the final state (provisioned or shut down) a node had when a sighting queued it
+// again right before lease ls was granted it, or "": then a gone result of ls means the sighting
+// was stale (made before that result and delivered after it: an edge stopped between its
+// freshness check and its send), and the recorded result is still the node's. Without this, such
+// a node would be recorded gone (the chaos suite's "lost") though nothing happened to it.
+func staleRequeue(n *Node, ls *Lease, proto int) api.NodeState {
+	if proto < staleSightingProtocol {
+		return ""
+	}
+	h := n.History
+	for i := len(h) - 1; i > 0; i-- {
+		if h[i].To != api.StateLeased || h[i].LeaseID != ls.ID || h[i].LeaseToken != ls.Token {
+			continue
+		}
+		prev := h[i-1]
+		if prev.To == api.StateWaiting && prev.Reason == seenAgainReason && (prev.From == api.StateProvisioned || prev.From == api.StateShutdown) {
+			return prev.From
+		}
+		return ""
+	}
+	return ""
 }
 
 // goneReason is spelled out in the record rather than given a reason code (codec.go): a member of
