@@ -443,7 +443,8 @@ func (c *checker) recorded(m *member, id string, cmd *ledger.Report) {
 func hasResult(n *ledger.Node, id string, token uint64, out api.Outcome) bool {
 	want := map[api.Outcome][]api.NodeState{
 		api.OutcomeProvisioned: {api.StateProvisioned}, api.OutcomeShutdown: {api.StateShutdown},
-		api.OutcomeDeferred: {api.StateDeferred}, api.OutcomeGone: {api.StateGone}, api.OutcomeReleased: {api.StateWaiting},
+		// A gone result after a stale sighting keeps the node's recorded result (ledger.staleRequeue).
+		api.OutcomeDeferred: {api.StateDeferred}, api.OutcomeGone: {api.StateGone, api.StateProvisioned, api.StateShutdown}, api.OutcomeReleased: {api.StateWaiting},
 		api.OutcomeFailed: {api.StateWaiting, api.StateAbandoned}, api.OutcomeUpgradeSent: {api.StateWaiting, api.StateAbandoned},
 		api.OutcomeLockHeld: {api.StateWaiting, api.StateAbandoned},
 	}[out]
