@@ -71,7 +71,8 @@ bench: build
 	done
 
 # fuzz installs Debian's librpm-dev if it is missing, compares $(LIBRPM_PAIRS) random pairs with
-# the real librpm, then fuzzes pkg/rpmversion for $(FUZZTIME).
+# the real librpm, then runs every fuzz target of every module for $(FUZZTIME) each (.ci/fuzz
+# finds them in the test files).
 fuzz:
 	@if ! pkg-config --exists rpm 2>/dev/null; then \
 		echo "== installing librpm-dev"; \
@@ -81,8 +82,14 @@ fuzz:
 	fi
 	@echo "== librpm differential ($(LIBRPM_PAIRS) pairs)"
 	cd pkg && go test -count=1 -tags librpm -run 'TestLibrpm' -v ./rpmversion/ -librpm.pairs=$(LIBRPM_PAIRS)
-	@echo "== fuzz pkg/rpmversion for $(FUZZTIME)"
-	cd pkg && go test -run '^$$' -fuzz '^FuzzCompare$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./rpmversion/
+	MODULES='$(MODULES)' .ci/fuzz $(FUZZTIME) $(FUZZFLAGS)
+
+# fuzz-short is CI's fuzz pass (.ci/run): every target for $(FUZZSHORT), without -race (make
+# test already runs each seed corpus as tests).
+FUZZSHORT ?= 3s
+.PHONY: fuzz-short
+fuzz-short:
+	MODULES='$(MODULES)' .ci/fuzz $(FUZZSHORT) $(FUZZFLAGS)
 
 $(STATICCHECK):
 	@mkdir -p bin/.staticcheck
