@@ -104,7 +104,7 @@ func parentOfAny(dir string, want map[string]entry) bool {
 // checkDebLayout reads dpkg-deb --contents and the conffiles control file of each .deb.
 func checkDebLayout(t *testing.T, b built) {
 	for _, name := range packageNames() {
-		deb := b.pkg(t, name, "deb").Path
+		deb := b.pkg(t, name, "deb").path
 		out := run(t, "dpkg-deb", "--contents", deb)
 		var got []installed
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -146,7 +146,7 @@ func checkDebLayout(t *testing.T, b built) {
 // documentation, l license), and that rpm -qpl --scripts shows the files and the scriptlets.
 func checkRpmLayout(t *testing.T, b built) {
 	for _, name := range packageNames() {
-		rpm := b.pkg(t, name, "rpm").Path
+		rpm := b.pkg(t, name, "rpm").path
 		out := run(t, "rpm", "-qp", "--qf", `[%{FILEMODES:perms} %{FILEUSERNAME} %{FILEGROUPNAME} |%{FILEFLAGS:fflags}| %{FILENAMES}\n]`, rpm)
 		var got []installed
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {

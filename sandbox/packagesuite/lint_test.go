@@ -38,7 +38,7 @@ var lintianLine = regexp.MustCompile(`^([EWPX]): (\S+): (\S+)`)
 func checkLintian(t *testing.T, b built) {
 	args := []string{"--pedantic", "--no-tag-display-limit"}
 	for _, name := range packageNames() {
-		args = append(args, b.pkg(t, name, "deb").Path)
+		args = append(args, b.pkg(t, name, "deb").path)
 	}
 	out, err := exec.Command("lintian", args...).Output()
 	var exit *exec.ExitError
@@ -91,7 +91,7 @@ func checkRpmlint(t *testing.T, b built) {
 	}
 	args := []string{"-c", filepath.Join(b.root, "sandbox", "packaging", "rpmlint.toml")}
 	for _, name := range packageNames() {
-		args = append(args, b.pkg(t, name, "rpm").Path)
+		args = append(args, b.pkg(t, name, "rpm").path)
 	}
 	cmd := exec.Command("rpmlint", args...)
 	cmd.Dir = t.TempDir()

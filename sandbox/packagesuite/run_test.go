@@ -11,14 +11,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/seed96588659/muster/sandbox/packaging"
 )
 
 // extracted is a binary taken out of a package.
 type extracted struct {
 	bin string
-	a   packaging.Artifact
+	a   artifact
 }
 
 // devVersion is the commit part of a version between releases: ~git<commit time>.<8 hex>.
@@ -29,9 +27,9 @@ func checkBinaries(t *testing.T, b built) {
 	var versions []extracted
 	for _, name := range packageNames() {
 		var bodies [][]byte
-		for _, format := range packaging.Formats() {
+		for _, format := range formats() {
 			a := b.pkg(t, name, format)
-			bin := filepath.Join(extract(t, a.Path, format), "usr", "bin", name)
+			bin := filepath.Join(extract(t, a.path, format), "usr", "bin", name)
 			body, err := os.ReadFile(bin)
 			if err != nil {
 				t.Fatal(err)
@@ -54,9 +52,9 @@ func checkBinaries(t *testing.T, b built) {
 					name, format, settings["CGO_ENABLED"], settings["-buildmode"], settings["-trimpath"])
 			}
 			// Between releases the version names the commit the binary says it was built from.
-			if m := devVersion.FindStringSubmatch(a.Version.Upstream); m != nil &&
+			if m := devVersion.FindStringSubmatch(a.upstream); m != nil &&
 				!strings.HasPrefix(settings["vcs.revision"], m[1]) {
-				t.Errorf("%s %s version %s, but the binary was built from %s", name, format, a.Version.Full(), settings["vcs.revision"])
+				t.Errorf("%s %s version %s, but the binary was built from %s", name, format, a.full, settings["vcs.revision"])
 			}
 			versions = append(versions, extracted{bin, a})
 		}
@@ -70,9 +68,9 @@ func checkBinaries(t *testing.T, b built) {
 			out, err := exec.Command(v.bin, "--version").CombinedOutput()
 			switch {
 			case err != nil && strings.Contains(string(out), "unknown flag: --version"):
-				missing = append(missing, v.a.Name+" ("+v.a.Format+")")
-			case err != nil || !strings.Contains(string(out), v.a.Version.Upstream):
-				t.Errorf("%s from the %s: --version: %v, want %s in\n%s", v.a.Name, v.a.Format, err, v.a.Version.Upstream, out)
+				missing = append(missing, v.a.name+" ("+v.a.format+")")
+			case err != nil || !strings.Contains(string(out), v.a.upstream):
+				t.Errorf("%s from the %s: --version: %v, want %s in\n%s", v.a.name, v.a.format, err, v.a.upstream, out)
 			}
 		}
 		if len(missing) > 0 {
@@ -96,8 +94,8 @@ func checkUnits(t *testing.T, b built) {
 	}
 	for _, name := range packageNames() {
 		u := units[name]
-		deb := extract(t, b.pkg(t, name, "deb").Path, "deb")
-		rpm := extract(t, b.pkg(t, name, "rpm").Path, "rpm")
+		deb := extract(t, b.pkg(t, name, "deb").path, "deb")
+		rpm := extract(t, b.pkg(t, name, "rpm").path, "rpm")
 		rel := filepath.Join("usr", "lib", "systemd", "system", u.file)
 		body, err := os.ReadFile(filepath.Join(deb, rel))
 		if err != nil {
@@ -106,7 +104,7 @@ func checkUnits(t *testing.T, b built) {
 		if other, err := os.ReadFile(filepath.Join(rpm, rel)); err != nil || !bytes.Equal(body, other) {
 			t.Errorf("%s: the rpm's %s differs from the deb's (%v)", name, u.file, err)
 		}
-		for _, want := range []string{"\nUser=" + packaging.User + "\n", "\nStateDirectoryMode=0700\n"} {
+		for _, want := range []string{"\nUser=muster\n", "\nStateDirectoryMode=0700\n"} {
 			if !strings.Contains(string(body), want) {
 				t.Errorf("%s: %s lacks %q", name, u.file, strings.TrimSpace(want))
 			}
@@ -136,23 +134,6 @@ func checkUnits(t *testing.T, b built) {
 		page.Stderr = &stderr
 		if out, err := page.Output(); err != nil || stderr.Len() > 0 || !bytes.Contains(out, []byte("SYNOPSIS")) {
 			t.Errorf("man %s: %v\n%s", name, err, stderr.String())
-		}
-	}
-}
-
-// checkMakefile checks that make packages builds bin/ as GoBuildFlags and GoBuildEnv say,
-// which ReadVersion insists on.
-func checkMakefile(t *testing.T, b built) {
-	mk, err := os.ReadFile(filepath.Join(b.root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "PACKAGE_BUILDFLAGS := " + strings.Join(packaging.GoBuildFlags(), " ") + "\n"; !bytes.Contains(mk, []byte(want)) {
-		t.Errorf("Makefile lacks %q", strings.TrimSpace(want))
-	}
-	for _, env := range packaging.GoBuildEnv() {
-		if !bytes.Contains(mk, []byte("build "+env+" BUILDFLAGS=")) {
-			t.Errorf("Makefile's packages target does not build with %s", env)
 		}
 	}
 }

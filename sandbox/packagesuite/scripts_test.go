@@ -39,8 +39,8 @@ var scriptletHeader = regexp.MustCompile(`(?m)^(\w+) scriptlet \(using /bin/sh\)
 // reading either convention's arguments) and that none deletes anything or touches enablement.
 func checkRpmScripts(t *testing.T, b built) {
 	for _, name := range packageNames() {
-		deb := debScripts(t, b.pkg(t, name, "deb").Path)
-		out := run(t, "rpm", "-qp", "--scripts", b.pkg(t, name, "rpm").Path)
+		deb := debScripts(t, b.pkg(t, name, "deb").path)
+		out := run(t, "rpm", "-qp", "--scripts", b.pkg(t, name, "rpm").path)
 		rpm := map[string]string{}
 		idx := scriptletHeader.FindAllStringSubmatchIndex(out, -1)
 		for i, m := range idx {
@@ -143,7 +143,7 @@ func checkScripts(t *testing.T, b built) {
 		systemd = true // the scripts tell a running systemd; here the shim records it
 	}
 	for i, name := range packageNames() {
-		s := debScripts(t, b.pkg(t, name, "deb").Path)
+		s := debScripts(t, b.pkg(t, name, "deb").path)
 		calls := runScript(t, dir, s["preinst"], "install")
 		if i == 0 {
 			want := []string{"groupadd --system muster",

@@ -34,8 +34,10 @@ var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+dirty)?$`)
 
 // ReadVersion reads the version stamped into a Go binary's build info: the main module's version
 // when it is a release (v1.2.0), else 0.0.0~git<commit time>.<8 hex of the commit>, with +dirty
-// for a tree with uncommitted changes. The binary must be built as GoBuildFlags and GoBuildEnv
-// say. override, when set, replaces the upstream version.
+// for a tree with uncommitted changes. The binary must be built as make packages builds it:
+// CGO_ENABLED=0 (no libc: one binary for Debian 12 and el9, whose glibc is older) and
+// -buildmode=pie (as RHEL builds Go; lintian takes a PIE that links no library, where it refuses
+// a static binary). override, when set, replaces the upstream version.
 func ReadVersion(binary, override string) (Version, error) {
 	info, err := buildinfo.ReadFile(binary)
 	if err != nil {
