@@ -5,6 +5,7 @@ package packaging
 import (
 	"debug/buildinfo"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -77,8 +78,12 @@ func ReadVersion(binary, override string) (Version, error) {
 		return Version{}, fmt.Errorf("version %q: a package version starts with a digit and holds only letters, digits and . + ~", v.Upstream)
 	}
 	if v.Time.IsZero() {
-		// Without a commit time the files get a fixed one, so two builds of one tree are identical.
-		v.Time = time.Unix(0, 0).UTC()
+		// Without a commit time the files get the binary's: lintian refuses 1970 as ancient.
+		st, err := os.Stat(binary)
+		if err != nil {
+			return Version{}, fmt.Errorf("stat %s: %w", binary, err)
+		}
+		v.Time = st.ModTime().UTC().Truncate(time.Second)
 	}
 	return v, nil
 }
