@@ -63,19 +63,19 @@ func checkBinaries(t *testing.T, b built) {
 		}
 	}
 	t.Run("VersionFlagPrintsThePackageVersion", func(t *testing.T) {
-		var missing []string
 		for _, v := range versions {
 			out, err := exec.Command(v.bin, "--version").CombinedOutput()
-			switch {
-			case err != nil && strings.Contains(string(out), "unknown flag: --version"):
-				missing = append(missing, v.a.name+" ("+v.a.format+")")
-			case err != nil || !strings.Contains(string(out), v.a.upstream):
-				t.Errorf("%s from the %s: --version: %v, want %s in\n%s", v.a.name, v.a.format, err, v.a.upstream, out)
+			if err != nil {
+				t.Fatalf("%s from the %s: --version: %v\n%s", v.a.name, v.a.format, err, out)
 			}
-		}
-		if len(missing) > 0 {
-			t.Skipf("%s: the binary has no --version flag yet (coordinator/ and edge/ are not this suite's to change); "+
-				"the version is checked against the build info's vcs.revision above", strings.Join(missing, ", "))
+			if v.a.upstream == "0.0.0~test" {
+				// Packaged with a version of the suite's (the checkout records no commit): the
+				// binary can only say what its build info holds.
+				continue
+			}
+			if !strings.Contains(string(out), v.a.upstream) {
+				t.Errorf("%s from the %s: --version printed %q, want %s", v.a.name, v.a.format, out, v.a.upstream)
+			}
 		}
 	})
 }

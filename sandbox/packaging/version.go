@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strings"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/version"
 )
 
 // Release is the packaging revision of every version: deb's -1, rpm's Release 1.
@@ -29,9 +30,6 @@ func (v Version) Full() string { return v.Upstream + "-" + Release }
 // upstreamChars is what deb's upstream version and rpm's Version both accept, without a hyphen
 // (rpm refuses it, deb reads it as the start of the revision).
 var upstreamChars = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~]*$`)
-
-// pseudoVersion matches the end of a Go pseudo-version: -yyyymmddhhmmss-abcdefabcdef[+dirty].
-var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+dirty)?$`)
 
 // ReadVersion reads the version stamped into a Go binary's build info: the main module's version
 // when it is a release (v1.2.0), else 0.0.0~git<commit time>.<8 hex of the commit>, with +dirty
@@ -63,16 +61,11 @@ func ReadVersion(binary, override string) (Version, error) {
 	switch {
 	case override != "":
 		v.Upstream = override
-	case isRelease(info.Main.Version):
-		v.Upstream = fromModuleVersion(info.Main.Version)
-	case len(v.Revision) >= 8 && !v.Time.IsZero():
-		// 8 hex digits after the commit time keep the .deb's name within lintian's 80 characters.
-		v.Upstream = "0.0.0~git" + v.Time.UTC().Format("20060102150405") + "." + v.Revision[:8]
-		if v.Modified {
-			v.Upstream += "+dirty"
-		}
 	default:
-		return Version{}, fmt.Errorf("%s carries no version and no commit (built outside a git checkout or with -buildvcs=false): pass a version (make packages VERSION=1.2.0)", binary)
+		// The binary's own --version reads the same (pkg/version).
+		if v.Upstream = version.Upstream(info); v.Upstream == "" {
+			return Version{}, fmt.Errorf("%s carries no version and no commit (built outside a git checkout or with -buildvcs=false): pass a version (make packages VERSION=1.2.0)", binary)
+		}
 	}
 	if !upstreamChars.MatchString(v.Upstream) {
 		return Version{}, fmt.Errorf("version %q: a package version starts with a digit and holds only letters, digits and . + ~", v.Upstream)
@@ -86,25 +79,4 @@ func ReadVersion(binary, override string) (Version, error) {
 		v.Time = st.ModTime().UTC().Truncate(time.Second)
 	}
 	return v, nil
-}
-
-// isRelease reports whether a module version names a release or pre-release, not a checkout.
-func isRelease(v string) bool {
-	if v == "" || v == "(devel)" || !strings.HasPrefix(v, "v") {
-		return false
-	}
-	return !pseudoVersion.MatchString(v)
-}
-
-// fromModuleVersion maps v1.2.0 to 1.2.0 and v1.3.0-rc.1 to 1.3.0~rc.1: deb and rpm both sort a
-// tilde before the release it precedes, as semver sorts a pre-release.
-func fromModuleVersion(v string) string {
-	v = strings.TrimPrefix(v, "v")
-	core, meta, _ := strings.Cut(v, "+")
-	core = strings.Replace(core, "-", "~", 1)
-	core = strings.ReplaceAll(core, "-", ".")
-	if meta != "" {
-		return core + "+" + meta
-	}
-	return core
 }

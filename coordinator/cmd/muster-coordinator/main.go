@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/seed96588659/muster/pkg/version"
 )
 
 // memoryLimit is a member's default soft memory limit (GOMEMLIMIT overrides it): a bulk register
@@ -45,6 +47,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "muster-coordinator",
 		Short:         "Muster's coordinator: the Raft-replicated node ledger and lease authority",
+		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed96588659/muster/edge/app"
+	"github.com/seed96588659/muster/pkg/version"
 )
 
 // memoryLimit is the edge's default soft memory limit (GOMEMLIMIT overrides it). Its work is
@@ -44,6 +45,7 @@ func root() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:           "muster-edge",
 		Short:         "Provision the Choria nodes of one region",
+		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
