@@ -59,13 +59,13 @@ func TestNew_EverySeriesNamesTheMember(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"muster_coordinator_leader", "muster_coordinator_term", "muster_coordinator_ledger_nodes",
-		"muster_coordinator_results_applied_total", "muster_coordinator_apply_seconds", "muster_coordinator_lease_grants_total", "muster_coordinator_cluster_protocol"} {
+		"muster_coordinator_results_applied_total", "muster_coordinator_apply_seconds", "muster_coordinator_lease_grants_total", "muster_coordinator_cluster_protocol", "muster_coordinator_operator_nodes_total"} {
 		if !names[want] {
 			t.Errorf("%s not exported (got %d families)", want, len(names))
 		}
 	}
-	if len(names) != 18 {
-		t.Errorf("%d families exported, want the 18 the package declares", len(names))
+	if len(names) != 19 {
+		t.Errorf("%d families exported, want the 19 the package declares", len(names))
 	}
 }
 
