@@ -84,8 +84,8 @@ fuzz:
 	cd pkg && go test -count=1 -tags librpm -run 'TestLibrpm' -v ./rpmversion/ -librpm.pairs=$(LIBRPM_PAIRS)
 	MODULES='$(MODULES)' .ci/fuzz $(FUZZTIME) $(FUZZFLAGS)
 
-# fuzz-short is CI's fuzz pass (.ci/run): every target for $(FUZZSHORT), without -race (make
-# test already runs each seed corpus as tests).
+# fuzz-short: every target for $(FUZZSHORT), without -race (make test already runs each seed
+# corpus as tests). Not in .ci/run: its instrumented build costs a cold machine five minutes.
 FUZZSHORT ?= 3s
 .PHONY: fuzz-short
 fuzz-short:
