@@ -38,8 +38,8 @@ func (t *txn) noteEvent(e api.Event) error {
 		return fmt.Errorf("encode event of %s: %w", e.Identity, err)
 	}
 	t.eventPos++
-	t.evented = true
-	if err := t.events.Put(logKey(e.Index, e.Pos), v); err != nil {
+	t.events++
+	if err := t.eventLog.Put(logKey(e.Index, e.Pos), v); err != nil {
 		return fmt.Errorf("store event of %s: %w", e.Identity, err)
 	}
 	return nil

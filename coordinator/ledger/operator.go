@@ -226,8 +226,8 @@ func (t *txn) audit(e AuditEntry) error {
 	}
 	key := logKey(t.index, t.auditPos)
 	t.auditPos++
-	t.audited = true
-	if err := t.audits.Put(key, v); err != nil {
+	t.audits++
+	if err := t.auditLog.Put(key, v); err != nil {
 		return fmt.Errorf("store audit entry: %w", err)
 	}
 	return nil

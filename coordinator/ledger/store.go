@@ -45,6 +45,9 @@ var (
 	keyPause        = []byte("pause")
 	// keyStamp is the latest leader time of any applied command (unix ns): the ledger's time.
 	keyStamp = []byte("stamp")
+	// keyAuditCount and keyEventCount are how many entries the audit and event logs hold.
+	keyAuditCount = []byte("audit_n")
+	keyEventCount = []byte("events_n")
 	// keyOldFailureSeq numbered failures before they were keyed by log index; migrateFailures
 	// removes it.
 	keyOldFailureSeq = []byte("failure_seq")

@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -26,22 +27,18 @@ type txn struct {
 	reportTimes *bolt.Bucket
 	failures    *bolt.Bucket
 	fences      *bolt.Bucket
-	audits      *bolt.Bucket
-	events      *bolt.Bucket
+	auditLog    *bolt.Bucket
+	eventLog    *bolt.Bucket
 
 	// index is the raft index of the command being applied and failurePos the number of
 	// failures it has recorded: together the next failure's key.
 	index         uint64
 	failurePos    uint32
 	failuresNoted bool
-	// auditPos numbers the operator actions of the command being applied; audited says the
-	// transaction recorded one.
-	auditPos uint32
-	audited  bool
-	// eventPos numbers the events of the command being applied; evented says the transaction
-	// recorded one.
-	eventPos uint32
-	evented  bool
+	// auditPos and eventPos number the operator actions and the events of the command being
+	// applied; audits and events count those the transaction recorded.
+	auditPos, eventPos uint32
+	audits, events     int
 
 	deltas       map[string]int64
 	regions      map[string]struct{}
@@ -63,8 +60,8 @@ func newTxn(tx *bolt.Tx) *txn {
 		reportTimes: tx.Bucket(bucketReportTimes),
 		failures:    tx.Bucket(bucketFailures),
 		fences:      tx.Bucket(bucketFences),
-		audits:      tx.Bucket(bucketAudit),
-		events:      tx.Bucket(bucketEvents),
+		auditLog:    tx.Bucket(bucketAudit),
+		eventLog:    tx.Bucket(bucketEvents),
 		deltas:      map[string]int64{},
 		regions:     map[string]struct{}{},
 	}
@@ -127,15 +124,11 @@ func (t *txn) finish(index, term uint64) error {
 			return err
 		}
 	}
-	if t.audited {
-		if err := keepNewest(t.audits, AuditMemory, "audit entry"); err != nil {
-			return err
-		}
+	if err := t.keepCounted(t.auditLog, keyAuditCount, t.audits, AuditMemory, "audit entry"); err != nil {
+		return err
 	}
-	if t.evented {
-		if err := keepNewest(t.events, EventMemory, "event"); err != nil {
-			return err
-		}
+	if err := t.keepCounted(t.eventLog, keyEventCount, t.events, EventMemory, "event"); err != nil {
+		return err
 	}
 	keys := make([]string, 0, len(t.deltas))
 	for k, d := range t.deltas {
@@ -179,4 +172,25 @@ func (t *txn) changedRegions() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// keepCounted deletes the oldest entries of b beyond keep, b having grown by added in this
+// transaction; meta keeps b's count under key, so trimming costs the entries deleted, not a walk
+// over the keep newest at every transaction (100,000 events).
+func (t *txn) keepCounted(b *bolt.Bucket, key []byte, added, keep int, what string) error {
+	if added == 0 {
+		return nil
+	}
+	n := int(getUint(t.meta.Get(key))) + added
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && n > keep; k, _ = c.First() {
+		if err := b.Delete(bytes.Clone(k)); err != nil {
+			return fmt.Errorf("forget %s %s: %w", what, describeFailureKey(k), err)
+		}
+		n--
+	}
+	if err := t.meta.Put(key, putUint(uint64(n))); err != nil {
+		return fmt.Errorf("store the count of %ss: %w", what, err)
+	}
+	return nil
 }
