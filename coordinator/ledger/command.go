@@ -201,6 +201,14 @@ func (c Extend) stamp() time.Time   { return c.Now }
 func (c Pause) stamp() time.Time    { return c.Now }
 func (c Retry) stamp() time.Time    { return c.Now }
 
+// StampOf is the leader time command c carries; zero for commands without one (member, protocol).
+func StampOf(c Command) time.Time {
+	if s, ok := c.(stamped); ok {
+		return s.stamp()
+	}
+	return time.Time{}
+}
+
 // Command is the body of a log entry; its Type is the entry's first byte.
 type Command interface {
 	Type() CommandType

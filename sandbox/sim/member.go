@@ -237,7 +237,7 @@ func (m *member) establish(term uint64) {
 // checkStamp says why cmd's stamp, proposed by m now, is not m's anchored ledger time ("" when
 // it is). The promotion's extend sets the anchor.
 func (m *member) checkStamp(cmd ledger.Command) string {
-	at := stampOf(cmd)
+	at := ledger.StampOf(cmd)
 	if at.IsZero() {
 		return ""
 	}
@@ -257,31 +257,6 @@ func (m *member) checkStamp(cmd ledger.Command) string {
 		return fmt.Sprintf("%T stamped %s by %s, whose ledger time is %s (off by %s)", cmd, fmtStamp(at), m.name, fmtStamp(want), at.Sub(want))
 	}
 	return ""
-}
-
-// stampOf is the leader time a command carries; zero for commands without one.
-func stampOf(cmd ledger.Command) time.Time {
-	switch c := cmd.(type) {
-	case *ledger.Register:
-		return c.Now
-	case *ledger.Grant:
-		return c.Now
-	case *ledger.Renew:
-		return c.Now
-	case *ledger.Report:
-		return c.Now
-	case *ledger.Expire:
-		return c.Now
-	case *ledger.Extend:
-		return c.Now
-	case *ledger.Pause:
-		return c.Now
-	case *ledger.Retry:
-		return c.Now
-	case *ledger.Operator:
-		return c.Now
-	}
-	return time.Time{}
 }
 
 // stamp is the ledger time the service stamps into a command it proposes itself: Manager.Stamp,
