@@ -35,13 +35,17 @@ func (l deadlineListener) Accept() (net.Conn, error) {
 	return &idleConn{Conn: c, idle: l.idle}, nil
 }
 
-// idleConn moves its read deadline on after every read that carried data. The handshake
-// deadline also bounded writes until the first request arrived; from then on writes have none,
-// as raft's own transport sets per-request deadlines on the side that waits for an answer.
+// idleConn moves its read deadline on after reads that carried data, at most every tenth of the
+// idle time: replication reads continuously, and resetting the deadline's timer at every read
+// would cost each one a clock read and a timer update. The handshake deadline also bounded writes
+// until the first request arrived; from then on writes have none, as raft's own transport sets
+// per-request deadlines on the side that waits for an answer.
 type idleConn struct {
 	net.Conn
 	idle  time.Duration
 	spoke bool
+	// moved is when the read deadline was last moved.
+	moved time.Time
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
@@ -53,8 +57,11 @@ func (c *idleConn) Read(p []byte) (int, error) {
 				err = werr
 			}
 		}
-		if derr := c.Conn.SetReadDeadline(time.Now().Add(c.idle)); derr != nil && err == nil {
-			err = derr
+		if now := time.Now(); now.Sub(c.moved) >= c.idle/10 {
+			c.moved = now
+			if derr := c.Conn.SetReadDeadline(now.Add(c.idle)); derr != nil && err == nil {
+				err = derr
+			}
 		}
 	}
 	return n, err
