@@ -3,6 +3,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -71,7 +72,7 @@ func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 		}
 		resp.Members = append(resp.Members, m)
 	}
-	slices.SortFunc(resp.Members, func(a, b api.Member) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(resp.Members, func(a, b api.Member) int { return cmp.Compare(a.ID, b.ID) })
 	p, err := s.ledger.Pause()
 	if err != nil {
 		return resp, err
@@ -86,16 +87,6 @@ func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 	}
 	resp.Regions = counts
 	return resp, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Nodes lists one page of nodes from this member's ledger, without history.

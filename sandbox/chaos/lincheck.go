@@ -3,6 +3,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -115,7 +116,7 @@ func explain(node string, ops []porcupine.Operation, partials [][]int) string {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return compareInt64(ops[a].Call, ops[b].Call) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
 	var b strings.Builder
 	fmt.Fprintf(&b, "node %s: no order of its calls explains every answer (* could not be placed after the longest explained prefix):\n", node)
 	base := ops[idx[0]].Call
@@ -133,16 +134,6 @@ func explain(node string, ops []porcupine.Operation, partials [][]int) string {
 		fmt.Fprintf(&b, "   %s [+%s, %s] %s -> %s  (%v)\n", mark, time.Duration(op.Call-base).Round(time.Millisecond), ret, in, out.describe(in), op.Metadata)
 	}
 	return b.String()
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // readSeed reads the ledger's nodes between two readings of the edges' clock: the state the
