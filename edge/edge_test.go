@@ -191,9 +191,10 @@ func TestEdge_LostLeaseReadsAsPaused(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var results []hostflow.Result
-	e, _ := run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
+	run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
 		OnResult: func(r hostflow.Result) { mu.Lock(); results = append(results, r); mu.Unlock() }})
-	waitFor(t, 10*time.Second, "the host stopped", func() bool { return e.Stats().Outcomes[hostflow.Paused] == 1 })
+	// OnResult runs after the outcome is counted: wait for the result itself.
+	waitFor(t, 10*time.Second, "the host's result", func() bool { mu.Lock(); defer mu.Unlock(); return len(results) == 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if !sawValid.Load() || !sawPaused.Load() {
@@ -235,12 +236,10 @@ func TestEdge_UnknownRestartSettledByRediscovery(t *testing.T) {
 	})
 	var mu sync.Mutex
 	got := map[string]hostflow.Result{}
-	e, _ := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: fl, Finder: f,
+	run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: fl, Finder: f,
 		OnResult: func(r hostflow.Result) { mu.Lock(); got[r.Identity] = r; mu.Unlock() }})
-	waitFor(t, 10*time.Second, "both settled", func() bool {
-		s := e.Stats()
-		return s.Outcomes[hostflow.Provisioned]+s.Outcomes[hostflow.Failed] == 2
-	})
+	// OnResult runs after the outcome is counted: wait for the results themselves.
+	waitFor(t, 10*time.Second, "both settled", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
 	mu.Lock()
 	defer mu.Unlock()
 	if got["gone"].Outcome != hostflow.Provisioned || got["stuck"].Outcome != hostflow.Failed || !contains(got["stuck"].Err.Error(), "still in provisioning mode") {
@@ -313,7 +312,7 @@ func TestEdge_NodeLeftOutOfARenewalReadsAsPaused(t *testing.T) {
 		OnResult: func(r hostflow.Result) { mu.Lock(); got[r.Identity] = r; mu.Unlock() }})
 	waitFor(t, 10*time.Second, "b's host stopped", func() bool { return e.Stats().Outcomes[hostflow.Paused] == 1 })
 	finish.Store(true)
-	waitFor(t, 10*time.Second, "a provisioned", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 1 })
+	waitFor(t, 10*time.Second, "both results", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
 	mu.Lock()
 	defer mu.Unlock()
 	if got["b"].Outcome != hostflow.Paused || contains(got["b"].Err.Error(), "stopped by lease loss") || got["a"].Outcome != hostflow.Provisioned {
