@@ -46,7 +46,7 @@ func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
 	// sighting of a long sweep (a large fleet) stale before its first register.
 	for _, id := range ids {
 		select {
-		case found <- lease.Found{Identity: id, At: end}:
+		case found <- lease.Found{Identity: id, At: end, Since: start}:
 		case <-ctx.Done():
 			return
 		}
@@ -122,25 +122,38 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 	}
 }
 
-// fresh drops the sightings older than RegisterFresh, and has discovery look again soon for what
-// they named; it returns the rest and the oldest sighting's time. A sighting without a time (a
-// source of the edge's own) counts as now.
+// fresh drops the sightings older than RegisterFresh and those the edge may have been stopped
+// after, and has discovery look again soon for what they named; it returns the rest and the oldest
+// sighting's time. A sighting without a time (a source of the edge's own) counts as now.
 func (e *Edge) fresh(batch []lease.Found) ([]lease.Found, time.Time) {
 	now := e.o.Now()
 	oldest := now
 	kept := batch[:0]
+	var old, stalled int
 	for _, f := range batch {
 		if f.At.IsZero() {
 			f.At = now
 		}
-		if now.Sub(f.At) > e.o.RegisterFresh {
-			continue
+		if f.Since.IsZero() {
+			f.Since = f.At
 		}
-		oldest = minTime(oldest, f.At)
-		kept = append(kept, f)
+		switch {
+		case now.Sub(f.At) > e.o.RegisterFresh:
+			old++
+		case e.stalls.since(f.Since):
+			stalled++
+		default:
+			oldest = minTime(oldest, f.At)
+			kept = append(kept, f)
+		}
 	}
-	if dropped := len(batch) - len(kept); dropped > 0 {
-		e.log.Warn("dropped sightings too old to register; looking again soon", "nodes", dropped, "fresh", e.o.RegisterFresh)
+	if old > 0 {
+		e.log.Warn("dropped sightings too old to register; looking again soon", "nodes", old, "fresh", e.o.RegisterFresh)
+	}
+	if stalled > 0 {
+		e.log.Warn("dropped sightings made before this edge was stopped (its clock jumped); looking again soon", "nodes", stalled)
+	}
+	if old+stalled > 0 {
 		e.resweepSoon()
 	}
 	return kept, oldest

@@ -116,6 +116,7 @@ type Edge struct {
 	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its latest answer
 	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
 	resweep       atomic.Bool   // a sweep is scheduled to look again for sightings not registered
+	stalls        *stallWatch   // when the process was last stopped: sightings across it are dropped
 	gaugeMu       sync.Mutex    // orders the paused gauge's updates: the last one sees the latest state
 
 	mu   sync.Mutex
@@ -183,6 +184,7 @@ func New(o Options) (*Edge, error) {
 		log:     o.Logger,
 		resumed: make(chan struct{}, 1),
 		seen:    make(map[string]time.Time),
+		stalls:  newStallWatch(o.Now),
 	}, nil
 }
 
@@ -198,8 +200,11 @@ func (e *Edge) Run(ctx context.Context) error {
 		if e.halted() {
 			return
 		}
+		// An event may have waited in the socket while the edge was stopped: it counts as
+		// possibly RegisterFresh older than its reading, so one read just after a stop is dropped.
+		now := e.o.Now()
 		select {
-		case found <- lease.Found{Identity: id, Event: true, At: e.o.Now()}:
+		case found <- lease.Found{Identity: id, Event: true, At: now, Since: now.Add(-e.o.RegisterFresh)}:
 		case <-ctx.Done():
 		}
 	}, func(err error) { e.log.Warn("could not handle lifecycle event", "error", err) }); err != nil {
@@ -217,7 +222,8 @@ func (e *Edge) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.WatchPause(ctx, e.setClusterPaused) }()
 	}
-	wg.Add(2)
+	wg.Add(3)
+	go func() { defer wg.Done(); e.stalls.run(ctx) }()
 	go func() { defer wg.Done(); e.register(ctx, found) }()
 	go func() { defer wg.Done(); e.discover(ctx, found) }()
 

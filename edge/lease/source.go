@@ -18,6 +18,10 @@ type Found struct {
 	// At is when discovery saw it, on the edge's monotonic clock; the edge drops sightings too
 	// old to register (edge.Options.RegisterFresh).
 	At time.Time
+	// Since is the earliest moment the sighting may describe (a sweep's ping; for an event,
+	// RegisterFresh before it was read); zero is At. A sighting the edge may have been stopped
+	// after is not registered: it may be older than At says.
+	Since time.Time
 }
 
 // Grant is the answer to an acquire or renew.

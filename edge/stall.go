@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/rpc"
+)
+
+// stallTick paces stallWatch: well under rpc.MaxStall, so a tick late by more than that is the
+// process stopped, not the ticker's period.
+const stallTick = 50 * time.Millisecond
+
+// stallWatch notices the edge being stopped (SIGSTOP, a suspended VM, a long GC pause) from the
+// jumps of its monotonic clock. Replies and events that waited in the socket while the process was
+// stopped are read after it wakes and would be dated then: a sighting whose span a stall overlaps
+// may be older than it looks and is not registered (a stale sighting queues again a node another
+// edge provisioned meanwhile).
+type stallWatch struct {
+	now func() time.Time
+
+	mu    sync.Mutex
+	last  time.Time // the latest tick
+	ended time.Time // when the latest stall was seen to end
+}
+
+func newStallWatch(now func() time.Time) *stallWatch {
+	return &stallWatch{now: now, last: now()}
+}
+
+// run ticks until ctx ends.
+func (w *stallWatch) run(ctx context.Context) {
+	t := time.NewTicker(stallTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			w.tick()
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// tick records now, and a stall ending now when the previous tick is longer ago than a request
+// may take from its check to its publish (the same bound as rpc.MaxStall's). It returns how long
+// the stall lasted, or 0.
+func (w *stallWatch) tick() time.Duration {
+	now := w.now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	gap := now.Sub(w.last)
+	w.last = now
+	if gap <= rpc.MaxStall {
+		return 0
+	}
+	w.ended = now
+	return gap
+}
+
+// since says whether the process may have been stopped at any moment after t: a stall ended after
+// it, or one is ending now (ticked here too, so a check made right after the process woke sees
+// its stall before the ticker does).
+func (w *stallWatch) since(t time.Time) bool {
+	w.tick()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ended.After(t)
+}
