@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/seed96588659/muster/sandbox/recorder"
 )
@@ -61,6 +62,9 @@ type Node struct {
 	// Episodes is how many provisioning episodes the node had (an unfinished one counts).
 	Episodes    int  `json:"episodes"`
 	Provisioned bool `json:"provisioned"`
+	// ProvisionedAt is when the node accepted the restart that ended it provisioned; zero when
+	// Provisioned is false.
+	ProvisionedAt time.Time `json:"provisioned_at,omitzero"`
 }
 
 // Count is how often one action arrived, how it ended, and from whom.
@@ -148,11 +152,11 @@ func Build(actions []recorder.Action) Report {
 	sort.Strings(ids)
 	for _, id := range ids {
 		n := r.Nodes[id]
-		episodes, doubles, done := episodesOf(id, byNode[id])
-		n.Episodes = episodes
-		r.DoubleProvisioned = append(r.DoubleProvisioned, doubles...)
-		if done {
-			n.Provisioned = true
+		e := episodesOf(id, byNode[id])
+		n.Episodes = e.count
+		r.DoubleProvisioned = append(r.DoubleProvisioned, e.doubles...)
+		if !e.provisionedAt.IsZero() {
+			n.Provisioned, n.ProvisionedAt = true, e.provisionedAt
 			r.Provisioned = append(r.Provisioned, id)
 		}
 	}
@@ -161,17 +165,26 @@ func Build(actions []recorder.Action) Report {
 	return r
 }
 
-// episodesOf cuts one node's provisioning actions into episodes and returns how many there
-// were, those with accepted changes from more than one caller, and whether the node ended
-// provisioned: the last episode with an accepted configure ended with a successful restart.
-func episodesOf(node string, actions []recorder.Action) (int, []Double, bool) {
+// episodes is what episodesOf found in one node's provisioning actions.
+type episodes struct {
+	// count is how many episodes there were, an unfinished one included.
+	count int
+	// doubles are the episodes with accepted changes from more than one caller.
+	doubles []Double
+	// provisionedAt is the time of the successful restart that ended the last episode with an
+	// accepted configure; zero when the node did not end provisioned.
+	provisionedAt time.Time
+}
+
+// episodesOf cuts one node's provisioning actions into episodes.
+func episodesOf(node string, actions []recorder.Action) episodes {
 	var (
-		doubles     []Double
-		episode     = 1
-		evidence    []recorder.Action
-		started     bool
-		configured  bool
-		provisioned bool
+		doubles       []Double
+		episode       = 1
+		evidence      []recorder.Action
+		started       bool
+		configured    bool
+		provisionedAt time.Time
 	)
 	closeEpisode := func() {
 		if c := distinctCallers(evidence); len(c) > 1 {
@@ -186,11 +199,11 @@ func episodesOf(node string, actions []recorder.Action) (int, []Double, bool) {
 		}
 		if a.OK && a.Action == Configure {
 			configured = true
-			provisioned = false
+			provisionedAt = time.Time{}
 		}
 		if a.OK && endsEpisode(a.Action) {
-			if configured {
-				provisioned = a.Action == Restart
+			if configured && a.Action == Restart {
+				provisionedAt = a.Time
 			}
 			configured = false
 			closeEpisode()
@@ -202,7 +215,7 @@ func episodesOf(node string, actions []recorder.Action) (int, []Double, bool) {
 	if !started {
 		episode--
 	}
-	return episode, doubles, provisioned
+	return episodes{count: episode, doubles: doubles, provisionedAt: provisionedAt}
 }
 
 func endsEpisode(action string) bool {

@@ -91,21 +91,21 @@ func TestReport_ScriptedRunIsExact(t *testing.T) {
 			Provisioned: 4, DoubleProvisioned: 1,
 		},
 		Nodes: map[string]*Node{
-			"a": {Regions: eu, Episodes: 1, Provisioned: true, Actions: map[string]*Count{
+			"a": {Regions: eu, Episodes: 1, Provisioned: true, ProvisionedAt: t0.Add(4 * time.Second), Actions: map[string]*Count{
 				"discovery#ping":    count(1, 1, map[string]int{e1: 1}),
 				"rpcutil#inventory": count(1, 1, map[string]int{e1: 1}),
 				Configure:           count(1, 1, map[string]int{e1: 1}),
 				Restart:             count(1, 1, map[string]int{e1: 1}),
 			}},
-			"b": {Regions: eu, Episodes: 1, Provisioned: true, Actions: map[string]*Count{
+			"b": {Regions: eu, Episodes: 1, Provisioned: true, ProvisionedAt: t0.Add(7 * time.Second), Actions: map[string]*Count{
 				Configure: count(2, 1, map[string]int{e1: 1, e2: 1}),
 				Restart:   count(1, 1, map[string]int{e1: 1}),
 			}},
-			"c": {Regions: eu, Episodes: 1, Provisioned: true, Actions: map[string]*Count{
+			"c": {Regions: eu, Episodes: 1, Provisioned: true, ProvisionedAt: t0.Add(10 * time.Second), Actions: map[string]*Count{
 				Configure: count(2, 2, map[string]int{e1: 1, e2: 1}),
 				Restart:   count(1, 1, map[string]int{e2: 1}),
 			}},
-			"d": {Regions: eu, Episodes: 2, Provisioned: true, Actions: map[string]*Count{
+			"d": {Regions: eu, Episodes: 2, Provisioned: true, ProvisionedAt: t0.Add(13 * time.Second), Actions: map[string]*Count{
 				ReleaseUpdate: count(1, 1, map[string]int{e1: 1}),
 				Configure:     count(1, 1, map[string]int{e2: 1}),
 				Restart:       count(1, 1, map[string]int{e2: 1}),
