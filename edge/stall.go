@@ -6,13 +6,18 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/seed96588659/muster/pkg/rpc"
 )
 
-// stallTick paces stallWatch: well under rpc.MaxStall, so a tick late by more than that is the
-// process stopped, not the ticker's period.
-const stallTick = 50 * time.Millisecond
+// stallTick paces stallWatch, and stallGap is the jump between two ticks it takes for a stop of
+// the process. A stop shorter than stallGap ages a sighting by at most that much beyond what its
+// date says, which RegisterFresh plus a sweep leaves room for below reprovision_after (4 s in
+// the chaos lab, 30 s by default). It is four times rpc.MaxStall because a false stop costs a
+// whole sweep: on an overloaded machine a ticker is late by 250 ms often enough to starve
+// registration.
+const (
+	stallTick = 50 * time.Millisecond
+	stallGap  = time.Second
+)
 
 // stallWatch notices the edge being stopped (SIGSTOP, a suspended VM, a long GC pause) from the
 // jumps of its monotonic clock. Replies and events that waited in the socket while the process was
@@ -45,16 +50,15 @@ func (w *stallWatch) run(ctx context.Context) {
 	}
 }
 
-// tick records now, and a stall ending now when the previous tick is longer ago than a request
-// may take from its check to its publish (the same bound as rpc.MaxStall's). It returns how long
-// the stall lasted, or 0.
+// tick records now, and a stall ending now when the previous tick is more than stallGap ago. It
+// returns how long the stall lasted, or 0.
 func (w *stallWatch) tick() time.Duration {
 	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	gap := now.Sub(w.last)
 	w.last = now
-	if gap <= rpc.MaxStall {
+	if gap <= stallGap {
 		return 0
 	}
 	w.ended = now
