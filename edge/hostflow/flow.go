@@ -173,13 +173,42 @@ func (f *Flow) Run(ctx context.Context, h Host) Result {
 }
 
 func (f *Flow) provision(ctx context.Context, h Host) Result {
+	if res, ok := f.admit(h); !ok {
+		return res
+	}
+	r := f.newRun(h)
+	if res, ok := f.gather(ctx, r); !ok {
+		return res
+	}
+	resp, res, ok := f.askHelper(ctx, h, r)
+	if !ok {
+		return res
+	}
+	switch {
+	case resp.Defer:
+		return Result{Outcome: Deferred, Step: "helper", Err: fmt.Errorf("configuration deferred: %s", resp.Msg), Version: r.version}
+	case resp.Shutdown:
+		return f.shutdown(ctx, h, r, resp.Msg)
+	}
+	if res, ok := f.upgrade(ctx, h, r, resp); !ok {
+		return res
+	}
+	return f.configure(ctx, h, r, resp)
+}
+
+// admit refuses a host that waited too long since discovery saw it (standalone) or whose pause
+// source reads paused; false with the result to report.
+func (f *Flow) admit(h Host) (Result, bool) {
 	if waited := f.d.Now().Sub(h.Seen); !h.Seen.IsZero() && f.s.Interval > 0 && waited > 2*f.s.Interval {
-		return Result{Outcome: Skipped, Err: fmt.Errorf("skipping node that's been waiting %v", waited.Round(time.Millisecond))}
+		return Result{Outcome: Skipped, Err: fmt.Errorf("skipping node that's been waiting %v", waited.Round(time.Millisecond))}, false
 	}
 	if h.Pause == nil || h.Pause.Paused() {
-		return Result{Outcome: Paused, Err: fmt.Errorf("provisioning %s is paused", h.Identity)}
+		return Result{Outcome: Paused, Err: fmt.Errorf("provisioning %s is paused", h.Identity)}, false
 	}
+	return Result{}, true
+}
 
+func (f *Flow) newRun(h Host) *run {
 	r := &run{
 		node: rpc.NewNode(f.d.Wrapper, f.d.Transport, h.Identity, f.d.Token, h.Pause),
 		req:  helper.Request{Identity: h.Identity},
@@ -188,6 +217,12 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 	if f.d.Presence != nil {
 		r.node.SetPresence(f.d.Presence)
 	}
+	return r
+}
+
+// gather runs the enabled fact steps in choria-provisioner's order (jwt, ed25519, inventory,
+// csr), filling the helper's request; false with the result to report when one fails.
+func (f *Flow) gather(ctx context.Context, r *run) (Result, bool) {
 	steps := []struct {
 		name string
 		on   bool
@@ -207,29 +242,31 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 			if first && silent(err) {
 				// Silence at the first call is what a node that left provisioning mode since it
 				// was discovered looks like; rediscovery tells it from a slow one.
-				return Result{Outcome: Unknown, Step: s.name, Err: err}
+				return Result{Outcome: Unknown, Step: s.name, Err: err}, false
 			}
-			return f.failed(s.name, err, r)
+			return f.failed(s.name, err, r), false
 		}
 		first = false
 	}
+	return Result{}, true
+}
 
+// askHelper runs the site helper on the gathered facts, unless the host was paused meanwhile.
+func (f *Flow) askHelper(ctx context.Context, h Host, r *run) (*helper.Response, Result, bool) {
 	if h.Pause.Paused() {
-		return Result{Outcome: Paused, Err: fmt.Errorf("provisioning is paused, cannot run the helper for %s", h.Identity), Version: r.version}
+		return nil, Result{Outcome: Paused, Err: fmt.Errorf("provisioning is paused, cannot run the helper for %s", h.Identity), Version: r.version}, false
 	}
 	resp, err := f.d.Helper.Run(ctx, &r.req)
 	if err != nil {
 		f.d.Metrics.HelperErrors.WithLabelValues(f.s.Site).Inc()
-		return Result{Outcome: Failed, Step: "helper", Err: fmt.Errorf("could not invoke configure helper: %w", err), Version: r.version}
+		return nil, Result{Outcome: Failed, Step: "helper", Err: fmt.Errorf("could not invoke configure helper: %w", err), Version: r.version}, false
 	}
+	return resp, Result{}, true
+}
 
-	switch {
-	case resp.Defer:
-		return Result{Outcome: Deferred, Step: "helper", Err: fmt.Errorf("configuration deferred: %s", resp.Msg), Version: r.version}
-	case resp.Shutdown:
-		return f.shutdown(ctx, h, r, resp.Msg)
-	}
-
+// upgrade sends release_update when the node's version is not the target (the seed's upgrade
+// decision); false with the result to report when the flow ends there.
+func (f *Flow) upgrade(ctx context.Context, h Host, r *run, resp *helper.Response) (Result, bool) {
 	send := upgrade.NodeSender(r.node)
 	if h.Record != nil {
 		send = func(ctx context.Context, repository, version string) error {
@@ -242,20 +279,24 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 	outcome, err := upgrade.Step(ctx, f.s.Upgrade, r.inv, resp.Upgrade, send, r.log)
 	switch outcome {
 	case upgrade.Sent:
-		return Result{Outcome: UpgradeSent, Step: "release_update", Version: r.version, Target: resp.Upgrade}
+		return Result{Outcome: UpgradeSent, Step: "release_update", Version: r.version, Target: resp.Upgrade}, false
 	case upgrade.Stop:
 		if errors.Is(err, rpc.ErrLeft) {
 			// Its reply was lost, and the node is gone: it acted on release_update.
-			return Result{Outcome: Settled("release_update"), Step: "release_update", Version: r.version, Target: resp.Upgrade}
+			return Result{Outcome: Settled("release_update"), Step: "release_update", Version: r.version, Target: resp.Upgrade}, false
 		}
 		if errors.Is(err, rpc.ErrUnanswered) {
-			return Result{Outcome: Unknown, Step: "release_update", Err: err, Version: r.version, Target: resp.Upgrade}
+			return Result{Outcome: Unknown, Step: "release_update", Err: err, Version: r.version, Target: resp.Upgrade}, false
 		}
 		res := f.failed("upgrade", err, r)
 		res.Target = resp.Upgrade
-		return res
+		return res, false
 	}
+	return Result{}, true
+}
 
+// configure sends the helper's configuration, journals the restart, then restarts the node.
+func (f *Flow) configure(ctx context.Context, h Host, r *run, resp *helper.Response) Result {
 	cfg, err := f.configuration(r, resp)
 	if err != nil {
 		return Result{Outcome: Failed, Step: "configure", Err: err, Version: r.version}
