@@ -156,6 +156,20 @@ func (l *callLog) window(from, prev int64) []*edgeCall {
 	return out
 }
 
+// sentBefore are the request ids of the reports first sent before from. A retry of one in a
+// round may be answered with the answer the ledger gave it before the round's read (a report is
+// answered with its first answer, also across a change of leader), which the round's calls alone
+// do not explain.
+func (l *callLog) sentBefore(from int64) map[string]bool {
+	ids := map[string]bool{}
+	for _, c := range l.calls {
+		if c.Call < from && c.Report != nil && c.Report.RequestID != "" {
+			ids[c.Report.RequestID] = true
+		}
+	}
+	return ids
+}
+
 // seedRead is the ledger's nodes as the runner read them between two clock readings.
 type seedRead struct {
 	Start, End int64
@@ -163,8 +177,9 @@ type seedRead struct {
 }
 
 // project turns a window's calls (and the ledger read that starts it) into porcupine's
-// operations, one per call and node the call concerns.
-func project(calls []*edgeCall, seed *seedRead) []porcupine.Operation {
+// operations, one per call and node the call concerns; earlier are the report request ids sent
+// before the window (callLog.sentBefore).
+func project(calls []*edgeCall, seed *seedRead, earlier map[string]bool) []porcupine.Operation {
 	// A renewal names a lease, not nodes: it concerns every node the window shows in that lease.
 	leaseNodes := map[string]map[string]bool{}
 	addNodes := func(id string, nodes []string) {
@@ -245,7 +260,8 @@ func project(calls []*edgeCall, seed *seedRead) []porcupine.Operation {
 				}
 				done[r.Identity] = true
 				a := nodeAnswer{Applied: applied[r.Identity], Missing: c.Answer == answered && !mentioned[r.Identity]}
-				add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: r.Identity, Lease: req, RequestID: c.Report.RequestID, Outcome: r.Outcome}, a)
+				add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: r.Identity, Lease: req, RequestID: c.Report.RequestID, Outcome: r.Outcome,
+					Retry: earlier[c.Report.RequestID]}, a)
 			}
 		}
 	}

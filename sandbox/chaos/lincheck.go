@@ -164,5 +164,5 @@ func (r *Runner) checkHistory(res *RoundResult, seed *seedRead) LinCheck {
 		return LinCheck{Err: fmt.Errorf("no edge call recorded in round %d (call_history in %v)", res.Round, paths)}
 	}
 	html := filepath.Join(r.opts.Dir, "rounds", strconv.Itoa(res.Round), "linearizability.html")
-	return checkLinearizable(project(win, seed), len(win), LinTimeout, html)
+	return checkLinearizable(project(win, seed, r.calls.sentBefore(seed.Start)), len(win), LinTimeout, html)
 }

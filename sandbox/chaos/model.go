@@ -69,6 +69,9 @@ type nodeCall struct {
 	// RequestID and Outcome are a report's request id and its result for the node.
 	RequestID string
 	Outcome   api.Outcome
+	// Retry says a report's request id was first sent before the history checked: the ledger
+	// may have applied it then, and answers it as it did then whatever happened since.
+	Retry bool
 	// Desc names the call in the visualization (request ids, wall times).
 	Desc string
 }
@@ -340,6 +343,10 @@ func (s nodeState) report(c nodeCall, a nodeAnswer) []nodeState {
 			if o.applied == a.Applied {
 				res = append(res, o.next.remember(l, c.RequestID, o.applied))
 			}
+		}
+		if c.Retry {
+			// The first answer of an application the history does not show: nothing changes.
+			res = append(res, s.remember(l, c.RequestID, a.Applied))
 		}
 		return res
 	}
