@@ -22,9 +22,33 @@ func toAPILease(l *ledger.Lease) *api.Lease {
 	}
 }
 
-// toAPINode returns the part of the record the API shows; the record is the caller's own copy
-// (the ledger decodes a fresh one on every read), so its slices are not copied again.
-func toAPINode(n *ledger.Node) api.Node { return n.Node }
+// toAPINode returns the part of the record the API shows (not the provisioning lock); the record
+// is the caller's own copy (the ledger decodes a fresh one on every read), so Facts is not copied
+// again.
+func toAPINode(n *ledger.Node) api.Node {
+	return api.Node{
+		Identity: n.Identity, Region: n.Region, State: n.State, Attempts: n.Attempts,
+		LeaseID: n.LeaseID, LeaseToken: n.LeaseToken, Edge: n.Edge,
+		InventoryVersion: n.InventoryVersion, TargetVersion: n.TargetVersion, LastError: n.LastError,
+		Facts: n.Facts, DiscoveredAt: n.DiscoveredAt, LeasedAt: n.LeasedAt, FinishedAt: n.FinishedAt,
+		NotBefore: n.NotBefore, History: toAPIHistory(n.History),
+	}
+}
+
+// toAPIHistory keeps nil as nil: a listing without history shows none (omitempty).
+func toAPIHistory(in []ledger.Transition) []api.Transition {
+	if in == nil {
+		return nil
+	}
+	out := make([]api.Transition, len(in))
+	for i, t := range in {
+		out[i] = api.Transition{
+			At: t.At, From: t.From, To: t.To, Reason: t.Reason, Edge: t.Edge,
+			LeaseID: t.LeaseID, LeaseToken: t.LeaseToken, Error: t.Error,
+		}
+	}
+	return out
+}
 
 func toLedgerResults(in []api.NodeResult) []ledger.Result {
 	out := make([]ledger.Result, len(in))

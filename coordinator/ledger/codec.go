@@ -183,7 +183,7 @@ func encodeNode(n *Node) []byte {
 	return e.b
 }
 
-func (e *nodeEncoder) transition(t *api.Transition) {
+func (e *nodeEncoder) transition(t *Transition) {
 	from, to := stateCode(t.From), stateCode(t.To)
 	head := to | from<<3
 	if t.LeaseID != "" || t.LeaseToken != 0 {
@@ -337,7 +337,7 @@ func decodeNodeV2(id string, b []byte) (*Node, error) {
 		if h > uint64(len(d.b)) {
 			return nil, errShort
 		}
-		n.History = make([]api.Transition, h)
+		n.History = make([]Transition, h)
 		for i := range n.History {
 			d.transition(&n.History[i])
 		}
@@ -351,7 +351,7 @@ func decodeNodeV2(id string, b []byte) (*Node, error) {
 	return n, nil
 }
 
-func (d *decoder) transition(t *api.Transition) {
+func (d *decoder) transition(t *Transition) {
 	head := d.uvarint()
 	if head >= trNoTime<<1 && d.err == nil {
 		d.err = fmt.Errorf("unknown flags %#x in history entry", head)
@@ -404,7 +404,7 @@ func decodeNodeV1(b []byte) (*Node, error) {
 		if h > uint64(len(d.b)) {
 			return nil, errShort
 		}
-		n.History = make([]api.Transition, h)
+		n.History = make([]Transition, h)
 		for i := range n.History {
 			t := &n.History[i]
 			t.At = d.time()

@@ -20,12 +20,10 @@ import (
 // fullNode sets every field of a node record (TestCodec_EveryFieldPersisted checks that it does).
 func fullNode() *Node {
 	return &Node{
-		Node: api.Node{
-			Identity: "n1.example.net", Region: "eu", State: api.StateLeased, Attempts: 2, LeaseID: "l-1", LeaseToken: 1 << 40,
-			Edge: "edge-a", InventoryVersion: "0.29.4", TargetVersion: "0.30.0", LastError: "boom", Facts: []byte(`{"a":1}`),
-			DiscoveredAt: t0, LeasedAt: t0.Add(time.Second), FinishedAt: time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC), NotBefore: t0.Add(-time.Hour),
-			History: []api.Transition{{At: t0, To: api.StateWaiting, Reason: "discovered"}, {At: t0.Add(time.Nanosecond), From: api.StateWaiting, To: api.StateLeased, Edge: "e", LeaseID: "l", LeaseToken: 7, Error: "x"}},
-		},
+		Identity: "n1.example.net", Region: "eu", State: api.StateLeased, Attempts: 2, LeaseID: "l-1", LeaseToken: 1 << 40,
+		Edge: "edge-a", InventoryVersion: "0.29.4", TargetVersion: "0.30.0", LastError: "boom", Facts: []byte(`{"a":1}`),
+		DiscoveredAt: t0, LeasedAt: t0.Add(time.Second), FinishedAt: time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC), NotBefore: t0.Add(-time.Hour),
+		History:   []Transition{{At: t0, To: api.StateWaiting, Reason: "discovered"}, {At: t0.Add(time.Nanosecond), From: api.StateWaiting, To: api.StateLeased, Edge: "e", LeaseID: "l", LeaseToken: 7, Error: "x"}},
 		LockEdge:  "edge-b",
 		LockUntil: time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC),
 	}
@@ -35,19 +33,19 @@ func fullNode() *Node {
 // and reasons outside its tables, times far apart and out of order, no times at all, a history
 // of the full default length with edges and leases that recur.
 func oddNodes() []*Node {
-	far := &Node{Node: api.Node{
+	far := &Node{
 		Identity: "far", State: "unheard-of", Attempts: -3, DiscoveredAt: time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC),
 		LeasedAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), NotBefore: time.Unix(0, 1).UTC(),
 		FinishedAt: time.Unix(-1, 999999999).UTC(),
-		History: []api.Transition{
+		History: []Transition{
 			{From: "unheard-of", To: api.StateAbandoned, Reason: "failed; abandoned after 5 attempts"},
 			{At: t0, From: api.StateAbandoned, To: "other", LeaseToken: 3},
 			{At: t0.Add(-time.Hour), LeaseID: "only-a-lease"},
 		},
-	}}
-	long := &Node{Node: api.Node{Identity: "long", Region: "eu", State: api.StateLeased, LeaseID: "lease-19", LeaseToken: 19, Edge: "edge-1", DiscoveredAt: t0}}
+	}
+	long := &Node{Identity: "long", Region: "eu", State: api.StateLeased, LeaseID: "lease-19", LeaseToken: 19, Edge: "edge-1", DiscoveredAt: t0}
 	for i := range 20 {
-		long.History = append(long.History, api.Transition{
+		long.History = append(long.History, Transition{
 			At: t0.Add(time.Duration(i) * 1500 * time.Millisecond), From: nodeStates[i%7], To: nodeStates[(i+1)%7],
 			Reason: nodeReasons[i%len(nodeReasons)], Edge: fmt.Sprintf("edge-%d", i%3), LeaseID: fmt.Sprintf("lease-%d", i), LeaseToken: uint64(i),
 		})
@@ -72,17 +70,18 @@ func randomNode(r *rand.Rand) *Node {
 	states := append([]api.NodeState{"bogus"}, nodeStates[:]...)
 	reasons := append([]string{"not in the table", "failed; abandoned after 5 attempts"}, nodeReasons[:]...)
 	edges := []string{"", "edge-a", "edge-b", "edge-c"}
-	n := &Node{Node: api.Node{
+	n := &Node{
 		Identity: fmt.Sprintf("n%d", r.IntN(1000)), Region: str("", "eu", "us"), State: states[r.IntN(len(states))],
 		Attempts: r.IntN(7) - 1, LeaseID: str("", "l-1", "l-2"), LeaseToken: uint64(r.IntN(3)) << uint(r.IntN(64)),
 		Edge: str(edges...), InventoryVersion: str("", "0.29.4"), TargetVersion: str("", "0.30.0"), LastError: str("", "boom"),
 		DiscoveredAt: tm(), LeasedAt: tm(), FinishedAt: tm(), NotBefore: tm(),
-	}, LockEdge: str(edges...), LockUntil: tm()}
+		LockEdge: str(edges...), LockUntil: tm(),
+	}
 	if r.IntN(2) == 0 {
 		n.Facts = []byte(`{"a":1}`)
 	}
 	for range r.IntN(22) {
-		n.History = append(n.History, api.Transition{
+		n.History = append(n.History, Transition{
 			At: tm(), From: states[r.IntN(len(states))], To: states[r.IntN(len(states))], Reason: reasons[r.IntN(len(reasons))],
 			Edge: str(edges...), LeaseID: str("", "l-1", "l-2", "l-3"), LeaseToken: uint64(r.IntN(3)), Error: str("", "", "x"),
 		})
@@ -91,7 +90,7 @@ func randomNode(r *rand.Rand) *Node {
 }
 
 func TestCodec_NodeRoundTrip(t *testing.T) {
-	nodes := append([]*Node{fullNode(), {Node: api.Node{Identity: "bare"}}}, oddNodes()...)
+	nodes := append([]*Node{fullNode(), {Identity: "bare"}}, oddNodes()...)
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		nodes = append(nodes, randomNode(r))
@@ -186,11 +185,11 @@ func TestCodec_NodeFormatStable(t *testing.T) {
 // Its record is what the ledger file (mapped, so resident) is made of.
 func TestCodec_WaitingNodeRecordIsSmall(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 30, 24, 123456789, time.UTC)
-	n := &Node{Node: api.Node{
+	n := &Node{
 		Identity: "node-0123456.example.net", Region: "region-3", State: api.StateWaiting, InventoryVersion: "0.29.4",
 		DiscoveredAt: now, NotBefore: now,
-		History: []api.Transition{{At: now, To: api.StateWaiting, Reason: "discovered", Edge: "edge-region-3"}},
-	}}
+		History: []Transition{{At: now, To: api.StateWaiting, Reason: "discovered", Edge: "edge-region-3"}},
+	}
 	v1, v2 := len(encodeNodeV1(n)), len(encodeNode(n))
 	t.Logf("waiting node: version 1 %d bytes, version 2 %d bytes", v1, v2)
 	// version byte, head, region, version, one absolute and one relative time, a one-entry
@@ -200,8 +199,8 @@ func TestCodec_WaitingNodeRecordIsSmall(t *testing.T) {
 	}
 }
 
-// A field added to Node (or to the api.Node it embeds) that the codec does not write would be lost
-// on the next write; fullNode sets every field, so the round trip above covers each one.
+// A field added to Node or Transition that the codec does not write would be lost on the next
+// write; fullNode sets every field, so the round trip above covers each one.
 func TestCodec_EveryFieldPersisted(t *testing.T) {
 	var unset []string
 	var walk func(prefix string, v reflect.Value)
@@ -219,7 +218,7 @@ func TestCodec_EveryFieldPersisted(t *testing.T) {
 	}
 	n := fullNode()
 	walk("", reflect.ValueOf(n).Elem())
-	tt := reflect.TypeFor[api.Transition]()
+	tt := reflect.TypeFor[Transition]()
 	for j := range tt.NumField() {
 		set := false
 		for _, tr := range n.History {
@@ -235,7 +234,7 @@ func TestCodec_EveryFieldPersisted(t *testing.T) {
 }
 
 func TestCodec_NodeHeadAgreesWithTheRecord(t *testing.T) {
-	for _, n := range append([]*Node{fullNode(), {Node: api.Node{Identity: "bare"}}}, oddNodes()...) {
+	for _, n := range append([]*Node{fullNode(), {Identity: "bare"}}, oddNodes()...) {
 		for _, enc := range [][]byte{encodeNode(n), encodeNodeV1(n)} {
 			region, state, err := decodeNodeHead(enc)
 			if err != nil || region != n.Region || state != n.State {
@@ -399,8 +398,8 @@ func BenchmarkCodec(b *testing.B) {
 // past the full 3-bit table (gone) is spelled out, so no code is ever reused or overflows.
 func TestCodec_EveryAPIStateKeepsItsMeaning(t *testing.T) {
 	for _, s := range api.NodeStates() {
-		n := &Node{Node: api.Node{Identity: "n", Region: "eu", State: s, DiscoveredAt: t0,
-			History: []api.Transition{{At: t0, From: api.StateLeased, To: s, Reason: "x"}, {At: t0, From: s, To: api.StateWaiting}}}}
+		n := &Node{Identity: "n", Region: "eu", State: s, DiscoveredAt: t0,
+			History: []Transition{{At: t0, From: api.StateLeased, To: s, Reason: "x"}, {At: t0, From: s, To: api.StateWaiting}}}
 		enc := encodeNode(n)
 		got, err := decodeNode(n.Identity, enc)
 		if err != nil || !reflect.DeepEqual(got, n) {

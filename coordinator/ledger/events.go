@@ -59,7 +59,7 @@ func (t *txn) noteTransition(old, n *Node) error {
 		From: tr.From, To: tr.To, Reason: tr.Reason, Edge: tr.Edge, LeaseID: tr.LeaseID})
 }
 
-func sameTransition(a, b api.Transition) bool {
+func sameTransition(a, b Transition) bool {
 	return a.At.Equal(b.At) && a.From == b.From && a.To == b.To && a.Reason == b.Reason && a.LeaseID == b.LeaseID && a.LeaseToken == b.LeaseToken
 }
 

@@ -40,7 +40,7 @@ func applyExpire(t *txn, c *Expire) (any, error) {
 			// The edge may have called the node until the lease's end; go-choria keeps its lock a
 			// full window after that call.
 			n.LockEdge, n.LockUntil = ls.Edge, ls.ExpiresAt.Add(c.Policy.LockWindow)
-			retry(&n, api.Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, expiredReason, c.Now, c.Policy)
+			retry(&n, Transition{At: c.Now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, expiredReason, c.Now, c.Policy)
 			if n.State == api.StateAbandoned {
 				res.Abandoned++
 			} else {
@@ -71,6 +71,6 @@ const expiredReason = "lease expired"
 
 // byExpiry reports whether tr, a transition carrying a lease id, is that lease's expiry rather
 // than a result it reported: only the expiry leaves the lease's late facts to be recorded.
-func byExpiry(tr api.Transition) bool {
+func byExpiry(tr Transition) bool {
 	return tr.From == api.StateLeased && strings.HasPrefix(tr.Reason, expiredReason)
 }

@@ -73,7 +73,7 @@ func applyGrant(t *txn, index uint64, c *Grant) (any, error) {
 		}
 		n := *old
 		n.LeaseID, n.LeaseToken, n.Edge, n.LeasedAt = ls.ID, ls.Token, ls.Edge, c.Now
-		n.transition(api.StateLeased, api.Transition{At: c.Now, Reason: "granted", Edge: c.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, c.Policy.HistoryLimit)
+		n.transition(api.StateLeased, Transition{At: c.Now, Reason: "granted", Edge: c.Edge, LeaseID: ls.ID, LeaseToken: ls.Token}, c.Policy.HistoryLimit)
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}
 		}

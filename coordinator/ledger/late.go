@@ -26,8 +26,8 @@ func lateOutcome(o api.Outcome) bool {
 // having reported nothing of it, may record a late fact. Below cluster protocol lateRuleProtocol
 // (strict false) it refuses, as the build before did, only a provisioned or shutdown of that
 // lease since the grant: every member then applies the same rule.
-func lateGrant(n *Node, id string, token uint64, edge, region string, strict bool) (api.Transition, error) {
-	var grant api.Transition
+func lateGrant(n *Node, id string, token uint64, edge, region string, strict bool) (Transition, error) {
+	var grant Transition
 	g := -1
 	for i, tr := range slices.Backward(n.History) {
 		if tr.To == api.StateLeased && tr.LeaseID == id && tr.LeaseToken == token && tr.Edge == edge {

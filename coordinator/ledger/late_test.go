@@ -34,7 +34,7 @@ func (h *harness) expireAll(ls *Lease) time.Time {
 	return at
 }
 
-func lastTransition(n *Node) api.Transition { return n.History[len(n.History)-1] }
+func lastTransition(n *Node) Transition { return n.History[len(n.History)-1] }
 
 // TestLedger_LateProvisionedOfWaitingNodeIsRecorded: an edge cut off past its lease provisioned a
 // node inside its own window; its report after the leader expired the lease records the node as

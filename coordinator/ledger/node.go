@@ -3,20 +3,50 @@
 package ledger
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// Node is one node's record: what the API shows of it plus what only the ledger keeps. The
-// binary codec (codec.go) writes each field explicitly, so a field added to api.Node must be
-// added there too (TestCodec_EveryFieldPersisted fails until it is).
+// Node is one node's record, the ledger's own type: the admin API shows it as api.Node, converted
+// by the member (coordinator/convert.go), so the record and the wire can change apart. States are
+// the API's, the one vocabulary of a node's life. The binary codec (codec.go) writes each field
+// explicitly, so a field added here must be added there too (TestCodec_EveryFieldPersisted fails
+// until it is).
 type Node struct {
-	api.Node
+	Identity         string          `json:"identity"`
+	Region           string          `json:"region"`
+	State            api.NodeState   `json:"state"`
+	Attempts         int             `json:"attempts"`
+	LeaseID          string          `json:"lease_id,omitempty"`
+	LeaseToken       uint64          `json:"lease_token,omitempty"`
+	Edge             string          `json:"edge,omitempty"`
+	InventoryVersion string          `json:"inventory_version,omitempty"`
+	TargetVersion    string          `json:"target_version,omitempty"`
+	LastError        string          `json:"last_error,omitempty"`
+	Facts            json.RawMessage `json:"facts,omitempty"`
+	DiscoveredAt     time.Time       `json:"discovered_at"`
+	LeasedAt         time.Time       `json:"leased_at,omitzero"`
+	FinishedAt       time.Time       `json:"finished_at,omitzero"`
+	NotBefore        time.Time       `json:"not_before,omitzero"`
+	History          []Transition    `json:"history,omitempty"`
 	// LockEdge and LockUntil mirror go-choria's provisioning lock: until LockUntil only LockEdge
 	// may be offered the node, because the node itself would refuse anyone else.
 	LockEdge  string    `json:"lock_edge,omitempty"`
 	LockUntil time.Time `json:"lock_until,omitzero"`
+}
+
+// Transition is one entry of a node's bounded history.
+type Transition struct {
+	At         time.Time     `json:"at"`
+	From       api.NodeState `json:"from,omitempty"`
+	To         api.NodeState `json:"to"`
+	Reason     string        `json:"reason,omitempty"`
+	Edge       string        `json:"edge,omitempty"`
+	LeaseID    string        `json:"lease_id,omitempty"`
+	LeaseToken uint64        `json:"lease_token,omitempty"`
+	Error      string        `json:"error,omitempty"`
 }
 
 // Lease is a batch of nodes of one region held by one edge until ExpiresAt.
@@ -87,7 +117,7 @@ func (p Policy) backoff(attempts int) time.Duration {
 }
 
 // transition moves n to state to and records it in the bounded history.
-func (n *Node) transition(to api.NodeState, t api.Transition, limit int) {
+func (n *Node) transition(to api.NodeState, t Transition, limit int) {
 	t.From = n.State
 	t.To = to
 	n.State = to

@@ -182,7 +182,7 @@ func (t *txn) operate(old *Node, c *Operator) error {
 	}
 	n := *old
 	n.History = slices.Clone(old.History)
-	tr := api.Transition{At: c.Now, Reason: reason}
+	tr := Transition{At: c.Now, Reason: reason}
 	switch c.Verb {
 	case VerbBan:
 		n.FinishedAt = c.Now

@@ -38,11 +38,11 @@ func applyRegister(t *txn, c *Register) (any, error) {
 			return nil, storageError{err}
 		}
 		if old == nil {
-			n := &Node{Node: api.Node{
+			n := &Node{
 				Identity: rn.Identity, Region: rn.Region, InventoryVersion: rn.InventoryVersion,
 				Facts: rn.Facts, DiscoveredAt: c.Now, NotBefore: c.Now,
-			}}
-			n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: "discovered", Edge: c.Edge}, c.Policy.HistoryLimit)
+			}
+			n.transition(api.StateWaiting, Transition{At: c.Now, Reason: "discovered", Edge: c.Edge}, c.Policy.HistoryLimit)
 			if err := t.putNode(nil, n); err != nil {
 				return nil, storageError{err}
 			}
@@ -57,7 +57,7 @@ func applyRegister(t *txn, c *Register) (any, error) {
 			continue
 		}
 		n := *old
-		n.History = append([]api.Transition(nil), old.History...)
+		n.History = append([]Transition(nil), old.History...)
 		changed := n.Region != rn.Region || n.InventoryVersion != rn.InventoryVersion || (len(rn.Facts) > 0 && !bytes.Equal(n.Facts, rn.Facts))
 		n.Region = rn.Region
 		n.InventoryVersion = rn.InventoryVersion
@@ -82,7 +82,7 @@ func applyRegister(t *txn, c *Register) (any, error) {
 		}
 		if requeue != "" {
 			n.NotBefore = maxTime(n.NotBefore, c.Now)
-			n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: requeue, Edge: c.Edge}, c.Policy.HistoryLimit)
+			n.transition(api.StateWaiting, Transition{At: c.Now, Reason: requeue, Edge: c.Edge}, c.Policy.HistoryLimit)
 			res.Requeued++
 		} else if !changed {
 			res.Unchanged++

@@ -156,7 +156,7 @@ func reportRefusal(old *Node, id string, ls *Lease) error {
 
 // applyOutcome is the state machine of one reported result: it moves node n out of lease ls.
 func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy, proto int) {
-	tr := api.Transition{At: now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token, Error: r.Error}
+	tr := Transition{At: now, Edge: ls.Edge, LeaseID: ls.ID, LeaseToken: ls.Token, Error: r.Error}
 	if r.InventoryVersion != "" {
 		n.InventoryVersion = r.InventoryVersion
 	}
@@ -274,7 +274,7 @@ func finishLeaseNodes(t *txn, ls *Lease, done map[string]bool, res *ReportResult
 }
 
 // retry counts an attempt and returns the node to waiting after its backoff, or abandons it.
-func retry(n *Node, tr api.Transition, reason string, now time.Time, p Policy) {
+func retry(n *Node, tr Transition, reason string, now time.Time, p Policy) {
 	n.Attempts++
 	tr.Reason = reason
 	if n.Attempts >= p.MaxAttempts {

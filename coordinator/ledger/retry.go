@@ -88,7 +88,7 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		moved = append(moved, RetriedNode{Identity: id, Region: old.Region, From: old.State, Attempts: old.Attempts, LastError: old.LastError})
 		res.Retried = append(res.Retried, moved[len(moved)-1])
 		n := *old
-		n.History = append([]api.Transition(nil), old.History...)
+		n.History = append([]Transition(nil), old.History...)
 		n.Attempts = 0
 		n.LastError = ""
 		// The operator skips a deferral or a backoff, not go-choria's lock, which the node itself
@@ -100,7 +100,7 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		if old.State == api.StateAbandoned {
 			n.NotBefore = maxTime(old.NotBefore, c.Now)
 		}
-		n.transition(api.StateWaiting, api.Transition{At: c.Now, Reason: reason}, c.Policy.HistoryLimit)
+		n.transition(api.StateWaiting, Transition{At: c.Now, Reason: reason}, c.Policy.HistoryLimit)
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}
 		}
