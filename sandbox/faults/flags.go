@@ -85,97 +85,15 @@ func parseFlagSelector(sel string, s *Selector) error {
 
 func parseFlagItem(item string, f *Fault) error {
 	key, val, hasVal := strings.Cut(item, "=")
-	needVal := func() error {
-		if !hasVal || val == "" {
-			return fmt.Errorf("%s needs a value", key)
-		}
-		return nil
-	}
 	switch {
+	case item == "":
+		return fmt.Errorf("empty item")
 	case key == "silent" && !hasVal:
 		f.Silent = true
+		return nil
 	case key == "duplicate" && !hasVal:
 		f.Duplicate = true
-	case key == "fail":
-		if err := needVal(); err != nil {
-			return err
-		}
-		parts := strings.SplitN(val, "/", 3)
-		if len(parts) < 2 {
-			return fmt.Errorf("want fail=ACTION/K[/MESSAGE]")
-		}
-		action, err := NormalizeAction(parts[0])
-		if err != nil {
-			return err
-		}
-		k, err := strconv.Atoi(parts[1])
-		if err != nil || k < 1 {
-			return fmt.Errorf("times %q: want a positive integer", parts[1])
-		}
-		fl := Fail{Action: action, Times: k}
-		if len(parts) == 3 {
-			fl.Message = parts[2]
-		}
-		f.Fails = append(f.Fails, fl)
-	case key == "slow":
-		if err := needVal(); err != nil {
-			return err
-		}
-		dur, actions, _ := strings.Cut(val, "@")
-		d, err := time.ParseDuration(dur)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("duration %q: want a positive duration such as 2s", dur)
-		}
-		f.Delay = d
-		f.DelayActions = nil
-		if actions != "" {
-			for a := range strings.SplitSeq(actions, "+") {
-				na, err := NormalizeAction(a)
-				if err != nil {
-					return err
-				}
-				f.DelayActions = append(f.DelayActions, na)
-			}
-		}
-	case key == "drop":
-		if err := needVal(); err != nil {
-			return err
-		}
-		k, err := strconv.Atoi(val)
-		if err != nil || k < 1 {
-			return fmt.Errorf("%q: want a positive integer", val)
-		}
-		f.DropFirst = k
-	case key == "disconnect":
-		if err := needVal(); err != nil {
-			return err
-		}
-		action, dur, hasDur := strings.Cut(val, "/")
-		a, err := NormalizeAction(action)
-		if err != nil {
-			return err
-		}
-		d := &Disconnect{After: a}
-		if hasDur {
-			if d.For, err = time.ParseDuration(dur); err != nil || d.For <= 0 {
-				return fmt.Errorf("duration %q: want a positive duration such as 30s", dur)
-			}
-		}
-		f.Disconnect = d
-	case key == "version":
-		if err := needVal(); err != nil {
-			return err
-		}
-		f.Version = val
-	case key == "upgradable":
-		if err := needVal(); err != nil {
-			return err
-		}
-		b, err := strconv.ParseBool(val)
-		if err != nil {
-			return fmt.Errorf("%q: want true or false", val)
-		}
-		f.Upgradable = &b
+		return nil
 	case strings.HasPrefix(key, "fact.") && len(key) > len("fact."):
 		if !hasVal {
 			return fmt.Errorf("want fact.NAME=VALUE")
@@ -184,10 +102,114 @@ func parseFlagItem(item string, f *Fault) error {
 			f.Facts = map[string]any{}
 		}
 		f.Facts[strings.TrimPrefix(key, "fact.")] = val
-	case item == "":
-		return fmt.Errorf("empty item")
-	default:
+		return nil
+	}
+	parse := valuedItem(key)
+	if parse == nil {
 		return fmt.Errorf("unknown item (want %s)", FlagHelp)
 	}
+	if !hasVal || val == "" {
+		return fmt.Errorf("%s needs a value", key)
+	}
+	return parse(val, f)
+}
+
+// valuedItem is the parser of the items written KEY=VALUE, nil for an unknown key.
+func valuedItem(key string) func(val string, f *Fault) error {
+	switch key {
+	case "fail":
+		return parseFail
+	case "slow":
+		return parseSlow
+	case "drop":
+		return parseDrop
+	case "disconnect":
+		return parseDisconnect
+	case "version":
+		return func(val string, f *Fault) error { f.Version = val; return nil }
+	case "upgradable":
+		return parseUpgradable
+	}
+	return nil
+}
+
+// parseFail reads fail=ACTION/K[/MESSAGE].
+func parseFail(val string, f *Fault) error {
+	parts := strings.SplitN(val, "/", 3)
+	if len(parts) < 2 {
+		return fmt.Errorf("want fail=ACTION/K[/MESSAGE]")
+	}
+	action, err := NormalizeAction(parts[0])
+	if err != nil {
+		return err
+	}
+	k, err := strconv.Atoi(parts[1])
+	if err != nil || k < 1 {
+		return fmt.Errorf("times %q: want a positive integer", parts[1])
+	}
+	fl := Fail{Action: action, Times: k}
+	if len(parts) == 3 {
+		fl.Message = parts[2]
+	}
+	f.Fails = append(f.Fails, fl)
+	return nil
+}
+
+// parseSlow reads slow=DURATION[@ACTION+ACTION...].
+func parseSlow(val string, f *Fault) error {
+	dur, actions, _ := strings.Cut(val, "@")
+	d, err := time.ParseDuration(dur)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("duration %q: want a positive duration such as 2s", dur)
+	}
+	f.Delay = d
+	f.DelayActions = nil
+	if actions == "" {
+		return nil
+	}
+	for a := range strings.SplitSeq(actions, "+") {
+		na, err := NormalizeAction(a)
+		if err != nil {
+			return err
+		}
+		f.DelayActions = append(f.DelayActions, na)
+	}
+	return nil
+}
+
+// parseDrop reads drop=K.
+func parseDrop(val string, f *Fault) error {
+	k, err := strconv.Atoi(val)
+	if err != nil || k < 1 {
+		return fmt.Errorf("%q: want a positive integer", val)
+	}
+	f.DropFirst = k
+	return nil
+}
+
+// parseDisconnect reads disconnect=ACTION[/DURATION].
+func parseDisconnect(val string, f *Fault) error {
+	action, dur, hasDur := strings.Cut(val, "/")
+	a, err := NormalizeAction(action)
+	if err != nil {
+		return err
+	}
+	d := &Disconnect{After: a}
+	if hasDur {
+		if d.For, err = time.ParseDuration(dur); err != nil || d.For <= 0 {
+			return fmt.Errorf("duration %q: want a positive duration such as 30s", dur)
+		}
+	}
+	f.Disconnect = d
+	return nil
+}
+
+// parseUpgradable reads upgradable=BOOL.
+func parseUpgradable(val string, f *Fault) error {
+	b, err := strconv.ParseBool(val)
+	if err != nil {
+		return fmt.Errorf("%q: want true or false", val)
+	}
+	f.Upgradable = &b
 	return nil
 }
