@@ -302,7 +302,7 @@ func TestCluster_RecoverFromLostQuorum(t *testing.T) {
 	}
 	// c2 and c3 are gone for good: c1 alone is made the whole cluster.
 	survivor := c.members[0]
-	if err := raftnode.RecoverCluster(raftnode.Config{ID: survivor.id, Dir: survivor.dir, Timeouts: raftnode.LoopbackTimeouts()},
+	if err := coordinator.RecoverCluster(coordinator.Config{ID: survivor.id, DataDir: survivor.dir, Timeouts: raftnode.LoopbackTimeouts()},
 		[]raftnode.Peer{{ID: survivor.id, Address: survivor.front.addr()}}); err != nil {
 		t.Fatal(err)
 	}

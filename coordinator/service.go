@@ -25,7 +25,7 @@ import (
 type Config struct {
 	// ID is the member's stable Raft server id.
 	ID string
-	// DataDir holds the Raft log, snapshots and the ledger.
+	// DataDir holds the Raft log, snapshots and the ledger (ledgerFile); it is made private.
 	DataDir string
 	// RaftBind is the Raft TCP listen address (127.0.0.1:0 in tests); RaftAdvertise the address
 	// others dial, empty for the bound one.
@@ -148,13 +148,24 @@ func New(cfg Config) (*Service, error) {
 	if cfg.RaftBind == "" {
 		return nil, fmt.Errorf("coordinator %s: raft bind address is empty", cfg.ID)
 	}
+	if cfg.ID == "" {
+		return nil, errors.New("coordinator: member id is empty")
+	}
 	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, edges: map[string]EdgeSeen{}, closing: make(chan struct{}), applied: make(chan struct{})}
 
-	node, err := raftnode.Open(cfg.raftConfig(s.log), ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
+	if err := privateDataDir(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
+	}
+	l, err := openLedger(cfg.DataDir, ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
 	if err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
-	s.node, s.ledger = node, node.Ledger()
+	node, err := raftnode.Open(cfg.raftConfig(s.log), l.FSM())
+	if err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
+	}
+	s.node, s.ledger = node, l
 
 	s.metrics, err = metrics.New(cfg.Registry, cfg.ID, metrics.Sources{
 		Leader:              node.IsLeader,
@@ -166,7 +177,7 @@ func New(cfg Config) (*Service, error) {
 		ClusterProtocol:     func() int { v, _ := s.ledger.ClusterProtocol(); return v },
 	})
 	if err != nil {
-		node.Shutdown()
+		_ = s.closeStorage()
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
 	lc := cfg.Leases
@@ -175,7 +186,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	mgr, err := lease.New(lc, s.ledger, s.propose, s.clock, s.metrics, s.log)
 	if err != nil {
-		node.Shutdown()
+		_ = s.closeStorage()
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
 	s.leases.Store(mgr)
@@ -302,7 +313,12 @@ func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
 		s.wg.Wait()
-		err = s.node.Shutdown()
+		err = s.closeStorage()
 	})
 	return err
+}
+
+// closeStorage stops Raft, then closes the ledger it applied to.
+func (s *Service) closeStorage() error {
+	return errors.Join(s.node.Shutdown(), s.ledger.Close())
 }

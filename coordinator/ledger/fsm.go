@@ -36,6 +36,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	return f.l.Restore(rc)
 }
 
+// AppliedIndex is the index and term of the last entry the ledger file holds.
+func (f *FSM) AppliedIndex() (index, term uint64, err error) { return f.l.AppliedIndex() }
+
 // ApplyLogs applies entries in order inside ONE bbolt write transaction that also stores the last
 // entry's index and term, so the ledger is never ahead of or behind what it says it applied.
 // Entries at or below the stored applied index are skipped: Raft replays the log tail after a

@@ -16,7 +16,7 @@ import (
 type Config struct {
 	// ID is the member's stable Raft server id.
 	ID string
-	// Dir holds raft.db (log and stable store), snapshots/ and the ledger file.
+	// Dir holds raft.db (log and stable store) and snapshots/.
 	Dir string
 	// Bind is the TCP address the transport listens on, e.g. 127.0.0.1:0.
 	Bind string
@@ -102,8 +102,8 @@ func (c Config) raftConfig() (*raft.Config, error) {
 	rc.ElectionTimeout = t.Election
 	rc.LeaderLeaseTimeout = t.LeaderLease
 	rc.CommitTimeout = t.Commit
-	// The ledger is durable itself: it says which index it holds, and raftnode restores a newer
-	// snapshot into it before raft starts (see openLedger), so raft need not restore on start.
+	// The FSM is durable itself: it says which index it holds, and raftnode restores a newer
+	// snapshot into it before raft starts (catchUpFromSnapshot), so raft need not restore on start.
 	rc.NoSnapshotRestoreOnStart = true
 	// BatchApplyCh stays off: with a buffered apply channel a future enqueued just before the
 	// leader shuts down is never answered. The leader loop groups pending applies anyway.

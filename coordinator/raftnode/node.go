@@ -15,10 +15,10 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"github.com/seed96588659/muster/coordinator/ledger"
 )
 
-// Node is one running member: raft plus the ledger it applies to.
+// Node is one running member's Raft: the log, snapshots and transport, applying to an FSM it is
+// given.
 type Node struct {
 	cfg    Config
 	log    *slog.Logger
@@ -27,7 +27,7 @@ type Node struct {
 	stream *streamLayer
 	store  *raftboltdb.BoltStore
 	snaps  *raft.FileSnapshotStore
-	ledger *ledger.Ledger
+	fsm    FSM
 
 	observer  *raft.Observer
 	obsCh     chan raft.Observation
@@ -38,8 +38,9 @@ type Node struct {
 	closeOnce sync.Once
 }
 
-// Open starts a member from cfg.Dir, creating it if empty. ledgerOpts configures the FSM's file.
-func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
+// Open starts a member's Raft from cfg.Dir, creating it if missing, applying entries to fsm. The
+// caller keeps fsm open until Shutdown has returned.
+func Open(cfg Config, fsm FSM) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -51,15 +52,13 @@ func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
 		return nil, err
 	}
 	rc.Logger = newHCLogger("raft", cfg.Logger, cfg.RaftLogLevel)
+	if fsm == nil {
+		return nil, fmt.Errorf("member %s: no state machine", cfg.ID)
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("member %s: data dir: %w", cfg.ID, err)
+		return nil, fmt.Errorf("member %s: raft dir: %w", cfg.ID, err)
 	}
-	// It holds the ledger, the log and the snapshots, which raft writes 0644: a directory that
-	// existed already (made by a package, or by hand as 0755) is made private as well.
-	if err := os.Chmod(cfg.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("member %s: make data dir %s private: %w", cfg.ID, cfg.Dir, err)
-	}
-	n := &Node{cfg: cfg, log: cfg.Logger, leaderCh: make(chan bool, 1), stop: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger, fsm: fsm, leaderCh: make(chan bool, 1), stop: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -74,13 +73,6 @@ func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
 	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rc.Logger.Named("snapshots"))
 	if err != nil {
 		return nil, fmt.Errorf("member %s: snapshot store: %w", cfg.ID, err)
-	}
-	if ledgerOpts.Logger == nil {
-		ledgerOpts.Logger = cfg.Logger
-	}
-	n.ledger, err = ledger.Open(filepath.Join(cfg.Dir, "ledger.db"), ledgerOpts)
-	if err != nil {
-		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}
 	if err := n.catchUpFromSnapshot(); err != nil {
 		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
@@ -116,7 +108,7 @@ func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
 			}
 		}
 	}
-	n.raft, err = raft.NewRaft(rc, n.ledger.FSM(), n.store, n.store, n.snaps, n.trans)
+	n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, n.snaps, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("member %s: start raft: %w", cfg.ID, err)
 	}
@@ -125,9 +117,9 @@ func Open(cfg Config, ledgerOpts ledger.Options) (*Node, error) {
 	return n, nil
 }
 
-// catchUpFromSnapshot restores the newest snapshot into the ledger when the ledger is older (a
-// lost or replaced ledger file); raft itself is told not to restore on start, because a ledger
-// that is already current would be rewritten for nothing.
+// catchUpFromSnapshot restores the newest snapshot into the FSM when its storage is older (a lost
+// or replaced ledger file); raft itself is told not to restore on start, because an FSM that is
+// already current would be rewritten for nothing.
 func (n *Node) catchUpFromSnapshot() error {
 	metas, err := n.snaps.List()
 	if err != nil {
@@ -136,7 +128,7 @@ func (n *Node) catchUpFromSnapshot() error {
 	if len(metas) == 0 {
 		return nil
 	}
-	applied, _, err := n.ledger.AppliedIndex()
+	applied, _, err := n.fsm.AppliedIndex()
 	if err != nil {
 		return err
 	}
@@ -147,15 +139,12 @@ func (n *Node) catchUpFromSnapshot() error {
 	if err != nil {
 		return fmt.Errorf("open snapshot %s: %w", metas[0].ID, err)
 	}
-	n.log.Info("ledger is behind the newest snapshot; restoring it", "applied", applied, "snapshot", metas[0].Index)
-	if err := n.ledger.Restore(rc); err != nil {
+	n.log.Info("state machine is behind the newest snapshot; restoring it", "applied", applied, "snapshot", metas[0].Index)
+	if err := n.fsm.Restore(rc); err != nil {
 		return fmt.Errorf("restore snapshot %s: %w", metas[0].ID, err)
 	}
 	return nil
 }
-
-// Ledger is the FSM this member applies to; read it for queries.
-func (n *Node) Ledger() *ledger.Ledger { return n.ledger }
 
 // ID is this member's server id.
 func (n *Node) ID() string { return n.cfg.ID }
@@ -198,7 +187,7 @@ func (n *Node) Apply(ctx context.Context, data []byte) (any, uint64, error) {
 	return resp, f.Index(), nil
 }
 
-// Barrier waits until every entry committed before it is applied to the ledger.
+// Barrier waits until every entry committed before it is applied to the FSM.
 func (n *Node) Barrier(timeout time.Duration) error {
 	return mapRaftError("barrier", n.raft.Barrier(timeout).Error())
 }
@@ -345,7 +334,7 @@ func (n *Node) observe() {
 	}()
 }
 
-// Shutdown stops raft and closes the stores; the member's files stay for a restart.
+// Shutdown stops raft and closes its stores, not the FSM; the files stay for a restart.
 func (n *Node) Shutdown() error {
 	var err error
 	n.closeOnce.Do(func() {
@@ -369,9 +358,6 @@ func (n *Node) closeResources() error {
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
-	}
-	if n.ledger != nil {
-		errs = append(errs, n.ledger.Close())
 	}
 	return errors.Join(errs...)
 }

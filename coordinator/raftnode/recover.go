@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"github.com/seed96588659/muster/coordinator/ledger"
 )
 
 // Peer is one member of a recovery configuration.
@@ -24,8 +23,9 @@ type Peer struct {
 // for good (for example two of three members destroyed). Run it on every surviving member with
 // the same peers, then start them normally; they elect a leader among themselves. Entries the
 // lost members acknowledged that no survivor holds are lost: choose the survivor with the highest
-// applied index (Status) as the first to start.
-func RecoverCluster(cfg Config, peers []Peer) error {
+// applied index (Status) as the first to start. openFSM opens the state machine the log is applied
+// to once the member's Raft state is found; the caller closes it after RecoverCluster returns.
+func RecoverCluster(cfg Config, peers []Peer, openFSM func() (FSM, error)) error {
 	if len(peers) == 0 {
 		return fmt.Errorf("recover %s: no peers given", cfg.ID)
 	}
@@ -49,11 +49,10 @@ func RecoverCluster(cfg Config, peers []Peer) error {
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", cfg.ID, err)
 	}
-	l, err := ledger.Open(filepath.Join(cfg.Dir, "ledger.db"), ledger.Options{Logger: cfg.Logger})
+	fsm, err := openFSM()
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", cfg.ID, err)
 	}
-	defer l.Close()
 	_, trans := raft.NewInmemTransport(raft.ServerAddress(cfg.ID))
 	conf := raft.Configuration{}
 	for _, p := range peers {
@@ -63,7 +62,7 @@ func RecoverCluster(cfg Config, peers []Peer) error {
 		conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Address)})
 	}
 	start := time.Now()
-	if err := raft.RecoverCluster(rc, l.FSM(), store, store, snaps, trans, conf); err != nil {
+	if err := raft.RecoverCluster(rc, fsm, store, store, snaps, trans, conf); err != nil {
 		return fmt.Errorf("recover %s: %w", cfg.ID, err)
 	}
 	cfg.Logger.Info("raft configuration recovered", "member", cfg.ID, "peers", len(peers), "took", time.Since(start))

@@ -9,14 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/seed96588659/muster/coordinator/internal/testutil"
-	"github.com/seed96588659/muster/coordinator/ledger"
 )
 
 // TestStream_DialRefusesAServerWhoseCertificateIsNotAMembers: a member dialling an address that
@@ -109,29 +107,5 @@ func TestStream_SilentConnectionIsClosed(t *testing.T) {
 	}
 	if err := <-accepted; !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("idle connection ended with %v, want the idle deadline", err)
-	}
-}
-
-// TestOpen_MakesTheDataDirectoryPrivate: the data directory holds the ledger, the Raft log and
-// snapshots (every node's facts, lease tokens); one that already existed as 0755 is made 0700.
-func TestOpen_MakesTheDataDirectoryPrivate(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	n, err := Open(Config{ID: "c1", Dir: dir, Bind: "127.0.0.1:0", Bootstrap: true}, ledger.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Shutdown()
-	st, err := os.Stat(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode().Perm() != 0o700 {
-		t.Fatalf("data directory is %v, want 0700", st.Mode().Perm())
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 )
 
@@ -32,7 +33,7 @@ survivor whose status showed the highest applied index.`,
 			if id == "" || dir == "" {
 				return errors.New("recover: --node-id and --data-dir are required")
 			}
-			if err := raftnode.RecoverCluster(raftnode.Config{ID: id, Dir: dir, Timeouts: raftnode.LoopbackTimeouts()}, list); err != nil {
+			if err := coordinator.RecoverCluster(coordinator.Config{ID: id, DataDir: dir, Timeouts: raftnode.LoopbackTimeouts()}, list); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "member %s recovered with %d peer(s); start it with serve\n", id, len(list))
