@@ -166,8 +166,6 @@ type Config struct {
 	CallHistory string
 	// File is the configuration file loaded, "" if none.
 	File string
-	// Lab is the sandbox lab.json whose defaults were used, "" if none.
-	Lab string
 }
 
 // Defaults returns the configuration Load starts from, for callers that build a Config in Go.

@@ -79,10 +79,13 @@ func TestBindFlags_SecretsHaveNoFlag(t *testing.T) {
 			t.Errorf("--%s exists; secrets come from the file or the environment", name)
 		}
 	}
-	for _, name := range []string{"config", "lab", "workers", "monitor-port", "helper", "helper-persistent", "site", "region", "interval", "loglevel", "log-format", "choria-config"} {
+	for _, name := range []string{"config", "workers", "monitor-port", "helper", "helper-persistent", "site", "region", "interval", "loglevel", "log-format", "choria-config"} {
 		if fs.Lookup(name) == nil {
 			t.Errorf("--%s missing", name)
 		}
+	}
+	if fs.Lookup("lab") != nil {
+		t.Error("--lab exists; the sandbox writes an ordinary configuration file for --config")
 	}
 }
 

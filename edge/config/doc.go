@@ -5,7 +5,7 @@
 //
 // Values come from, highest first: command-line flags, the environment (MUSTER_EDGE_ and the key
 // upper-cased with '.' as '_', e.g. MUSTER_EDGE_FEATURES_JWT), the YAML file named by --config
-// (or MUSTER_EDGE_CONFIG), a sandbox lab named by --lab (or MUSTER_EDGE_LAB), and the defaults.
+// (or MUSTER_EDGE_CONFIG), and the defaults.
 //
 // Secrets (token, broker_provisioning_password, pause_token) have no flag: a command line is
 // readable by every user of the machine through ps and /proc, so they come from the file or the

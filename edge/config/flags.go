@@ -8,12 +8,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// BindFlags declares on fs --config, --lab and one flag per key that has one. Their defaults are
+// BindFlags declares on fs --config and one flag per key that has one. Their defaults are
 // shown, not applied: only a flag given on the command line overrides the environment and the
 // file. Secrets have no flag (see the package documentation).
 func BindFlags(fs *pflag.FlagSet) {
 	fs.String(FlagConfig, "", "YAML configuration file (env "+EnvName(FlagConfig)+")")
-	fs.String(FlagLab, "", "sandbox lab.json whose region supplies the defaults (env "+EnvName(FlagLab)+")")
 	for _, k := range allKeys() {
 		if k.flag == "" {
 			continue

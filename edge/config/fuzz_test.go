@@ -76,7 +76,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 		fs := flags(t, "--config", path)
-		c, _, err := config.Load(fs, config.WithSampleHelper(filepath.Join(t.TempDir(), "no-sample-helper")))
+		c, _, err := config.Load(fs)
 		if err == nil {
 			if err := c.Validate(); err != nil {
 				t.Fatalf("Load accepted %q, Validate refuses it: %v", data, err)

@@ -9,13 +9,9 @@ import (
 // EnvPrefix starts every environment variable the edge reads.
 const EnvPrefix = "MUSTER_EDGE"
 
-// Names of the settings that are not configuration keys: they say where the keys come from.
-const (
-	// FlagConfig is the flag (and, as MUSTER_EDGE_CONFIG, the variable) naming the YAML file.
-	FlagConfig = "config"
-	// FlagLab is the flag (and, as MUSTER_EDGE_LAB, the variable) naming a sandbox lab.json.
-	FlagLab = "lab"
-)
+// FlagConfig is the flag (and, as MUSTER_EDGE_CONFIG, the variable) naming the YAML file: it
+// says where the keys come from, and is not one of them.
+const FlagConfig = "config"
 
 type kind int
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/choria-io/go-choria/choria"
@@ -14,44 +13,11 @@ import (
 	"github.com/spf13/viper"
 )
 
-// SampleHelperName is the sample helper that --lab runs, looked for next to the executable.
-const SampleHelperName = "muster-helper-sample"
-
-// Option changes how Load and FromLab find things on this machine.
-type Option func(*options)
-
-type options struct {
-	sampleHelper string
-	environ      func() []string
-}
-
-// WithSampleHelper makes --lab (and FromLab) run the sample helper at path instead of the one
-// next to the executable.
-func WithSampleHelper(path string) Option {
-	return func(o *options) { o.sampleHelper = path }
-}
-
-func newOptions(opts []Option) options {
-	o := options{environ: os.Environ}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.sampleHelper == "" {
-		if exe, err := os.Executable(); err == nil {
-			o.sampleHelper = filepath.Join(filepath.Dir(exe), SampleHelperName)
-		} else {
-			o.sampleHelper = SampleHelperName
-		}
-	}
-	return o
-}
-
-// Load reads the --lab defaults, the --config file, the environment and the flags set on fs
-// (declared by BindFlags; fs may be nil), and checks every value. The warnings name keys that
-// are accepted but ignored, and unknown keys; the caller logs them. The error names every key
-// whose value is invalid, with the reason.
-func Load(fs *pflag.FlagSet, opts ...Option) (*Config, []string, error) {
-	o := newOptions(opts)
+// Load reads the --config file, the environment and the flags set on fs (declared by
+// BindFlags; fs may be nil), and checks every value. The warnings name keys that are accepted
+// but ignored, and unknown keys; the caller logs them. The error names every key whose value is
+// invalid, with the reason.
+func Load(fs *pflag.FlagSet) (*Config, []string, error) {
 	v := viper.New()
 	for _, k := range allKeys() {
 		if err := v.BindEnv(k.name, EnvName(k.name)); err != nil {
@@ -79,36 +45,17 @@ func Load(fs *pflag.FlagSet, opts ...Option) (*Config, []string, error) {
 		}
 		warn.fileKeys(fileKeys)
 	}
-	warn.environment(o.environ())
+	warn.environment(os.Environ())
 
-	defaults := defaultValues()
-	lab, err := source(fs, FlagLab)
-	if err != nil {
-		return nil, nil, err
-	}
-	var labHelper string
-	if lab != "" {
-		// The region picks the lab's region, so it is read before the lab's defaults exist.
-		region, _ := v.Get("region").(string)
-		values, err := labValues(lab, strings.TrimSpace(region), o.sampleHelper)
-		if err != nil {
-			return nil, nil, err
-		}
-		for k, val := range values {
-			defaults[k] = val
-		}
-		labHelper, _ = values["helper"].(string)
-	}
-	for k, val := range defaults {
+	for k, val := range defaultValues() {
 		v.SetDefault(k, val)
 	}
-
 	c, err := parse(v)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.File, c.Lab = file, lab
-	if err := checkFiles(c, labHelper, o.sampleHelper); err != nil {
+	c.File = file
+	if err := checkFiles(c); err != nil {
 		return nil, nil, err
 	}
 	return c, warn.list, nil
@@ -159,7 +106,7 @@ func defaultValues() map[string]any {
 }
 
 // checkFiles refuses files that must exist at start-up and do not.
-func checkFiles(c *Config, labHelper, sampleHelper string) error {
+func checkFiles(c *Config) error {
 	var errs []error
 	if c.ChoriaConfig != "" && !isFile(c.ChoriaConfig) {
 		errs = append(errs, &FieldError{Key: "choria_config", Reason: fmt.Sprintf("%s is not a readable file", c.ChoriaConfig)})
@@ -168,9 +115,6 @@ func checkFiles(c *Config, labHelper, sampleHelper string) error {
 		if f.path != "" && !isFile(f.path) {
 			errs = append(errs, &FieldError{Key: f.key, Reason: fmt.Sprintf("%s is not a readable file", f.path)})
 		}
-	}
-	if labHelper != "" && c.Helper == labHelper && !isFile(sampleHelper) {
-		errs = append(errs, &FieldError{Key: "helper", Reason: fmt.Sprintf("the lab's sample helper %s does not exist (build %s next to the edge, or set --helper)", sampleHelper, SampleHelperName)})
 	}
 	return errors.Join(errs...)
 }

@@ -72,7 +72,6 @@ func (c *Config) Redacted() map[string]any {
 		"state_dir":              c.StateDir,
 		"call_history":           c.CallHistory,
 		"file":                   c.File,
-		"lab":                    c.Lab,
 	}
 }
 

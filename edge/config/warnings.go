@@ -51,7 +51,7 @@ func (w *warnings) environment(environ []string) {
 		known[EnvName(k.name)] = k
 		names = append(names, EnvName(k.name))
 	}
-	names = append(names, EnvName(FlagConfig), EnvName(FlagLab))
+	names = append(names, EnvName(FlagConfig))
 	var seen []string
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
@@ -62,7 +62,7 @@ func (w *warnings) environment(environ []string) {
 	}
 	sort.Strings(seen)
 	for _, name := range seen {
-		if name == EnvName(FlagConfig) || name == EnvName(FlagLab) {
+		if name == EnvName(FlagConfig) {
 			continue
 		}
 		k, ok := known[name]

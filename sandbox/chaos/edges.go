@@ -13,6 +13,7 @@ import (
 
 	"github.com/kballard/go-shellquote"
 
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/internal/loopback"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
@@ -21,7 +22,6 @@ import (
 type EdgeSpec struct {
 	BinDir      string // muster-edge and muster-helper-sample
 	Dir         string
-	LabJSON     string
 	EdgeToken   string
 	LeaseMargin time.Duration
 	BatchSize   int
@@ -72,13 +72,18 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 	}
 	e.Monitor = "http://127.0.0.1:" + strconv.Itoa(port)
 	e.CallHistory = filepath.Join(spec.Dir, e.Name+".calls.jsonl")
+	sample := filepath.Join(spec.BinDir, edgefile.SampleHelper)
+	file, err := edgefile.Write(l, region, sample)
+	if err != nil {
+		return nil, err
+	}
 	info := l.Info().Regions[region]
-	helper := shellquote.Join(filepath.Join(spec.BinDir, "muster-helper-sample"), "--persistent",
+	helper := shellquote.Join(sample, "--persistent",
 		"--broker", info.BrokerURL, "--upgrade", l.UpgradeVersion(), "--ca", info.CA, "--ca-key", info.CAKey)
 	e.Proc = &Proc{
 		Name: "edge " + e.Name, Bin: filepath.Join(spec.BinDir, "muster-edge"),
 		LogPath: filepath.Join(spec.Dir, e.Name+".log"),
-		Args: []string{"run", "--lab", spec.LabJSON, "--region", region,
+		Args: []string{"run", "--config", file,
 			"--choria-config", client.Config, "--choria-identity", client.Identity, "--edge-name", client.Identity,
 			"--coordinators", strings.Join(urls, ","), "--monitor-port", strconv.Itoa(port),
 			"--state-dir", filepath.Join(spec.Dir, e.Name+".state"),

@@ -262,7 +262,7 @@ func (r *Runner) start(ctx context.Context) error {
 	if r.edgeAPI, err = api.NewClient(urls, api.WithToken(edgeToken), api.WithRetryDelay(100*time.Millisecond)); err != nil {
 		return err
 	}
-	spec := EdgeSpec{BinDir: binDir, Dir: filepath.Join(o.Dir, "edges"), LabJSON: l.InfoFile(), EdgeToken: edgeToken,
+	spec := EdgeSpec{BinDir: binDir, Dir: filepath.Join(o.Dir, "edges"), EdgeToken: edgeToken,
 		LeaseMargin: o.LeaseMargin, BatchSize: 50, Workers: 64}
 	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
 		return err

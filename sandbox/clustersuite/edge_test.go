@@ -63,13 +63,10 @@ type edgeSpec struct {
 // startEdge builds and runs the edge of spec against l until the test ends.
 func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 	t.Helper()
-	cfg, err := config.FromLab(l.InfoFile(), spec.region, config.WithSampleHelper(suite.helper))
-	if err != nil {
-		t.Fatalf("config from lab: %v", err)
-	}
+	cfg := testkit.EdgeConfig(t, l, spec.region, suite.helper)
 	client := l.Region(spec.region).Clients()[spec.n-1]
 	cfg.ChoriaConfig, cfg.ChoriaIdentity, cfg.EdgeName = client.Config, client.Identity, client.Identity
-	// One journal per edge (the lab's default is one per region); a restarted edge finds its own.
+	// One journal per edge (the generated file's is one per region); a restarted edge finds its own.
 	cfg.StateDir = filepath.Join(filepath.Dir(l.InfoFile()), "edge-state", client.Identity)
 	cfg.Interval = 2 * time.Second
 	cfg.Workers = 16
@@ -98,6 +95,7 @@ func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 			}
 		},
 	}
+	var err error
 	re.app, err = app.Build(context.Background(), cfg, ao)
 	if err != nil {
 		t.Fatalf("build edge %s: %v", re.name, err)

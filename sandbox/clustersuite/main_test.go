@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
@@ -41,7 +41,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	suite.coordinator = filepath.Join(dir, "muster-coordinator")
-	suite.helper = filepath.Join(dir, config.SampleHelperName)
+	suite.helper = filepath.Join(dir, edgefile.SampleHelper)
 	for _, b := range []struct{ out, pkg, dir string }{
 		{suite.coordinator, "./cmd/muster-coordinator", "../../coordinator"},
 		{suite.helper, "./cmd/muster-helper-sample", "../../edge"},

@@ -22,9 +22,10 @@ import (
 
 // edgeSpec is how to start the edge.
 type edgeSpec struct {
-	binDir  string
-	labJSON string
-	region  string
+	binDir string
+	// config is the lab region's edge configuration file (sandbox/edgefile).
+	config string
+	region string
 	// client is the lab client identity the edge connects as, its name towards the
 	// coordinators; clientConfig is that identity's Choria configuration.
 	client       string
@@ -63,7 +64,7 @@ func (s edgeSpec) helperCommand() string {
 		"--defer", s.deferRE, "--shutdown", s.shutRE)
 }
 
-// startEdge runs muster-edge in cluster mode for one region with the lab's defaults, upgrades
+// startEdge runs muster-edge in cluster mode with the lab region's configuration file, upgrades
 // and PKI on, its log (and the Choria library's, which goes to standard error) in logFile, never
 // on the terminal.
 func startEdge(s edgeSpec) (*edgeProc, error) {
@@ -82,7 +83,7 @@ func startEdge(s edgeSpec) (*edgeProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge log: %w", err)
 	}
-	args := []string{"run", "--lab", s.labJSON, "--region", s.region, "--monitor-port", strconv.Itoa(port),
+	args := []string{"run", "--config", s.config, "--monitor-port", strconv.Itoa(port),
 		"--helper", s.helperCommand(), "--helper-persistent",
 		"--choria-identity", s.client, "--edge-name", s.client, "--choria-config", s.clientConfig,
 		"--coordinators", strings.Join(s.coordinators, ",")}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
@@ -226,8 +227,12 @@ func (r *runner) startEdges(ctx context.Context, sec secrets) error {
 		client := r.lab.Region(region).Clients()[0]
 		logFile := filepath.Join(o.Dir, EdgeLogName(region))
 		r.say("== starting %s for %s as %s (cluster mode, upgrades and PKI on) with %s; its log: %s", EdgeName, region, client.Identity, HelperName, logFile)
+		file, err := edgefile.Write(r.lab, region, filepath.Join(o.BinDir, HelperName))
+		if err != nil {
+			return err
+		}
 		e, err := startEdge(edgeSpec{
-			binDir: o.BinDir, labJSON: r.lab.InfoFile(), region: region,
+			binDir: o.BinDir, config: file, region: region,
 			client: client.Identity, clientConfig: client.Config,
 			coordinators: r.cluster.URLs(), token: sec.edges[region].token,
 			broker: ri.BrokerURL, ca: ri.CA, caKey: ri.CAKey,

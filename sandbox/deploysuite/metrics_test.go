@@ -28,8 +28,8 @@ import (
 	"github.com/choria-io/go-choria/backoff"
 
 	"github.com/seed96588659/muster/edge/app"
-	edgeconfig "github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
@@ -230,9 +230,14 @@ func scrapeEdge(t *testing.T) string {
 		return ""
 	}
 	t.Cleanup(func() { l.Stop() })
-	cfg, err := edgeconfig.FromLab(l.InfoFile(), region, edgeconfig.WithSampleHelper(bins.helper))
+	file, err := edgefile.Write(l, region, bins.helper)
 	if err != nil {
-		t.Errorf("config from lab: %v", err)
+		t.Errorf("edge configuration: %v", err)
+		return ""
+	}
+	cfg, _, err := loadEdge(t, file, nil)
+	if err != nil {
+		t.Errorf("load %s: %v", file, err)
 		return ""
 	}
 	cfg.Helper += " --shutdown '^" + shutdown + "$'"

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
@@ -68,8 +69,12 @@ const (
 func edgeCommand(bin, script string, kind helperKind, workers int) provisioner {
 	return func(l *lab.Lab, _ string) (*exec.Cmd, error) {
 		broker := l.Region(region).Broker().URL()
-		sample := filepath.Join(bin, "muster-helper-sample")
-		args := []string{"run", "--lab", l.InfoFile(), "--workers", strconv.Itoa(workers), "--loglevel", "warn"}
+		sample := filepath.Join(bin, edgefile.SampleHelper)
+		file, err := edgefile.Write(l, region, sample)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"run", "--config", file, "--workers", strconv.Itoa(workers), "--loglevel", "warn"}
 		switch kind {
 		case execShell:
 			args = append(args, "--helper", shellJoin(script))

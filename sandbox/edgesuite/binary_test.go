@@ -17,18 +17,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
 
-// TestBinary_RunsAgainstALabWithNoOtherSetUp: `muster-edge run --lab lab.json` provisions the
-// lab's region, serves choria-provisioner's metrics with the site label plus muster_edge_ ones,
-// health and readiness, refuses an unauthenticated pause, and stops cleanly on SIGTERM.
+// TestBinary_RunsAgainstALabWithNoOtherSetUp: `muster-edge run --config FILE`, with the
+// configuration the sandbox writes for the lab's region, provisions the region, serves
+// choria-provisioner's metrics with the site label plus muster_edge_ ones, health and readiness,
+// refuses an unauthenticated pause, and stops cleanly on SIGTERM.
 func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 	t.Parallel()
 	l := startLab(t, lab.Options{Emulated: 20})
 
-	cmd := exec.Command(bins.edge, "run", "--lab", l.InfoFile(), "--monitor-port", fmt.Sprint(freePort(t)), "--loglevel", "info")
+	file, err := edgefile.Write(l, region, bins.helper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bins.edge, "run", "--config", file, "--monitor-port", fmt.Sprint(freePort(t)), "--loglevel", "info")
 	cmd.Env = append(os.Environ(), "MUSTER_EDGE_PAUSE_TOKEN=pause-secret-0123")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with a panicking test
 	stderr, err := cmd.StderrPipe()

@@ -12,6 +12,7 @@ import (
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
@@ -45,7 +46,7 @@ func TestEdge_HelperOutcomes(t *testing.T) {
 		}
 	}
 	expectError(t, re, emu(3), hostflow.Failed, nil, "could not invoke configure helper")
-	expectError(t, re, emu(3), hostflow.Failed, nil, config.SampleHelperName)
+	expectError(t, re, emu(3), hostflow.Failed, nil, edgefile.SampleHelper)
 
 	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)

@@ -18,6 +18,7 @@ import (
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
@@ -27,8 +28,8 @@ import (
 
 const region = "eu"
 
-// Binaries built once for the package: the real node's muster-sandbox, muster-edge and, next
-// to it where --lab looks for it, the sample helper.
+// Binaries built once for the package: the real node's muster-sandbox, muster-edge and the
+// sample helper the lab's edge configuration runs.
 var bins struct {
 	node   string
 	edge   string
@@ -55,7 +56,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	bins.edge = filepath.Join(dir, "muster-edge")
-	bins.helper = filepath.Join(dir, config.SampleHelperName)
+	bins.helper = filepath.Join(dir, edgefile.SampleHelper)
 	if err := gobuild.Build(ctx, filepath.Join(wd, "..", "..", "edge"), "-o", dir+"/", "./cmd/muster-edge", "./cmd/muster-helper-sample"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -95,14 +96,11 @@ type runningEdge struct {
 	stopOnce sync.Once
 }
 
-// startEdge builds an edge for the lab's region with lab defaults, adjusted by tune, and runs it
+// startEdge builds an edge from the lab region's edge configuration, adjusted by tune, and runs it
 // until the test ends.
 func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge func(*edge.Options), opts ...func(*app.Options)) *runningEdge {
 	t.Helper()
-	cfg, err := config.FromLab(l.InfoFile(), region, config.WithSampleHelper(bins.helper))
-	if err != nil {
-		t.Fatalf("config from lab: %v", err)
-	}
+	cfg := testkit.EdgeConfig(t, l, region, bins.helper)
 	cfg.Interval = 3 * time.Second
 	cfg.LogLevel = "debug"
 	if tune != nil {
@@ -126,6 +124,7 @@ func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge fun
 	for _, o := range opts {
 		o(&ao)
 	}
+	var err error
 	re.app, err = app.Build(context.Background(), cfg, ao)
 	if err != nil {
 		t.Fatalf("build edge: %v", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/journal"
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 )
@@ -89,9 +90,13 @@ func TestBinary_StartupFailuresEndWithTheErrorAndItsRemedy(t *testing.T) {
 	t.Parallel()
 	l := startLab(t, lab.Options{})
 	edgeName := l.Info().Regions[region].Clients[0].Identity
+	file, err := edgefile.Write(l, region, bins.helper)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// cluster mode against a lab whose broker answers: the journal is opened at start
 	cluster := func(stateDir string) []string {
-		return []string{"run", "--lab", l.InfoFile(), "--coordinators", "http://127.0.0.1:1", "--state-dir", stateDir}
+		return []string{"run", "--config", file, "--coordinators", "http://127.0.0.1:1", "--state-dir", stateDir}
 	}
 	token := []string{"MUSTER_EDGE_COORDINATOR_TOKEN=edge-token-0123"}
 

@@ -15,7 +15,7 @@ const (
 )
 
 // Info is DIR/lab.json: everything a Choria client, choria-provisioner or a Muster edge needs
-// to use the lab.
+// to use the lab (sandbox/edgefile turns a region of it into an edge configuration file).
 type Info struct {
 	Dir string `json:"dir"`
 	// Actions is the shared action log, DIR/actions.jsonl.

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command muster-edge provisions the Choria nodes of one region: `muster-edge run --config FILE`
-// takes choria-provisioner's configuration unchanged; `muster-edge run --lab DIR/lab.json`
-// runs against a sandbox lab with no other set-up.
+// takes choria-provisioner's configuration unchanged.
 package main
 
 import (

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +22,7 @@ func runCommand() *cobra.Command {
 	}
 	config.BindFlags(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg, warnings, err := config.Load(cmd.Flags(), config.WithSampleHelper(sampleHelper()))
+		cfg, warnings, err := config.Load(cmd.Flags())
 		if err != nil {
 			return &app.StartError{Err: err, Remedy: "correct the settings named above (file, MUSTER_EDGE_* variable or flag; docs/configure.md lists them) and start again"}
 		}
@@ -53,15 +52,6 @@ func runCommand() *cobra.Command {
 		return a.Run(cmd.Context())
 	}
 	return cmd
-}
-
-// sampleHelper is the muster-helper-sample binary shipped next to this one.
-func sampleHelper() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return "muster-helper-sample"
-	}
-	return filepath.Join(filepath.Dir(exe), "muster-helper-sample")
 }
 
 // logger writes slog text or JSON to logfile, or standard error when none is set.

@@ -5,12 +5,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/spf13/cobra"
@@ -34,7 +37,7 @@ func newUpCommand() *cobra.Command {
 	f := &upFlags{}
 	cmd := &cobra.Command{
 		Use:   "up --dir DIR [--real N] [--emulated M] [--regions eu,us] [--faults FILE]",
-		Short: "Start the lab, write DIR/lab.json, run until SIGINT or SIGTERM, then stop cleanly",
+		Short: "Start the lab, write DIR/lab.json and each region's edge configuration, run until SIGINT or SIGTERM, then stop cleanly",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runUp(cmd.Context(), f)
@@ -139,6 +142,7 @@ func runUp(ctx context.Context, f *upFlags) error {
 	for _, r := range l.Regions() {
 		log.Info("region up", "region", r.Name(), "broker", r.Broker().URL(), "real", len(r.RealNodes()), "emulated", len(r.EmulatedNodes()), "failed", len(r.Failed()))
 	}
+	printEdgeCommands(os.Stdout, l, filepath.Dir(self), log)
 	log.Info("lab running; stop with SIGINT or SIGTERM", "lab", l.InfoFile(), "actions", l.ActionsFile())
 	<-ctx.Done()
 	log.Info("stopping lab")
@@ -147,4 +151,18 @@ func runUp(ctx context.Context, f *upFlags) error {
 	}
 	log.Info("lab stopped")
 	return nil
+}
+
+// printEdgeCommands writes each region's edge configuration, which runs the sample helper next
+// to this binary (make build puts both in bin/), and prints the muster-edge command that uses it.
+func printEdgeCommands(out io.Writer, l *lab.Lab, binDir string, log *slog.Logger) {
+	helper := filepath.Join(binDir, edgefile.SampleHelper)
+	for _, r := range l.Regions() {
+		file, err := edgefile.Write(l, r.Name(), helper)
+		if err != nil {
+			log.Warn("no edge configuration for the region", "region", r.Name(), "error", err)
+			continue
+		}
+		fmt.Fprintf(out, "%s run --config %s\n", filepath.Join(binDir, "muster-edge"), file)
+	}
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package testkit holds what the sandbox's end-to-end test packages share: a log sink safe for
-// many goroutines, the lab's report, and a second provisioner taking a node's lock.
+// many goroutines, the lab's report, a second provisioner taking a node's lock, and a lab
+// region's edge configuration.
 package testkit
 
 import (
