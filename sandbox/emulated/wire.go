@@ -58,29 +58,68 @@ func decodeRequest(raw []byte) (*request, error) {
 	if tProto != protoTransport {
 		return nil, fmt.Errorf("unsupported transport protocol %q", tProto)
 	}
-	secure, err := base64.StdEncoding.DecodeString(tData)
-	if err != nil || len(secure) == 0 {
-		return nil, fmt.Errorf("decode transport data: %v", err)
+	sec, err := decodeSecure(tData)
+	if err != nil {
+		return nil, err
 	}
-	var sProto, signed, signature, pubcert string
-	gjson.ParseBytes(secure).ForEach(func(k, v gjson.Result) bool {
+	msg, envelope, err := decodeSigned(sec.signed)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{ReplyTo: headers.Get("reply-to").Str, Signed: sec.signed, Signature: sec.signature, PubCert: sec.pubcert}
+	filter := readEnvelope(req, envelope)
+	if fed := headers.Get("federation"); fed.Exists() && fed.Type != gjson.Null {
+		req.Federation = json.RawMessage(fed.Raw)
+	}
+	if err := checkEnvelope(req); err != nil {
+		return nil, err
+	}
+	req.Filter = protocol.NewFilter()
+	if filter.IsObject() {
+		if err := json.Unmarshal([]byte(filter.Raw), req.Filter); err != nil {
+			return nil, fmt.Errorf("request %s filter: %w", req.ID, err)
+		}
+	}
+	if err := readBody(req, msg); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// secureRequest is the signed request a transport carries, with its signature and certificate.
+type secureRequest struct{ signed, signature, pubcert string }
+
+// decodeSecure reads the secure request out of a transport's base64 data.
+func decodeSecure(data string) (secureRequest, error) {
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil || len(raw) == 0 {
+		return secureRequest{}, fmt.Errorf("decode transport data: %v", err)
+	}
+	var sProto string
+	var sec secureRequest
+	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "protocol":
 			sProto = v.Str
 		case "message":
-			signed = v.Str
+			sec.signed = v.Str
 		case "signature":
-			signature = v.Str
+			sec.signature = v.Str
 		case "pubcert":
-			pubcert = v.Str
+			sec.pubcert = v.Str
 		}
 		return true
 	})
 	if sProto != protoSecureRequest {
-		return nil, fmt.Errorf("unsupported secure request protocol %q", sProto)
+		return secureRequest{}, fmt.Errorf("unsupported secure request protocol %q", sProto)
 	}
+	return sec, nil
+}
+
+// decodeSigned reads the request's message and envelope out of the signed request.
+func decodeSigned(signed string) (string, gjson.Result, error) {
 	var rProto, msg string
-	var e gjson.Result
+	var envelope gjson.Result
 	gjson.Parse(signed).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "protocol":
@@ -88,15 +127,18 @@ func decodeRequest(raw []byte) (*request, error) {
 		case "message":
 			msg = v.Str
 		case "envelope":
-			e = v
+			envelope = v
 		}
 		return true
 	})
 	if rProto != protoRequest {
-		return nil, fmt.Errorf("unsupported request protocol %q", rProto)
+		return "", gjson.Result{}, fmt.Errorf("unsupported request protocol %q", rProto)
 	}
-	req := &request{ReplyTo: headers.Get("reply-to").Str, Signed: signed, Signature: signature, PubCert: pubcert}
-	var filter gjson.Result
+	return msg, envelope, nil
+}
+
+// readEnvelope fills req from the envelope and returns its filter, still encoded.
+func readEnvelope(req *request, e gjson.Result) (filter gjson.Result) {
 	e.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "requestid":
@@ -118,25 +160,26 @@ func decodeRequest(raw []byte) (*request, error) {
 		}
 		return true
 	})
-	if fed := headers.Get("federation"); fed.Exists() && fed.Type != gjson.Null {
-		req.Federation = json.RawMessage(fed.Raw)
-	}
+	return filter
+}
+
+// checkEnvelope refuses what a go-choria server drops as malformed.
+func checkEnvelope(req *request) error {
 	if req.ID == "" || req.Agent == "" || req.Collective == "" {
-		return nil, fmt.Errorf("request envelope lacks requestid, agent or collective")
+		return fmt.Errorf("request envelope lacks requestid, agent or collective")
 	}
 	if req.ReplyTo == "" {
-		return nil, fmt.Errorf("request %s has no reply-to", req.ID)
+		return fmt.Errorf("request %s has no reply-to", req.ID)
 	}
 	if req.TTL < minTTL {
 		// go-choria's request schema ("minimum": 30): a server drops the request as malformed.
-		return nil, fmt.Errorf("request %s: ttl %d is below protocol v1's minimum of %d", req.ID, req.TTL, minTTL)
+		return fmt.Errorf("request %s: ttl %d is below protocol v1's minimum of %d", req.ID, req.TTL, minTTL)
 	}
-	req.Filter = protocol.NewFilter()
-	if filter.IsObject() {
-		if err := json.Unmarshal([]byte(filter.Raw), req.Filter); err != nil {
-			return nil, fmt.Errorf("request %s filter: %w", req.ID, err)
-		}
-	}
+	return nil
+}
+
+// readBody sets the request's body, action and data from its message.
+func readBody(req *request, msg string) error {
 	// Clients base64 the discovery "ping" but send SimpleRPC JSON as is; servers try base64 first.
 	req.Body = []byte(msg)
 	if !strings.HasPrefix(strings.TrimSpace(msg), "{") {
@@ -146,10 +189,10 @@ func decodeRequest(raw []byte) (*request, error) {
 	}
 	if req.Agent == "discovery" {
 		req.Action = "ping"
-		return req, nil
+		return nil
 	}
 	if !gjson.ValidBytes(req.Body) {
-		return nil, fmt.Errorf("request %s: not a SimpleRPC request: invalid JSON", req.ID)
+		return fmt.Errorf("request %s: not a SimpleRPC request: invalid JSON", req.ID)
 	}
 	rpc := gjson.GetManyBytes(req.Body, "action", "data")
 	req.Action = rpc[0].Str
@@ -157,7 +200,7 @@ func decodeRequest(raw []byte) (*request, error) {
 	if rpc[1].Exists() && rpc[1].Type != gjson.Null {
 		req.Data = json.RawMessage(rpc[1].Raw)
 	}
-	return req, nil
+	return nil
 }
 
 // transportFields reads protocol, data and headers of a transport. go-choria writes them in
