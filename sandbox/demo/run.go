@@ -115,10 +115,11 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.startCluster(ctx, sec); err != nil {
 		return err
 	}
+	// The run's clock starts with the edges: their start-up is part of how long the nodes took.
+	start := time.Now()
 	if err := r.startEdges(ctx, sec); err != nil {
 		return err
 	}
-	start := time.Now()
 
 	sum, err := r.follow(ctx, start)
 	r.res.Summary = sum
@@ -312,7 +313,7 @@ func (r *runner) follow(ctx context.Context, start time.Time) (Summary, error) {
 	var st status
 	finish := func(done bool) Summary {
 		disp.finish()
-		return r.summarise(done, time.Since(start), cur, st)
+		return r.summarise(done, start, cur, st)
 	}
 	for {
 		select {
@@ -356,13 +357,15 @@ func (r *runner) evaluate(cur reading) status {
 	return all
 }
 
-// summarise builds the summary of the last reading and evaluation.
-func (r *runner) summarise(done bool, elapsed time.Duration, cur reading, st status) Summary {
-	sum := Summary{Done: done, Elapsed: elapsed, Planned: map[Expect]int{}, Outcomes: map[string]int64{},
+// summarise builds the summary of the last reading and evaluation of a run started at start.
+func (r *runner) summarise(done bool, start time.Time, cur reading, st status) Summary {
+	sum := Summary{Done: done, Elapsed: time.Since(start), Planned: map[Expect]int{}, Outcomes: map[string]int64{},
 		Met: st.Met, Missing: st.Missing, Unexpected: st.Unexpected, Report: cur.rep, Cluster: cur.view}
+	var healthy []time.Time
 	for _, region := range r.o.Regions {
 		p := r.plans[region]
 		sum.Nodes += len(p.nodes)
+		healthy = append(healthy, p.healthyDone(cur.rep)...)
 		for _, e := range expectations() {
 			sum.Planned[e] += p.count(e)
 		}
@@ -373,6 +376,7 @@ func (r *runner) summarise(done bool, elapsed time.Duration, cur reading, st sta
 		sum.Regions = append(sum.Regions, RegionSummary{Name: region, Nodes: len(p.nodes), Succeed: p.succeed(),
 			Ledger: cur.view.Regions[region], Edge: snap})
 	}
+	sum.Healthy = paceOf(start, healthy)
 	return sum
 }
 

@@ -151,6 +151,10 @@ func TestRun_ReachesThePlanSurvivesTheLeadersDeathAndLeavesNoProcess(t *testing.
 	if s.Planned[Upgrade] != 8 || s.Report.Totals.ByAction["choria_provision#release_update"] < 8 {
 		t.Errorf("upgrades: planned %d, release_update requests %d; want 8 and at least 8", s.Planned[Upgrade], s.Report.Totals.ByAction["choria_provision#release_update"])
 	}
+	// Per region 20 emulated, 5 faulty, 3 outdated: 12 healthy.
+	if h := s.Healthy; h.Nodes != 24 || s.Planned[Healthy] != 24 || h.Took <= 0 || h.Took > s.Elapsed || h.SteadyPerMinute() <= 0 {
+		t.Errorf("healthy pace %+v (%.0f nodes/min) of %d planned over %v, want all 24 within the run and a steady rate", h, h.SteadyPerMinute(), s.Planned[Healthy], s.Elapsed)
+	}
 	if len(s.Regions) != 2 {
 		t.Fatalf("regions in the summary: %+v", s.Regions)
 	}
@@ -187,7 +191,7 @@ func TestRun_ReachesThePlanSurvivesTheLeadersDeathAndLeavesNoProcess(t *testing.
 	}
 
 	text := out.String()
-	for _, want := range []string{"== done after", "eu discovered", "us leased", "eu provisioned", "us failed", "leader c",
+	for _, want := range []string{"== done after", "healthy nodes: 24 of 24 provisioned", "steady rate", "eu discovered", "us leased", "eu provisioned", "us failed", "leader c",
 		"REGION", "double_provisioned", "== failover: kill -9", "new leader", "resume through the new leader", "none is left"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)

@@ -26,6 +26,8 @@ type Summary struct {
 	Elapsed time.Duration
 	// Nodes is the lab's node count.
 	Nodes int
+	// Healthy is the pace of the plan's healthy nodes (by the action log), from the edges' start.
+	Healthy Pace
 	// Planned and Met count nodes per expectation: how many there are, how many got there.
 	Planned map[Expect]int
 	Met     map[Expect]int
@@ -67,8 +69,9 @@ func (s Summary) Print(w io.Writer) {
 	if !s.Done {
 		state = "NOT done"
 	}
-	fmt.Fprintf(w, "\n== %s after %s: %d nodes, %d provisioned, %.0f nodes/min\n\n", state,
+	fmt.Fprintf(w, "\n== %s after %s: %d nodes, %d provisioned, %.0f nodes/min over the whole run (faulty nodes and upgrades included)\n", state,
 		s.Elapsed.Round(100*time.Millisecond), s.Nodes, s.Report.Totals.Provisioned, s.NodesPerMinute())
+	fmt.Fprintf(w, "   %s\n\n", s.healthyLine())
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "REGION\tNODES\tTO PROVISION\tPROVISIONED\tDEFERRED\tSHUT DOWN\tABANDONED\tGONE\tWAITING\tLEASED\tEDGE DISCOVERED\tEDGE FAILED")
@@ -108,6 +111,21 @@ func (s Summary) Print(w io.Writer) {
 	for _, d := range s.Report.DoubleProvisioned {
 		fmt.Fprintf(w, "double provisioned: %s (episode %d) by %v\n", d.Node, d.Episode, d.Callers)
 	}
+}
+
+// healthyLine says how long the healthy nodes took and their steady rate: what the fleet's
+// pace is, apart from the deliberate faults and the real nodes' upgrades and restarts.
+func (s Summary) healthyLine() string {
+	h := s.Healthy
+	line := fmt.Sprintf("healthy nodes: %d of %d provisioned", h.Nodes, s.Planned[Healthy])
+	if h.Nodes > 0 {
+		line += fmt.Sprintf(", the last %s after the edges started", h.Took.Round(10*time.Millisecond))
+	}
+	if h.SteadyPerMinute() == 0 {
+		return line + "; no steady rate (too few completion times to span)"
+	}
+	return line + fmt.Sprintf("; steady rate %.0f nodes/min (the %dth to the %dth percentile of their completion times: %d nodes in %s)",
+		h.SteadyPerMinute(), steadyLow, steadyHigh, h.SteadyNodes, (h.SteadyTo-h.SteadyFrom).Round(10*time.Millisecond))
 }
 
 func verdict(ok bool) string {

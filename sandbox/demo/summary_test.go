@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -39,6 +40,48 @@ func TestSummary_RegionTableCountsEachLedgerState(t *testing.T) {
 	for h, v := range want {
 		if got[h] != v {
 			t.Errorf("column %s = %q, want %s:\n%s", h, got[h], v, b.String())
+		}
+	}
+}
+
+// TestSummary_ClosingLineSaysHowLongTheHealthyNodesTookAndTheSteadyRate: besides the totals over
+// the whole run, the line that closes the progress names the healthy nodes' time and their steady
+// rate, and which percentiles it spans.
+func TestSummary_ClosingLineSaysHowLongTheHealthyNodesTookAndTheSteadyRate(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var done []time.Time
+	for i := range 100 {
+		done = append(done, start.Add(time.Second+time.Duration(i)*10*time.Millisecond))
+	}
+	s := Summary{Done: true, Elapsed: 50 * time.Second, Nodes: 110, Planned: map[Expect]int{Healthy: 100},
+		Healthy: paceOf(start, done)}
+	s.Report.Totals.Provisioned = 104
+	var b bytes.Buffer
+	s.Print(&b)
+	text := b.String()
+	for _, want := range []string{
+		"== done after 50s: 110 nodes, 104 provisioned, 125 nodes/min over the whole run",
+		"healthy nodes: 100 of 100 provisioned, the last 1.99s after the edges started",
+		"steady rate 6000 nodes/min",
+		"5th to the 95th percentile of their completion times: 90 nodes in 900ms",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestSummary_ClosingLineWithoutASteadyRate: too few healthy nodes for a span say so rather
+// than print a rate of nothing.
+func TestSummary_ClosingLineWithoutASteadyRate(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	s := Summary{Elapsed: time.Minute, Nodes: 12, Planned: map[Expect]int{Healthy: 2},
+		Healthy: paceOf(start, []time.Time{start.Add(1500 * time.Millisecond)})}
+	var b bytes.Buffer
+	s.Print(&b)
+	for _, want := range []string{"== NOT done after 1m0s", "healthy nodes: 1 of 2 provisioned, the last 1.5s after the edges started", "no steady rate"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
 	}
 }
