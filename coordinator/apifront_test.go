@@ -48,7 +48,7 @@ func (f *apiFront) serve(t testing.TB, svc *coordinator.Service) {
 		f.h.Store(nil)
 		return
 	}
-	h, err := httpapi.New(svc, httpapi.Config{AdminTokens: []string{testAdminToken}, EdgeTokens: []string{"test-edge-token"}, Self: f.url()})
+	h, err := httpapi.New(svc, httpapi.Config{AdminTokens: []string{testAdminToken}, EdgeTokens: []string{"test-edge-token"}, Self: f.url(), Errors: coordinator.HTTPErrors()})
 	if err != nil {
 		t.Fatalf("api of %s: %v", svc.ID(), err)
 	}

@@ -1,32 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package httpapi
+package coordinator
 
 import (
 	"net/http"
 
-	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/httpapi"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// CoreErrors maps the coordinator core's sentinel errors to HTTP answers.
-func CoreErrors() []ErrorMapping {
-	return []ErrorMapping{
-		{coordinator.ErrNotLeader, http.StatusMisdirectedRequest, api.CodeNotLeader},
-		{coordinator.ErrNoLeader, http.StatusServiceUnavailable, api.CodeNoLeader},
-		{coordinator.ErrNotReady, http.StatusServiceUnavailable, api.CodeUnavailable},
-		{coordinator.ErrTimeout, http.StatusServiceUnavailable, api.CodeUnavailable},
-		{coordinator.ErrClosed, http.StatusServiceUnavailable, api.CodeUnavailable},
-		{coordinator.ErrUnknownLease, http.StatusNotFound, api.CodeUnknownLease},
-		{coordinator.ErrTokenMismatch, http.StatusConflict, api.CodeTokenMismatch},
-		{coordinator.ErrWrongRegion, http.StatusConflict, api.CodeWrongRegion},
-		{coordinator.ErrWrongEdge, http.StatusForbidden, api.CodeWrongEdge},
-		{coordinator.ErrLeaseExpired, http.StatusConflict, api.CodeLeaseExpired},
-		{coordinator.ErrUnknownNode, http.StatusNotFound, api.CodeNotFound},
-		{coordinator.ErrUnknownRegion, http.StatusNotFound, api.CodeNotFound},
-		{coordinator.ErrNotRetryable, http.StatusConflict, api.CodeConflict},
-		{coordinator.ErrNodeBusy, http.StatusConflict, api.CodeConflict},
-		{coordinator.ErrClusterProtocol, http.StatusConflict, api.CodeConflict},
-		{coordinator.ErrBadRequest, http.StatusBadRequest, api.CodeBadRequest},
+// The HTTP layer calls a member through the interface it declares.
+var _ httpapi.Service = (*Service)(nil)
+
+// HTTPErrors maps the member's sentinel errors (errors.go) to HTTP answers (httpapi.Config.Errors).
+func HTTPErrors() []httpapi.ErrorMapping {
+	return []httpapi.ErrorMapping{
+		{Err: ErrNotLeader, Status: http.StatusMisdirectedRequest, Code: api.CodeNotLeader},
+		{Err: ErrNoLeader, Status: http.StatusServiceUnavailable, Code: api.CodeNoLeader},
+		{Err: ErrNotReady, Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable},
+		{Err: ErrTimeout, Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable},
+		{Err: ErrClosed, Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable},
+		{Err: ErrUnknownLease, Status: http.StatusNotFound, Code: api.CodeUnknownLease},
+		{Err: ErrTokenMismatch, Status: http.StatusConflict, Code: api.CodeTokenMismatch},
+		{Err: ErrWrongRegion, Status: http.StatusConflict, Code: api.CodeWrongRegion},
+		{Err: ErrWrongEdge, Status: http.StatusForbidden, Code: api.CodeWrongEdge},
+		{Err: ErrLeaseExpired, Status: http.StatusConflict, Code: api.CodeLeaseExpired},
+		{Err: ErrUnknownNode, Status: http.StatusNotFound, Code: api.CodeNotFound},
+		{Err: ErrUnknownRegion, Status: http.StatusNotFound, Code: api.CodeNotFound},
+		{Err: ErrNotRetryable, Status: http.StatusConflict, Code: api.CodeConflict},
+		{Err: ErrNodeBusy, Status: http.StatusConflict, Code: api.CodeConflict},
+		{Err: ErrClusterProtocol, Status: http.StatusConflict, Code: api.CodeConflict},
+		{Err: ErrBadRequest, Status: http.StatusBadRequest, Code: api.CodeBadRequest},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
 	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
@@ -91,7 +92,7 @@ func TestForward_RedirectModeAnswers421AndTheClientFollows(t *testing.T) {
 	leader, follower := ms[0], ms[1]
 	redirecting, err := httpapi.New(follower.svc, httpapi.Config{
 		EdgeTokens: []string{edgeToken}, AdminTokens: []string{adminToken}, Redirect: true,
-		Self: follower.url, Errors: httpapi.CoreErrors(),
+		Self: follower.url, Errors: coordinator.HTTPErrors(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ func startMember(t testing.TB, dir, id string, bootstrap bool, edit func(*httpap
 	m.svc = svc
 	cfg := httpapi.Config{
 		EdgeTokens: []string{edgeToken}, AdminTokens: []string{adminToken}, MaxBodyBytes: maxBody,
-		Self: m.url, Errors: httpapi.CoreErrors(), Logger: logger, Registry: m.reg,
+		Self: m.url, Errors: coordinator.HTTPErrors(), Logger: logger, Registry: m.reg,
 	}
 	if edit != nil {
 		edit(&cfg)

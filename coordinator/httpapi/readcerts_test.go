@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
 	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
@@ -21,7 +22,7 @@ import (
 // a certificate named in Readers reads status, nodes and a node, but may not pause; an edge's
 // certificate does not read even when named there.
 func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
-	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"operator", "edge-1"}, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"operator", "edge-1"}, AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors(),
 		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
 	ctx := ctxT(t)
 
@@ -79,7 +80,7 @@ func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
 // and setting the forwarded header itself does not change that: only a member's forward carries
 // the proof the leader accepts (derived from the admin token).
 func TestCertBinding_TheForwardedHeaderAloneActsAsNoEdge(t *testing.T) {
-	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"alice-statuspage"}, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(),
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"alice-statuspage"}, AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors(),
 		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
 	operator := ca.Client(ca.Issue(t, "alice-statuspage", x509.ExtKeyUsageClientAuth))
 	for _, forwarded := range []string{"", "1", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"} {
@@ -107,7 +108,7 @@ func TestCertBinding_TheForwardedHeaderAloneActsAsNoEdge(t *testing.T) {
 // act as any edge only when that certificate carries the member name; an edge's or the status
 // page's certificate of the same CA carrying a valid proof is still bound to no edge.
 func TestCertBinding_AForwardNeedsAMembersCertificate(t *testing.T) {
-	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors(), MemberName: testutil.MemberName,
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors(), MemberName: testutil.MemberName,
 		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
 	mac := hmac.New(sha256.New, []byte(adminToken))
 	mac.Write([]byte("muster forwarded request v1"))
@@ -140,7 +141,7 @@ func TestCertBinding_AForwardNeedsAMembersCertificate(t *testing.T) {
 // bound by certificate, an edge's certificate of the CA is no reader: only the certificates
 // named in Readers (the status page's) open the admin reads.
 func TestReadCerts_OnlyNamedReadersOpenTheAdminReads(t *testing.T) {
-	_, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"alice-statuspage"}, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors()})
+	_, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"alice-statuspage"}, AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors()})
 	for cn, want := range map[string]int{"alice-statuspage": http.StatusOK, "edge-eu-1": http.StatusUnauthorized} {
 		resp, err := ca.Client(ca.IssueClient(t, cn)).Get(srv.URL + api.PathNodes)
 		if err != nil {

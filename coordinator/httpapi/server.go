@@ -49,7 +49,8 @@ type Config struct {
 	Self string
 	// ForwardClient sends forwarded requests to the leader (TLS settings of the member); nil uses a plain client.
 	ForwardClient *http.Client
-	// Errors maps the service's sentinel errors to HTTP answers; nil takes CoreErrors.
+	// Errors maps the service's sentinel errors to HTTP answers (the member's table:
+	// coordinator.HTTPErrors); an error none matches is answered 500. Required.
 	Errors []ErrorMapping
 	// Logger receives one line per failed request; tokens never reach it.
 	Logger *slog.Logger
@@ -103,9 +104,6 @@ func New(svc Service, cfg Config) (*Server, error) {
 	if err := s.bindEdges(cfg.Edges); err != nil {
 		return nil, err
 	}
-	if s.errors == nil {
-		s.errors = CoreErrors()
-	}
 	for _, t := range cfg.EdgeTokens {
 		if t == "" {
 			return nil, errors.New("httpapi: an edge token is empty")
@@ -117,6 +115,10 @@ func New(svc Service, cfg Config) (*Server, error) {
 			return nil, errors.New("httpapi: an admin token is empty")
 		}
 		s.adminTokens = append(s.adminTokens, newSecret(t))
+	}
+	if len(s.errors) == 0 {
+		// Without it every refusal (not leader, unknown lease) would read as a server fault.
+		return nil, errors.New("httpapi: no error mapping configured (Errors)")
 	}
 	s.proofs = forwardProofs(cfg.AdminTokens)
 	if s.maxBody <= 0 {

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/seed96588659/muster/coordinator"
@@ -17,7 +18,7 @@ import (
 // TestTLS_ClientCertificateOpensTheEdgeAPIButNotTheAdminAPI serves a real member over TLS with
 // client certificates verified against a CA.
 func TestTLS_ClientCertificateOpensTheEdgeAPIButNotTheAdminAPI(t *testing.T) {
-	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: httpapi.CoreErrors()})
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors()})
 	ctx := ctxT(t)
 	reg := api.RegisterRequest{Region: "ams", Edge: "edge-1", Nodes: []api.RegisterNode{{Identity: "tls-1"}}}
 
@@ -51,11 +52,19 @@ func TestTLS_ClientCertificateOpensTheEdgeAPIButNotTheAdminAPI(t *testing.T) {
 func TestNew_RefusesAnEdgeAPIOpenToNobody(t *testing.T) {
 	// New only keeps the service, so an unopened one is enough here.
 	svc := &coordinator.Service{}
-	if _, err := httpapi.New(svc, httpapi.Config{AdminTokens: []string{adminToken}}); err == nil {
+	if _, err := httpapi.New(svc, httpapi.Config{AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors()}); err == nil {
 		t.Fatal("a server without any edge credential was built")
 	}
-	if _, err := httpapi.New(svc, httpapi.Config{EdgeTokens: []string{""}}); err == nil {
+	if _, err := httpapi.New(svc, httpapi.Config{EdgeTokens: []string{""}, Errors: coordinator.HTTPErrors()}); err == nil {
 		t.Fatal("an empty edge token was accepted")
+	}
+}
+
+// Without the member's error table every refusal would read as a server fault (500).
+func TestNew_RefusesAServerWithoutAnErrorTable(t *testing.T) {
+	svc := &coordinator.Service{}
+	if _, err := httpapi.New(svc, httpapi.Config{EdgeTokens: []string{"edge-token"}}); err == nil || !strings.Contains(err.Error(), "error mapping") {
+		t.Fatalf("a server without an error table: %v", err)
 	}
 }
 

@@ -476,7 +476,7 @@ func (m *member) answer(msg *message, resp any, err error) {
 	m.s.net.send(rep)
 }
 
-// apiError is what the HTTP layer makes of a service error (httpapi.CoreErrors).
+// apiError is what the HTTP layer makes of a service error (coordinator.HTTPErrors).
 func (m *member) apiError(err error) *api.Error {
 	e := &api.Error{Message: err.Error(), Member: m.name}
 	switch {

@@ -28,7 +28,7 @@ func inProcessMember(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(svc, httpapi.Config{EdgeTokens: []string{e2eEdgeToken}, AdminTokens: []string{e2eAdminToken}, Self: url})
+	h, err := httpapi.New(svc, httpapi.Config{EdgeTokens: []string{e2eEdgeToken}, AdminTokens: []string{e2eAdminToken}, Self: url, Errors: coordinator.HTTPErrors()})
 	if err != nil {
 		t.Fatal(err)
 	}

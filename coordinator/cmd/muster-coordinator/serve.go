@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/config"
 	"github.com/seed96588659/muster/coordinator/httpapi"
 	"github.com/seed96588659/muster/coordinator/ledger"
@@ -96,6 +97,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		ForwardClient: memberHTTP,
 		Self:          cfg.HTTP.Advertise,
 		MemberName:    cfg.TLS.MemberName,
+		Errors:        coordinator.HTTPErrors(),
 		Logger:        logger,
 		// The member label, as every muster_coordinator_* metric carries (coordinator/metrics).
 		Registry: prometheus.WrapRegistererWith(prometheus.Labels{"member": cfg.NodeID}, reg),
