@@ -70,6 +70,18 @@ bench: build
 		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./...); \
 	done
 
+# bench-report: the figures of docs/performance.md, as markdown on stdout (progress on stderr):
+# muster-edge against choria-provisioner at 1,000 and 10,000 nodes, cluster against standalone,
+# the failover stall and the ledger at 1,000,000 nodes, each row with the command that reproduces
+# it; about half an hour on 2 cores. choria-provisioner is never built here: MUSTER_ANCHOR_BIN
+# names its binary, and without it its rows read "not run". BENCHREPORTFLAGS=--quick checks the
+# tooling at tiny sizes in minutes.
+MUSTER_ANCHOR_BIN ?=
+BENCHREPORTFLAGS ?=
+.PHONY: bench-report
+bench-report: build
+	@bin/muster-benchreport --root . --anchor '$(MUSTER_ANCHOR_BIN)' $(BENCHREPORTFLAGS)
+
 # fuzz installs Debian's librpm-dev if it is missing, compares $(LIBRPM_PAIRS) random pairs with
 # the real librpm, then runs every fuzz target of every module for $(FUZZTIME) each (.ci/fuzz
 # finds them in the test files).

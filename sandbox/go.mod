@@ -37,6 +37,7 @@ require (
 	github.com/hashicorp/raft v1.7.3
 	github.com/seed96588659/muster/coordinator v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.1.0
+	golang.org/x/perf v0.0.0-20250813145418-2f7363a06fe1
 )
 
 require (
@@ -50,6 +51,7 @@ require (
 	github.com/ProtonMail/go-crypto v1.4.0 // indirect
 	github.com/VividCortex/ewma v1.2.0 // indirect
 	github.com/acarl005/stripansi v0.0.0-20180116102854-5a71ef0e047d // indirect
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/agnivade/levenshtein v1.2.1 // indirect
 	github.com/antithesishq/antithesis-sdk-go v0.7.0 // indirect
 	github.com/armon/go-metrics v0.4.1 // indirect

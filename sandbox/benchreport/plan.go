@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package benchreport
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Sizes are how large the report's runs are.
+type Sizes struct {
+	// Name is printed in the report's header.
+	Name string
+	// Labs are the emulated fleet sizes of the side-by-side runs.
+	Labs []int
+	// Ledger is BenchmarkLedgerScale's size ("1M") and LedgerNodes its node count.
+	Ledger      string
+	LedgerNodes int
+	// Failovers is how many leader kills the failover figures are taken over.
+	Failovers int
+}
+
+// FullSizes are the published figures' sizes.
+func FullSizes() Sizes {
+	return Sizes{Name: "full", Labs: []int{1000, 10000}, Ledger: "1M", LedgerNodes: 1_000_000, Failovers: 10}
+}
+
+// QuickSizes check the tooling in a few minutes; their figures are not the published ones.
+func QuickSizes() Sizes {
+	return Sizes{Name: "quick (tooling check, not the published figures)", Labs: []int{100}, Ledger: "10k", LedgerNodes: 10_000, Failovers: 2}
+}
+
+// AnchorUnset is what choria-provisioner's rows read when no binary of it was given.
+const AnchorUnset = "not run: MUSTER_ANCHOR_BIN unset"
+
+// Plan is every table of the report: anchorBin is choria-provisioner's binary, "" when there is
+// none (its rows then read AnchorUnset).
+func Plan(s Sizes, anchorBin string) []Table {
+	return []Table{sideBySide(s, anchorBin), clusterTable(), failoverTable(s), ledgerTable(s)}
+}
+
+// sideBySide is muster-edge and choria-provisioner on the same fresh lab, one process per run
+// (sandbox/edgebench).
+func sideBySide(s Sizes, anchorBin string) Table {
+	t := Table{
+		Title: "Muster against choria-provisioner",
+		Note: "One provisioner process, 64 workers, against a fresh lab of emulated nodes (jwt, inventory, helper, " +
+			"configure, restart); CPU is the provisioner's own, the helper's forks are counted apart.",
+		Labels: []string{"provisioner", "helper", "nodes"},
+		Columns: []Column{
+			{Header: "nodes/min", Unit: "nodes/min"},
+			{Header: "nodes/min vs choria-provisioner", Unit: "nodes/min", Ratio: true},
+			{Header: "CPU ms/node", Unit: "cpu-ms/node", Digits: 2},
+			{Header: "CPU/node vs choria-provisioner", Unit: "cpu-ms/node", Ratio: true},
+			{Header: "helper CPU ms/node", Unit: "helper-cpu-ms/node", Digits: 2},
+			{Header: "peak RSS MB", Unit: "rss-MB"},
+			{Header: "wall s", Unit: "wall-s", Digits: 1},
+		},
+	}
+	for _, n := range s.Labs {
+		nodes := strconv.Itoa(n)
+		anchorKey := "anchor/" + nodes
+		anchor := Row{
+			Key: anchorKey, Labels: []string{"choria-provisioner", "exec", nodes},
+			Bench: "BenchmarkAnchor/exec/" + nodes,
+			Run:   edgebench("^BenchmarkAnchor$", n, "MUSTER_ANCHOR_BIN="+anchorBin),
+		}
+		if anchorBin == "" {
+			anchor.NotRun = AnchorUnset
+			anchor.Run.Env = []string{"MUSTER_ANCHOR_BIN=/path/to/choria-provisioner", anchor.Run.Env[0]}
+		}
+		t.Rows = append(t.Rows, anchor)
+		for _, helper := range []string{"exec", "persistent"} {
+			t.Rows = append(t.Rows, Row{
+				Key: "edge/" + helper + "/" + nodes, Labels: []string{"muster-edge", helper, nodes},
+				Bench:    "BenchmarkEdge/" + helper + "/" + nodes,
+				Run:      edgebench("^BenchmarkEdge$/^"+helper+"$", n),
+				Baseline: anchorKey,
+			})
+		}
+	}
+	return t
+}
+
+// edgebench runs one lab size of sandbox/edgebench, once.
+func edgebench(pattern string, nodes int, env ...string) Invocation {
+	return Invocation{
+		Module: "sandbox", Package: "./edgebench", Bench: pattern, BenchTime: "1x", Timeout: "30m",
+		Env: append([]string{"MUSTER_BENCH_NODES=" + strconv.Itoa(nodes)}, env...),
+	}
+}
+
+// clusterTable is one in-process edge, standalone and then against three coordinator processes
+// (sandbox/clustersuite); both rows come from one run.
+func clusterTable() Table {
+	run := Invocation{Module: "sandbox", Package: "./clustersuite", Bench: "^BenchmarkClusterEdge$", BenchTime: "1x", Timeout: "30m"}
+	return Table{
+		Title: "Cluster against standalone",
+		Note: "One edge, 64 workers, batches of 256, the persistent sample helper, on a fresh lab of 1,000 emulated " +
+			"nodes; from the edge's start to its 1,000th provisioned node.",
+		Labels: []string{"edge", "nodes"},
+		Columns: []Column{
+			{Header: "nodes/min", Unit: "nodes/min"},
+			{Header: "vs standalone", Unit: "nodes/min", Ratio: true},
+		},
+		Rows: []Row{
+			{Key: "cluster/standalone", Labels: []string{"standalone", "1000"}, Bench: "BenchmarkClusterEdge/standalone", Run: run},
+			{Key: "cluster/cluster", Labels: []string{"cluster (3 coordinators)", "1000"}, Bench: "BenchmarkClusterEdge/cluster", Run: run, Baseline: "cluster/standalone"},
+		},
+	}
+}
+
+// failoverTable is the stall an edge sees when the coordinators' leader is killed.
+func failoverTable(s Sizes) Table {
+	return Table{
+		Title: "Failover stall",
+		Note: "Three muster-coordinator processes on loopback with the default raft timeouts; the leader gets SIGKILL " +
+			"and an edge's client asks for a lease until one is granted; the killed member restarts before the next kill.",
+		Labels: []string{"measure"},
+		Columns: []Column{
+			{Header: "median s", Unit: "failover-median-s", Digits: 2},
+			{Header: "p90 s", Unit: "failover-p90-s", Digits: 2},
+			{Header: "max s", Unit: "failover-max-s", Digits: 2},
+		},
+		Rows: []Row{{
+			Key:    "failover",
+			Labels: []string{fmt.Sprintf("SIGKILL of the leader to the next lease granted (%d kills)", s.Failovers)},
+			Bench:  "BenchmarkFailover_SIGKILLToNextGrantedLease",
+			Run: Invocation{
+				Module: "coordinator", Package: "./cmd/muster-coordinator", Bench: "^BenchmarkFailover_SIGKILLToNextGrantedLease$",
+				BenchTime: fmt.Sprintf("%dx", s.Failovers), Timeout: "30m",
+			},
+		}},
+	}
+}
+
+// ledgerTable is the ledger FSM (bbolt, fsync on) at s.LedgerNodes nodes in 10 regions; every row
+// comes from one run, which builds the ledger once.
+func ledgerTable(s Sizes) Table {
+	run := Invocation{
+		Module: "coordinator", Package: "./ledger", Bench: "^BenchmarkLedgerScale$/^" + s.Ledger + "$",
+		BenchTime: "10x", Timeout: "60m",
+	}
+	bench := "BenchmarkLedgerScale/" + s.Ledger + "/"
+	row := func(sub, label string) Row {
+		return Row{Key: "ledger/" + sub, Labels: []string{label}, Bench: bench + sub, Run: run}
+	}
+	return Table{
+		Title: fmt.Sprintf("The ledger at %s nodes", groupDigits(strconv.Itoa(s.LedgerNodes))),
+		Note: "The ledger's apply path (one bbolt transaction per command, fsync on) without raft, nodes spread over " +
+			"10 regions; a grant takes 1,000 nodes, as the lease manager does by default.",
+		Labels: []string{"operation"},
+		Columns: []Column{
+			{Header: "ms/op", Unit: "ns/op", Scale: 1e-6, Digits: 2},
+			{Header: "grant p50 ms", Unit: "grant-p50-ms", Digits: 1},
+			{Header: "grant p99 ms", Unit: "grant-p99-ms", Digits: 1},
+			{Header: "report p50 ms", Unit: "report-p50-ms", Digits: 1},
+			{Header: "report p99 ms", Unit: "report-p99-ms", Digits: 1},
+			{Header: "snapshot MB", Unit: "snapshot-MB"},
+			{Header: "RSS MB", Unit: "rss-MB"},
+			{Header: "of it anonymous MB", Unit: "rss-anon-MB"},
+		},
+		Rows: []Row{
+			row("grant+report", "a grant of 1,000 nodes and its report, in each region (one op: 10 of each)"),
+			row("snapshot", "a snapshot, persisted into raft's file store"),
+			row("restore", "that snapshot restored into another member's ledger"),
+			row("nodes-filtered", "a filtered page of nodes that matches none"),
+			row("grant-while-locked-to-another-edge", "a grant finding a whole region locked to another edge"),
+		},
+	}
+}
