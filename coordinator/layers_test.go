@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator_test
+
+import (
+	"go/build"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The member's layers import only those below them (DESIGN.md, Layers): raftnode knows no
+// ledger, httpapi no member, and only the member joins them.
+func TestLayers_EachPackageImportsOnlyThoseBelowIt(t *testing.T) {
+	const module = "github.com/seed96588659/muster/"
+	below := map[string][]string{
+		"ledger":     {"pkg/api"},
+		"metrics":    {"pkg/api"},
+		"raftnode":   nil,
+		"statuspage": nil,
+		"httpapi":    {"pkg/api"},
+		"lease":      {"coordinator/ledger", "coordinator/metrics", "pkg/api"},
+		".":          {"coordinator/httpapi", "coordinator/lease", "coordinator/ledger", "coordinator/metrics", "coordinator/raftnode", "pkg/api"},
+	}
+	for dir, allowed := range below {
+		pkg, err := build.ImportDir(dir, 0)
+		if err != nil {
+			t.Fatalf("read package %s: %v", dir, err)
+		}
+		for _, imp := range pkg.Imports {
+			name, ours := strings.CutPrefix(imp, module)
+			if ours && !slices.Contains(allowed, name) {
+				t.Errorf("package %s imports %s; it may import only %v of Muster's", dir, name, allowed)
+			}
+		}
+	}
+}
