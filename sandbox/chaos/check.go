@@ -145,27 +145,58 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 		return c
 	}
 	c.DoubleProvisioned = report.Build(all).DoubleProvisioned
+	round, byNode := roundActions(all, res.Started)
+	ledger, err := r.ledgerNodes(ctx)
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	rc := roundCheck{
+		Runner: r, c: &c, res: res, rep: report.Build(round), byNode: byNode, ledger: ledger,
+		refused: r.refusedSince(res.Started),
+		full:    r.withHistory(ctx, ledger), // each node's transitions, queried once
+	}
+	for _, id := range sortedKeys(nodes) {
+		rc.once(id)
+		rc.recorded(id, nodes[id])
+	}
+	rc.realNodesStayProvisioned(nodes)
+	r.checkStale(&c, res, byNode, rc.full)
+	r.checkPause(&c, res, round)
+	// The evidence carries each node's transitions: leases, tokens, times.
+	for _, fs := range [][]Finding{c.NotOnce, c.Ledger, c.Lost, c.Unacknowledged, c.Stale} {
+		for i := range fs[:min(len(fs), 20)] {
+			if fs[i].Ledger != nil {
+				n := rc.full(fs[i].Node)
+				fs[i].Ledger = &n
+			}
+		}
+	}
+	return c
+}
 
+// roundActions are the recorded actions from the round's start on, and the provisioning
+// actions among them by node.
+func roundActions(all []recorder.Action, started time.Time) ([]recorder.Action, map[string][]recorder.Action) {
 	var round []recorder.Action
 	byNode := map[string][]recorder.Action{}
 	for _, a := range all {
-		if !a.Time.Before(res.Started) {
+		if !a.Time.Before(started) {
 			round = append(round, a)
 			if strings.HasPrefix(a.Action, "choria_provision#") {
 				byNode[a.Node] = append(byNode[a.Node], a)
 			}
 		}
 	}
-	rep := report.Build(round)
-	ledger, err := r.ledgerNodes(ctx)
-	if err != nil {
-		c.Err = err
-		return c
-	}
+	return round, byNode
+}
+
+// refusedSince are the results the coordinators refused an edge since the round started, by node.
+func (r *Runner) refusedSince(started time.Time) map[string]*Refusal {
 	refused := map[string]*Refusal{}
 	for _, e := range r.edges {
 		for _, rf := range readRefusals(e.Name, e.Proc.LogPath) {
-			if rf.Time.Before(res.Started) {
+			if rf.Time.Before(started) {
 				continue
 			}
 			for _, n := range rf.Nodes {
@@ -173,77 +204,98 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 			}
 		}
 	}
-	// Each node's transitions, queried once, whichever check asks first.
-	full := r.withHistory(ctx, ledger)
-	for _, id := range sortedKeys(nodes) {
-		n, ok := rep.Nodes[id]
-		ln, inLedger := ledger[id]
-		var lp *api.Node
-		if inLedger {
-			lp = &ln
+	return refused
+}
+
+// roundCheck is what one round's per-node checks read, and the Check they fill.
+type roundCheck struct {
+	*Runner
+	c       *Check
+	res     *RoundResult
+	rep     report.Report
+	byNode  map[string][]recorder.Action
+	ledger  map[string]api.Node
+	refused map[string]*Refusal
+	full    func(string) api.Node
+}
+
+func (rc roundCheck) ledgerNode(id string) (api.Node, *api.Node, bool) {
+	ln, ok := rc.ledger[id]
+	if !ok {
+		return ln, nil, false
+	}
+	return ln, &ln, true
+}
+
+// once: one accepted restart after an accepted configure. A configure whose restart never came
+// (its lease was lost in between) and was redone by the same caller under a new lease is not a
+// second provisioning; one by another caller is (the report's double check).
+func (rc roundCheck) once(id string) {
+	n, ok := rc.rep.Nodes[id]
+	configured, restarted := 0, 0
+	if ok {
+		if a := n.Actions[report.Configure]; a != nil {
+			configured = a.OK
 		}
-		configured, restarted := 0, 0
-		if ok {
-			if a := n.Actions[report.Configure]; a != nil {
-				configured = a.OK
-			}
-			if a := n.Actions[report.Restart]; a != nil {
-				restarted = a.OK
-			}
-		}
-		// Once: one accepted restart after an accepted configure. A configure whose restart never
-		// came (its lease was lost in between) and was redone by the same caller under a new lease
-		// is not a second provisioning; one by another caller is (the report's double check).
-		if !ok || !n.Provisioned || configured < 1 || restarted != 1 {
-			c.NotOnce = append(c.NotOnce, Finding{Node: id, What: fmt.Sprintf("%d accepted configures, %d accepted restarts in the round", configured, restarted), Actions: byNode[id], Ledger: lp})
-		}
-		fleet := r.fleetProvisioned(nodes[id], id)
-		switch {
-		case !inLedger:
-			c.Ledger = append(c.Ledger, Finding{Node: id, What: "not in the ledger", Actions: byNode[id]})
-		case ln.State != api.StateProvisioned && fleet:
-			hist := full(id)
-			fp := &hist
-			if at, ok := recordedProvisioned(hist, res.Started.Add(res.StartOffset)); ok {
-				c.Lost = append(c.Lost, Finding{Node: id, What: fmt.Sprintf("the ledger recorded it provisioned at %s (ledger time) and now says %s", ts(at), ln.State), Actions: byNode[id], Ledger: fp})
-			} else if rf := refused[id]; rf != nil {
-				c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s: %s's result was refused at %s (lease %s token %s)", ln.State, rf.Edge, ts(rf.Time), rf.Lease, rf.Token), Actions: byNode[id], Ledger: fp})
-			} else {
-				c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s and never recorded the result (not delivered: the edge died or gave up first)", ln.State), Actions: byNode[id], Ledger: fp})
-			}
-		case ln.State == api.StateGone:
-			c.Ledger = append(c.Ledger, Finding{Node: id, What: "ledger says gone (found out of provisioning mode), the fleet's record shows it never provisioned", Actions: byNode[id], Ledger: lp})
-		case !final(ln.State):
-			c.Ledger = append(c.Ledger, Finding{Node: id, What: fmt.Sprintf("ledger state %s is not final", ln.State), Actions: byNode[id], Ledger: lp})
-		case (ln.State == api.StateProvisioned) != fleet:
-			c.Ledger = append(c.Ledger, Finding{Node: id, What: fmt.Sprintf("ledger says %s, the fleet's record provisioned=%v", ln.State, fleet), Actions: byNode[id], Ledger: lp})
+		if a := n.Actions[report.Restart]; a != nil {
+			restarted = a.OK
 		}
 	}
-	// Nodes of earlier rounds that stay provisioned (real ones) must stay so in the ledger,
-	// through every leader change and cluster restart.
-	for _, reg := range r.lab.Regions() {
+	if !ok || !n.Provisioned || configured < 1 || restarted != 1 {
+		_, lp, _ := rc.ledgerNode(id)
+		rc.c.NotOnce = append(rc.c.NotOnce, Finding{Node: id, What: fmt.Sprintf("%d accepted configures, %d accepted restarts in the round", configured, restarted), Actions: rc.byNode[id], Ledger: lp})
+	}
+}
+
+// recorded: the ledger holds the node's final state, and it agrees with the fleet's record; a
+// node the fleet shows provisioned and the ledger does not is lost or its result unacknowledged.
+func (rc roundCheck) recorded(id, kind string) {
+	c, acts := rc.c, rc.byNode[id]
+	ln, lp, inLedger := rc.ledgerNode(id)
+	fleet := rc.fleetProvisioned(kind, id)
+	switch {
+	case !inLedger:
+		c.Ledger = append(c.Ledger, Finding{Node: id, What: "not in the ledger", Actions: acts})
+	case ln.State != api.StateProvisioned && fleet:
+		rc.unrecorded(id, ln)
+	case ln.State == api.StateGone:
+		c.Ledger = append(c.Ledger, Finding{Node: id, What: "ledger says gone (found out of provisioning mode), the fleet's record shows it never provisioned", Actions: acts, Ledger: lp})
+	case !final(ln.State):
+		c.Ledger = append(c.Ledger, Finding{Node: id, What: fmt.Sprintf("ledger state %s is not final", ln.State), Actions: acts, Ledger: lp})
+	case (ln.State == api.StateProvisioned) != fleet:
+		c.Ledger = append(c.Ledger, Finding{Node: id, What: fmt.Sprintf("ledger says %s, the fleet's record provisioned=%v", ln.State, fleet), Actions: acts, Ledger: lp})
+	}
+}
+
+// unrecorded tells a node the fleet shows provisioned and the ledger does not: recorded once and
+// lost since, refused, or never delivered.
+func (rc roundCheck) unrecorded(id string, ln api.Node) {
+	c, acts := rc.c, rc.byNode[id]
+	hist := rc.full(id)
+	fp := &hist
+	if at, ok := recordedProvisioned(hist, rc.res.Started.Add(rc.res.StartOffset)); ok {
+		c.Lost = append(c.Lost, Finding{Node: id, What: fmt.Sprintf("the ledger recorded it provisioned at %s (ledger time) and now says %s", ts(at), ln.State), Actions: acts, Ledger: fp})
+	} else if rf := rc.refused[id]; rf != nil {
+		c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s: %s's result was refused at %s (lease %s token %s)", ln.State, rf.Edge, ts(rf.Time), rf.Lease, rf.Token), Actions: acts, Ledger: fp})
+	} else {
+		c.Unacknowledged = append(c.Unacknowledged, Finding{Node: id, What: fmt.Sprintf("the fleet shows it provisioned, the ledger says %s and never recorded the result (not delivered: the edge died or gave up first)", ln.State), Actions: acts, Ledger: fp})
+	}
+}
+
+// realNodesStayProvisioned: nodes of earlier rounds that stay provisioned (real ones) must stay
+// so in the ledger, through every leader change and cluster restart.
+func (rc roundCheck) realNodesStayProvisioned(nodes map[string]string) {
+	for _, reg := range rc.lab.Regions() {
 		for _, id := range reg.RealNodes() {
 			if _, inRound := nodes[id]; inRound {
 				continue
 			}
-			if ln, ok := ledger[id]; !ok || ln.State != api.StateProvisioned {
+			if ln, ok := rc.ledger[id]; !ok || ln.State != api.StateProvisioned {
 				lp := ln
-				c.Lost = append(c.Lost, Finding{Node: id, What: fmt.Sprintf("provisioned in round 1, the ledger now says %q", ln.State), Ledger: &lp})
+				rc.c.Lost = append(rc.c.Lost, Finding{Node: id, What: fmt.Sprintf("provisioned in round 1, the ledger now says %q", ln.State), Ledger: &lp})
 			}
 		}
 	}
-	r.checkStale(&c, res, byNode, full)
-	r.checkPause(&c, res, round)
-	// The evidence carries each node's transitions: leases, tokens, times.
-	for _, fs := range [][]Finding{c.NotOnce, c.Ledger, c.Lost, c.Unacknowledged, c.Stale} {
-		for i := range fs[:min(len(fs), 20)] {
-			if fs[i].Ledger != nil {
-				n := full(fs[i].Node)
-				fs[i].Ledger = &n
-			}
-		}
-	}
-	return c
 }
 
 // withHistory returns a lookup that fills a node's transitions from the ledger (the node list
