@@ -142,133 +142,161 @@ func (in *injector) pastLease() time.Duration {
 
 // inject runs one fault to its end (the system restored) and fills ev.
 func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
-	r := in.r
-	c := r.cluster
 	switch ev.Kind {
 	case LeaderKill:
-		leader, err := c.WaitLeader(ctx, len(c.Members), "")
-		if err != nil {
-			ev.Err = err
-			return
-		}
-		ev.Target = leader.ID
-		ev.Start = time.Now()
-		if err := leader.Kill(); err != nil {
-			ev.Err = err
-			return
-		}
-		next, err := c.WaitLeader(ctx, len(c.Members), leader.ID)
-		if err == nil {
-			ev.Detail = fmt.Sprintf("new leader %s after %s", next.ID, time.Since(ev.Start).Round(time.Millisecond))
-		}
-		sleepCtx(ctx, time.Second)
-		ev.Err = leader.Restart(ctx)
+		in.killLeader(ctx, ev)
 	case EdgeKill, EdgePartition, EdgeStop:
 		in.edgeFault(ctx, ev, rng)
 	case LeaderPartition:
-		leader, err := c.WaitLeader(ctx, len(c.Members), "")
-		if err != nil {
-			ev.Err = err
-			return
-		}
-		ev.Target, ev.Start = leader.ID, time.Now()
-		c.Isolate(leader)
-		next, err := c.WaitLeader(ctx, len(c.Members), leader.ID)
-		if err == nil {
-			ev.Detail = fmt.Sprintf("new leader %s after %s", next.ID, time.Since(ev.Start).Round(time.Millisecond))
-		} else {
-			ev.Detail = "no new leader: " + err.Error()
-		}
-		sleepCtx(ctx, 2*time.Second)
-		c.HealRaft()
+		in.isolateLeader(ctx, ev)
 	case ClockStep:
-		// The leader, or a follower that may lead next: forwards, then backwards, by up to 3m.
-		m := c.Members[rng.IntN(len(c.Members))]
-		if rng.IntN(2) == 0 {
-			if l, err := c.WaitLeader(ctx, len(c.Members), ""); err == nil {
-				m = l
-			}
-		}
-		step := time.Duration(30+rng.IntN(150)) * time.Second
-		if rng.IntN(2) == 0 {
-			step = -step
-		}
-		ev.Target, ev.Start = m.ID, time.Now()
-		ev.Detail = fmt.Sprintf("wall clock %+v, then %+v", step, -step)
-		if err := c.StepClock(m, step); err != nil {
-			ev.Err = err
-			return
-		}
-		sleepCtx(ctx, 2*time.Second)
-		if err := c.StepClock(m, -step); err != nil {
-			ev.Err = err
-			return
-		}
-		sleepCtx(ctx, 2*time.Second)
-		ev.Err = c.StepClock(m, 0)
+		in.stepClock(ctx, ev, rng)
 	case BrokerRestart:
-		regions := r.lab.Regions()
+		regions := in.r.lab.Regions()
 		reg := regions[rng.IntN(len(regions))]
 		ev.Target, ev.Start = "broker "+reg.Name(), time.Now()
 		ev.Err = reg.RestartBroker(ctx, time.Second)
 	case ClusterRestart:
-		ev.Target, ev.Start = "all members", time.Now()
-		var wg sync.WaitGroup
-		for _, m := range c.Members {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_ = m.Stop()
-			}()
-		}
-		wg.Wait()
-		errs := make([]error, len(c.Members))
-		for i, m := range c.Members {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = m.Restart(ctx)
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				ev.Err = err
-				return
-			}
-		}
-		_, ev.Err = c.WaitLeader(ctx, len(c.Members), "")
+		in.restartCluster(ctx, ev)
 	case OperatorPause:
-		ev.Target = "cluster"
-		err := waitFor(ctx, "operator pause", 60*time.Second, func() (bool, string) {
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			_, err := c.Admin().Pause(pctx, api.PauseRequest{Reason: "chaos"})
-			if err != nil {
-				return false, err.Error()
-			}
-			return true, ""
-		})
-		ev.Start = time.Now()
-		if err != nil {
-			ev.Err = err
-			return
-		}
-		sleepCtx(ctx, 3*time.Second)
-		ev.End = time.Now() // the pause check ends here: resuming starts the work again
-		ev.Err = waitFor(ctx, "operator resume", 60*time.Second, func() (bool, string) {
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			_, err := c.Admin().Resume(pctx)
-			if err != nil {
-				return false, err.Error()
-			}
-			return true, ""
-		})
+		in.pauseByOperator(ctx, ev)
 	}
 	if ev.End.IsZero() {
 		ev.End = time.Now()
 	}
+}
+
+// killLeader SIGKILLs the leader, notes its successor, and starts it again a second later.
+func (in *injector) killLeader(ctx context.Context, ev *Event) {
+	c := in.r.cluster
+	leader, err := c.WaitLeader(ctx, len(c.Members), "")
+	if err != nil {
+		ev.Err = err
+		return
+	}
+	ev.Target = leader.ID
+	ev.Start = time.Now()
+	if err := leader.Kill(); err != nil {
+		ev.Err = err
+		return
+	}
+	next, err := c.WaitLeader(ctx, len(c.Members), leader.ID)
+	if err == nil {
+		ev.Detail = fmt.Sprintf("new leader %s after %s", next.ID, time.Since(ev.Start).Round(time.Millisecond))
+	}
+	sleepCtx(ctx, time.Second)
+	ev.Err = leader.Restart(ctx)
+}
+
+// isolateLeader cuts the leader's Raft links until another member leads, then two seconds more.
+func (in *injector) isolateLeader(ctx context.Context, ev *Event) {
+	c := in.r.cluster
+	leader, err := c.WaitLeader(ctx, len(c.Members), "")
+	if err != nil {
+		ev.Err = err
+		return
+	}
+	ev.Target, ev.Start = leader.ID, time.Now()
+	c.Isolate(leader)
+	next, err := c.WaitLeader(ctx, len(c.Members), leader.ID)
+	if err == nil {
+		ev.Detail = fmt.Sprintf("new leader %s after %s", next.ID, time.Since(ev.Start).Round(time.Millisecond))
+	} else {
+		ev.Detail = "no new leader: " + err.Error()
+	}
+	sleepCtx(ctx, 2*time.Second)
+	c.HealRaft()
+}
+
+// stepClock steps the wall clock of the leader, or of a follower that may lead next, forwards
+// then backwards by up to 3m, then back to true.
+func (in *injector) stepClock(ctx context.Context, ev *Event, rng *rand.Rand) {
+	c := in.r.cluster
+	m := c.Members[rng.IntN(len(c.Members))]
+	if rng.IntN(2) == 0 {
+		if l, err := c.WaitLeader(ctx, len(c.Members), ""); err == nil {
+			m = l
+		}
+	}
+	step := time.Duration(30+rng.IntN(150)) * time.Second
+	if rng.IntN(2) == 0 {
+		step = -step
+	}
+	ev.Target, ev.Start = m.ID, time.Now()
+	ev.Detail = fmt.Sprintf("wall clock %+v, then %+v", step, -step)
+	if err := c.StepClock(m, step); err != nil {
+		ev.Err = err
+		return
+	}
+	sleepCtx(ctx, 2*time.Second)
+	if err := c.StepClock(m, -step); err != nil {
+		ev.Err = err
+		return
+	}
+	sleepCtx(ctx, 2*time.Second)
+	ev.Err = c.StepClock(m, 0)
+}
+
+// restartCluster stops every member at once, starts them all again and waits for a leader.
+func (in *injector) restartCluster(ctx context.Context, ev *Event) {
+	c := in.r.cluster
+	ev.Target, ev.Start = "all members", time.Now()
+	var wg sync.WaitGroup
+	for _, m := range c.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = m.Stop()
+		}()
+	}
+	wg.Wait()
+	errs := make([]error, len(c.Members))
+	for i, m := range c.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = m.Restart(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			ev.Err = err
+			return
+		}
+	}
+	_, ev.Err = c.WaitLeader(ctx, len(c.Members), "")
+}
+
+// pauseByOperator pauses provisioning through the admin API for three seconds, then resumes.
+func (in *injector) pauseByOperator(ctx context.Context, ev *Event) {
+	c := in.r.cluster
+	ev.Target = "cluster"
+	admin := func(what string, call func(context.Context) error) error {
+		return waitFor(ctx, what, 60*time.Second, func() (bool, string) {
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := call(actx); err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
+	}
+	err := admin("operator pause", func(ctx context.Context) error {
+		_, err := c.Admin().Pause(ctx, api.PauseRequest{Reason: "chaos"})
+		return err
+	})
+	ev.Start = time.Now()
+	if err != nil {
+		ev.Err = err
+		return
+	}
+	sleepCtx(ctx, 3*time.Second)
+	ev.End = time.Now() // the pause check ends here: resuming starts the work again
+	ev.Err = admin("operator resume", func(ctx context.Context) error {
+		_, err := c.Admin().Resume(ctx)
+		return err
+	})
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
