@@ -71,41 +71,9 @@ type Broker struct {
 // Start writes the broker's configuration into opts.Dir and starts it, returning once it
 // accepts TCP connections.
 func Start(ctx context.Context, opts Options) (*Broker, error) {
-	if opts.Dir == "" {
-		return nil, errors.New("broker: Dir is required")
-	}
-	if opts.Region == "" {
-		opts.Region = "lab"
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.LogLevel == "" {
-		opts.LogLevel = "warn"
-	}
-	dir, err := filepath.Abs(opts.Dir)
+	opts, err := opts.withDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("broker dir: %w", err)
-	}
-	opts.Dir = dir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("broker dir: %w", err)
-	}
-	if opts.CA == nil {
-		if opts.CA, err = pki.NewCA(filepath.Join(dir, "pki")); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Signer == nil {
-		if opts.Signer, err = pki.NewSigner(filepath.Join(dir, "pki")); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Password == "" {
-		opts.Password = randomHex(16)
-	}
-	if opts.Token == "" {
-		opts.Token = randomHex(16)
+		return nil, err
 	}
 	// A port picked by the kernel is held until just before the broker listens: the embedded NATS
 	// server cannot take a listener, and closing the probe at once left seconds (certificate
@@ -123,46 +91,13 @@ func Start(ctx context.Context, opts Options) (*Broker, error) {
 		}()
 		opts.Port = reserved.Addr().(*net.TCPAddr).Port
 	}
-
-	srvCert, err := opts.CA.Issue("broker-" + opts.Region)
+	cfgFile, err := writeConfig(opts)
 	if err != nil {
-		return nil, fmt.Errorf("broker certificate: %w", err)
+		return nil, err
 	}
-	cfgFile := filepath.Join(dir, "broker.conf")
-	body := fmt.Sprintf(`# written by muster-sandbox: embedded provisioning broker for region %[1]s
-identity = broker-%[1]s
-logfile = %[2]s
-loglevel = %[3]s
-plugin.choria.use_srv = false
-plugin.choria.network.listen_address = 127.0.0.1
-plugin.choria.network.client_port = %[4]d
-plugin.choria.network.public_url = 127.0.0.1:%[4]d
-plugin.choria.network.client_tls_force_required = true
-plugin.choria.network.tls_timeout = 10s
-plugin.choria.network.auth_timeout = 10s
-plugin.security.provider = file
-plugin.security.file.certificate = %[5]s
-plugin.security.file.key = %[6]s
-plugin.security.file.ca = %[7]s
-plugin.choria.network.provisioning.client_password = %[8]s
-plugin.choria.network.provisioning.signer_cert = %[9]s
-`, opts.Region, filepath.Join(dir, "broker.log"), opts.LogLevel, opts.Port,
-		srvCert.CertFile, srvCert.KeyFile, opts.CA.CAFile(), opts.Password, opts.Signer.PublicKeyFile())
-	if err := os.WriteFile(cfgFile, []byte(body), 0o600); err != nil {
-		return nil, fmt.Errorf("write broker config: %w", err)
-	}
-
-	cfg, err := config.NewConfig(cfgFile)
+	srv, err := newServer(cfgFile)
 	if err != nil {
-		return nil, fmt.Errorf("load broker config %s: %w", cfgFile, err)
-	}
-	fw, err := choria.NewWithConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("broker framework: %w", err)
-	}
-	srv, err := network.NewServer(fw, fw.BuildInfo(), false)
-	if err != nil {
-		return nil, fmt.Errorf("new network broker: %w", err)
+		return nil, err
 	}
 
 	b := &Broker{opts: opts, srv: srv, port: opts.Port, url: fmt.Sprintf("nats://127.0.0.1:%d", opts.Port)}
@@ -184,6 +119,97 @@ plugin.choria.network.provisioning.signer_cert = %[9]s
 	}
 	opts.Logger.Info("broker started", "region", opts.Region, "url", b.url)
 	return b, nil
+}
+
+// withDefaults fills what opts leaves out, making the directory (absolute) and, unless given,
+// a CA, a provisioning signer, a password and a token in it.
+func (opts Options) withDefaults() (Options, error) {
+	if opts.Dir == "" {
+		return opts, errors.New("broker: Dir is required")
+	}
+	if opts.Region == "" {
+		opts.Region = "lab"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.LogLevel == "" {
+		opts.LogLevel = "warn"
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return opts, fmt.Errorf("broker dir: %w", err)
+	}
+	opts.Dir = dir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return opts, fmt.Errorf("broker dir: %w", err)
+	}
+	if opts.CA == nil {
+		if opts.CA, err = pki.NewCA(filepath.Join(dir, "pki")); err != nil {
+			return opts, err
+		}
+	}
+	if opts.Signer == nil {
+		if opts.Signer, err = pki.NewSigner(filepath.Join(dir, "pki")); err != nil {
+			return opts, err
+		}
+	}
+	if opts.Password == "" {
+		opts.Password = randomHex(16)
+	}
+	if opts.Token == "" {
+		opts.Token = randomHex(16)
+	}
+	return opts, nil
+}
+
+// writeConfig issues the broker's certificate and writes its go-choria configuration.
+func writeConfig(opts Options) (string, error) {
+	srvCert, err := opts.CA.Issue("broker-" + opts.Region)
+	if err != nil {
+		return "", fmt.Errorf("broker certificate: %w", err)
+	}
+	cfgFile := filepath.Join(opts.Dir, "broker.conf")
+	body := fmt.Sprintf(`# written by muster-sandbox: embedded provisioning broker for region %[1]s
+identity = broker-%[1]s
+logfile = %[2]s
+loglevel = %[3]s
+plugin.choria.use_srv = false
+plugin.choria.network.listen_address = 127.0.0.1
+plugin.choria.network.client_port = %[4]d
+plugin.choria.network.public_url = 127.0.0.1:%[4]d
+plugin.choria.network.client_tls_force_required = true
+plugin.choria.network.tls_timeout = 10s
+plugin.choria.network.auth_timeout = 10s
+plugin.security.provider = file
+plugin.security.file.certificate = %[5]s
+plugin.security.file.key = %[6]s
+plugin.security.file.ca = %[7]s
+plugin.choria.network.provisioning.client_password = %[8]s
+plugin.choria.network.provisioning.signer_cert = %[9]s
+`, opts.Region, filepath.Join(opts.Dir, "broker.log"), opts.LogLevel, opts.Port,
+		srvCert.CertFile, srvCert.KeyFile, opts.CA.CAFile(), opts.Password, opts.Signer.PublicKeyFile())
+	if err := os.WriteFile(cfgFile, []byte(body), 0o600); err != nil {
+		return "", fmt.Errorf("write broker config: %w", err)
+	}
+	return cfgFile, nil
+}
+
+// newServer builds go-choria's network broker from the configuration file.
+func newServer(cfgFile string) (*network.Server, error) {
+	cfg, err := config.NewConfig(cfgFile)
+	if err != nil {
+		return nil, fmt.Errorf("load broker config %s: %w", cfgFile, err)
+	}
+	fw, err := choria.NewWithConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("broker framework: %w", err)
+	}
+	srv, err := network.NewServer(fw, fw.BuildInfo(), false)
+	if err != nil {
+		return nil, fmt.Errorf("new network broker: %w", err)
+	}
+	return srv, nil
 }
 
 func (b *Broker) waitReady(ctx context.Context, limit time.Duration) error {
