@@ -47,16 +47,7 @@ func Run(ctx context.Context, dir string) error {
 		_ = writeStatus(dir, st)
 		return err
 	}
-
-	version := spec.Version
-	if v, err := BinaryVersion(os.Args[0]); err == nil && v != "" {
-		version = v
-	}
-	st.Version = version
-	// go-choria reads the version and the provisioning JWT from its build variables; this
-	// process is one node, so setting them process-wide is what a real build does.
-	build.Version = version
-	(&build.Info{}).SetProvisionJWTFile(filepath.Join(dir, JWTFile))
+	st.Version = setBuild(dir, spec)
 
 	rec, err := recorder.Open(spec.ActionsFile, nil)
 	if err != nil {
@@ -64,55 +55,18 @@ func Run(ctx context.Context, dir string) error {
 	}
 	defer rec.Close()
 
-	cfg, err := config.NewSystemConfig(filepath.Join(dir, ConfigFile), true)
+	fw, err := newFramework(ctx, dir, spec)
 	if err != nil {
-		return fail(fmt.Errorf("load %s: %w", filepath.Join(dir, ConfigFile), err))
+		return fail(err)
 	}
-	if cfg.Identity == "" {
-		cfg.Identity = spec.Identity
-	}
-	if cfg.Choria.Provision {
-		// a node being provisioned has no certificate yet: file security without verification,
-		// as go-choria's own server command sets up a provisioning configuration
-		cfg.Choria.SecurityProvider = "file"
-		cfg.DisableSecurityProviderVerify = true
-	}
-	if cfg.LogFile == "" || cfg.LogFile == "stdout" {
-		l := logrus.New()
-		l.SetOutput(os.Stdout)
-		l.SetLevel(logrus.InfoLevel)
-		cfg.CustomLogger = l
-	}
-
-	fw, err := choria.NewWithConfig(cfg)
-	if err != nil {
-		return fail(fmt.Errorf("node framework: %w", err))
-	}
-	fw.ConfigureProvisioning(ctx)
 	st.Provisioning = fw.ProvisionMode()
 	st.Identity = fw.Config.Identity
 	if err := writeStatus(dir, st); err != nil {
 		return err
 	}
-
-	ident := fw.Config.Identity
-	server.RegisterAdditionalAgent(func(ctx context.Context, mgr *agents.Manager, conn inter.AgentConnector, _ *logrus.Entry) error {
-		return registerAgents(ctx, mgr, conn, func(a agents.Agent) agents.Agent {
-			if a.Name() == "discovery" && !spec.RecordDiscovery {
-				return a
-			}
-			return &recordingAgent{Agent: a, sink: rec, region: spec.Region, node: ident, now: time.Now}
-		})
-	})
-
-	srv, err := server.NewInstance(fw)
+	wg, err := serve(ctx, fw, spec, rec)
 	if err != nil {
-		return fail(fmt.Errorf("new server instance: %w", err))
-	}
-	wg := &sync.WaitGroup{}
-	wg.Add(1)
-	if err := srv.Run(ctx, wg); err != nil {
-		return fail(fmt.Errorf("run server: %w", err))
+		return fail(err)
 	}
 	if ctx.Err() != nil {
 		return nil
@@ -130,6 +84,74 @@ func Run(ctx context.Context, dir string) error {
 	case <-time.After(5 * time.Second):
 	}
 	return nil
+}
+
+// setBuild sets go-choria's build variables for this node and returns its version: the binary's
+// own when it carries one (an upgraded node), else the spec's. go-choria reads the version and
+// the provisioning JWT from its build variables; this process is one node, so setting them
+// process-wide is what a real build does.
+func setBuild(dir string, spec Spec) string {
+	version := spec.Version
+	if v, err := BinaryVersion(os.Args[0]); err == nil && v != "" {
+		version = v
+	}
+	build.Version = version
+	(&build.Info{}).SetProvisionJWTFile(filepath.Join(dir, JWTFile))
+	return version
+}
+
+// newFramework loads the node's configuration and builds its go-choria framework, set up for
+// provisioning when the configuration says so.
+func newFramework(ctx context.Context, dir string, spec Spec) (*choria.Framework, error) {
+	cfg, err := config.NewSystemConfig(filepath.Join(dir, ConfigFile), true)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", filepath.Join(dir, ConfigFile), err)
+	}
+	if cfg.Identity == "" {
+		cfg.Identity = spec.Identity
+	}
+	if cfg.Choria.Provision {
+		// a node being provisioned has no certificate yet: file security without verification,
+		// as go-choria's own server command sets up a provisioning configuration
+		cfg.Choria.SecurityProvider = "file"
+		cfg.DisableSecurityProviderVerify = true
+	}
+	if cfg.LogFile == "" || cfg.LogFile == "stdout" {
+		l := logrus.New()
+		l.SetOutput(os.Stdout)
+		l.SetLevel(logrus.InfoLevel)
+		cfg.CustomLogger = l
+	}
+	fw, err := choria.NewWithConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("node framework: %w", err)
+	}
+	fw.ConfigureProvisioning(ctx)
+	return fw, nil
+}
+
+// serve runs the go-choria server with its agents recording what they are asked into rec; the
+// wait group ends with the server.
+func serve(ctx context.Context, fw *choria.Framework, spec Spec, rec *recorder.Recorder) (*sync.WaitGroup, error) {
+	ident := fw.Config.Identity
+	server.RegisterAdditionalAgent(func(ctx context.Context, mgr *agents.Manager, conn inter.AgentConnector, _ *logrus.Entry) error {
+		return registerAgents(ctx, mgr, conn, func(a agents.Agent) agents.Agent {
+			if a.Name() == "discovery" && !spec.RecordDiscovery {
+				return a
+			}
+			return &recordingAgent{Agent: a, sink: rec, region: spec.Region, node: ident, now: time.Now}
+		})
+	})
+	srv, err := server.NewInstance(fw)
+	if err != nil {
+		return nil, fmt.Errorf("new server instance: %w", err)
+	}
+	wg := &sync.WaitGroup{}
+	wg.Add(1)
+	if err := srv.Run(ctx, wg); err != nil {
+		return nil, fmt.Errorf("run server: %w", err)
+	}
+	return wg, nil
 }
 
 // registerAgents registers discovery, rpcutil and the real provision agent, each through wrap.
