@@ -180,14 +180,38 @@ type seedRead struct {
 // operations, one per call and node the call concerns; earlier are the report request ids sent
 // before the window (callLog.sentBefore).
 func project(calls []*edgeCall, seed *seedRead, earlier map[string]bool) []porcupine.Operation {
-	// A renewal names a lease, not nodes: it concerns every node the window shows in that lease.
-	leaseNodes := map[string]map[string]bool{}
+	p := projection{leaseNodes: leaseNodes(calls, seed), earlier: earlier}
+	for _, c := range calls {
+		switch c.Kind {
+		case api.CallRegister:
+			for _, n := range c.Register.Nodes {
+				p.add(c, nodeCall{Kind: c.Kind, Edge: c.Register.Edge, Node: n.Identity}, nodeAnswer{})
+			}
+		case api.CallAcquire:
+			p.acquire(c)
+		case api.CallRenew:
+			p.renew(c)
+		case api.CallReport:
+			p.report(c)
+		}
+	}
+	if seed != nil {
+		p.observe(seed)
+	}
+	laneByNode(p.ops)
+	return p.ops
+}
+
+// leaseNodes are the nodes the window shows in each lease, by lease id: a renewal names a lease,
+// not nodes, and concerns every node the window shows in it.
+func leaseNodes(calls []*edgeCall, seed *seedRead) map[string]map[string]bool {
+	byLease := map[string]map[string]bool{}
 	addNodes := func(id string, nodes []string) {
-		if leaseNodes[id] == nil {
-			leaseNodes[id] = map[string]bool{}
+		if byLease[id] == nil {
+			byLease[id] = map[string]bool{}
 		}
 		for _, n := range nodes {
-			leaseNodes[id][n] = true
+			byLease[id][n] = true
 		}
 	}
 	for _, c := range calls {
@@ -205,87 +229,94 @@ func project(calls []*edgeCall, seed *seedRead, earlier map[string]bool) []porcu
 			}
 		}
 	}
+	return byLease
+}
 
-	var ops []porcupine.Operation
-	add := func(c *edgeCall, in nodeCall, out nodeAnswer) {
-		out.Kind, out.Code = c.Answer, c.Code
-		ops = append(ops, porcupine.Operation{Input: in, Output: out, Call: c.Call, Return: c.Return, Metadata: c.describe()})
+// projection gathers the operations of one window.
+type projection struct {
+	leaseNodes map[string]map[string]bool
+	earlier    map[string]bool
+	ops        []porcupine.Operation
+}
+
+func (p *projection) add(c *edgeCall, in nodeCall, out nodeAnswer) {
+	out.Kind, out.Code = c.Answer, c.Code
+	p.ops = append(p.ops, porcupine.Operation{Input: in, Output: out, Call: c.Call, Return: c.Return, Metadata: c.describe()})
+}
+
+// acquire: only a grant names nodes; a grant whose answer was lost never reached the edge, which
+// then never renews or reports it, so no answer the model checks depends on it.
+func (p *projection) acquire(c *edgeCall) {
+	if c.Granted == nil {
+		return
 	}
-	for _, c := range calls {
-		switch c.Kind {
-		case api.CallRegister:
-			for _, n := range c.Register.Nodes {
-				add(c, nodeCall{Kind: c.Kind, Edge: c.Register.Edge, Node: n.Identity}, nodeAnswer{})
-			}
-		case api.CallAcquire:
-			// Only a grant names nodes; a grant whose answer was lost never reached the edge,
-			// which then never renews or reports it: no answer the model checks depends on it.
-			if c.Granted == nil {
-				continue
-			}
-			g := leaseRef{ID: c.Granted.ID, Token: c.Granted.Token, Edge: c.Granted.Edge}
-			for _, n := range c.Granted.Nodes {
-				add(c, nodeCall{Kind: c.Kind, Edge: c.Acquire.Edge, Node: n}, nodeAnswer{Lease: g})
-			}
-		case api.CallRenew:
-			req := leaseRef{ID: c.Renew.LeaseID, Token: c.Renew.Token, Edge: c.Renew.Edge}
-			var ans nodeAnswer
-			listed := map[string]bool{}
-			if c.Renewed != nil {
-				ans.Lease = leaseRef{ID: c.Renewed.ID, Token: c.Renewed.Token, Edge: c.Renewed.Edge}
-				for _, n := range c.Renewed.Nodes {
-					listed[n] = true
-				}
-			}
-			for _, n := range sortedKeys(leaseNodes[req.ID]) {
-				a := ans
-				a.Listed = listed[n]
-				add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: n, Lease: req}, a)
-			}
-		case api.CallReport:
-			req := leaseRef{ID: c.Report.LeaseID, Token: c.Report.Token, Edge: c.Report.Edge}
-			applied, mentioned := map[string]bool{}, map[string]bool{}
-			if c.Reported != nil {
-				for _, n := range c.Reported.Applied {
-					applied[n], mentioned[n] = true, true
-				}
-				for _, r := range c.Reported.Rejected {
-					mentioned[r.Identity] = true
-				}
-			}
-			done := map[string]bool{}
-			for _, r := range c.Report.Results {
-				if done[r.Identity] {
-					continue
-				}
-				done[r.Identity] = true
-				a := nodeAnswer{Applied: applied[r.Identity], Missing: c.Answer == answered && !mentioned[r.Identity]}
-				add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: r.Identity, Lease: req, RequestID: c.Report.RequestID, Outcome: r.Outcome,
-					Retry: earlier[c.Report.RequestID]}, a)
-			}
+	g := leaseRef{ID: c.Granted.ID, Token: c.Granted.Token, Edge: c.Granted.Edge}
+	for _, n := range c.Granted.Nodes {
+		p.add(c, nodeCall{Kind: c.Kind, Edge: c.Acquire.Edge, Node: n}, nodeAnswer{Lease: g})
+	}
+}
+
+// renew concerns every node the window shows in the lease, each listed or not by the answer.
+func (p *projection) renew(c *edgeCall) {
+	req := leaseRef{ID: c.Renew.LeaseID, Token: c.Renew.Token, Edge: c.Renew.Edge}
+	var ans nodeAnswer
+	listed := map[string]bool{}
+	if c.Renewed != nil {
+		ans.Lease = leaseRef{ID: c.Renewed.ID, Token: c.Renewed.Token, Edge: c.Renewed.Edge}
+		for _, n := range c.Renewed.Nodes {
+			listed[n] = true
 		}
 	}
-	if seed != nil {
-		// A node nothing in the window names needs no check.
-		named := map[string]bool{}
-		for _, op := range ops {
-			named[op.Input.(nodeCall).Node] = true
+	for _, n := range sortedKeys(p.leaseNodes[req.ID]) {
+		a := ans
+		a.Listed = listed[n]
+		p.add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: n, Lease: req}, a)
+	}
+}
+
+// report concerns each node it carries a result of, applied, rejected or not mentioned.
+func (p *projection) report(c *edgeCall) {
+	req := leaseRef{ID: c.Report.LeaseID, Token: c.Report.Token, Edge: c.Report.Edge}
+	applied, mentioned := map[string]bool{}, map[string]bool{}
+	if c.Reported != nil {
+		for _, n := range c.Reported.Applied {
+			applied[n], mentioned[n] = true, true
 		}
-		for _, id := range sortedKeys(seed.Nodes) {
-			n := seed.Nodes[id]
-			if !named[id] {
-				continue
-			}
-			seen := observed{State: n.State}
-			if n.State == api.StateLeased {
-				seen.Lease = leaseRef{ID: n.LeaseID, Token: n.LeaseToken, Edge: n.Edge}
-			}
-			ops = append(ops, porcupine.Operation{Input: nodeCall{Kind: kindObserve, Node: id}, Output: nodeAnswer{Seen: seen},
-				Call: seed.Start, Return: seed.End, Metadata: "the chaos runner's read of the ledger before the round"})
+		for _, r := range c.Reported.Rejected {
+			mentioned[r.Identity] = true
 		}
 	}
-	laneByNode(ops)
-	return ops
+	done := map[string]bool{}
+	for _, r := range c.Report.Results {
+		if done[r.Identity] {
+			continue
+		}
+		done[r.Identity] = true
+		a := nodeAnswer{Applied: applied[r.Identity], Missing: c.Answer == answered && !mentioned[r.Identity]}
+		p.add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: r.Identity, Lease: req, RequestID: c.Report.RequestID, Outcome: r.Outcome,
+			Retry: p.earlier[c.Report.RequestID]}, a)
+	}
+}
+
+// observe adds the ledger read that starts the window for every node a call names (a node
+// nothing in the window names needs no check).
+func (p *projection) observe(seed *seedRead) {
+	named := map[string]bool{}
+	for _, op := range p.ops {
+		named[op.Input.(nodeCall).Node] = true
+	}
+	for _, id := range sortedKeys(seed.Nodes) {
+		n := seed.Nodes[id]
+		if !named[id] {
+			continue
+		}
+		seen := observed{State: n.State}
+		if n.State == api.StateLeased {
+			seen.Lease = leaseRef{ID: n.LeaseID, Token: n.LeaseToken, Edge: n.Edge}
+		}
+		p.ops = append(p.ops, porcupine.Operation{Input: nodeCall{Kind: kindObserve, Node: id}, Output: nodeAnswer{Seen: seen},
+			Call: seed.Start, Return: seed.End, Metadata: "the chaos runner's read of the ledger before the round"})
+	}
 }
 
 // laneByNode numbers each node's operations into lanes of calls that do not overlap in time
