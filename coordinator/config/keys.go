@@ -3,28 +3,10 @@
 package config
 
 import (
-	"strings"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/settings"
 )
-
-// kind says how a key's value is parsed and which flag type carries it.
-type kind int
-
-const (
-	kString kind = iota
-	kBool
-	kInt
-	kDuration
-	kList
-)
-
-// key is one configuration setting: its dotted name, default, flag and help.
-type key struct {
-	name  string
-	kind  kind
-	def   any
-	usage string
-}
 
 // Keys of the coordinator's configuration. The YAML file nests on the dots; the environment
 // variable is MUSTER_ and the upper-cased key with dots as underscores; the flag is the key with
@@ -72,61 +54,66 @@ const (
 	KeyLogFormat         = "log.format"
 )
 
-// allKeys lists every setting with its default; an unknown key in the file is refused.
-func allKeys() []key {
-	return []key{
-		{KeyNodeID, kString, "", "this member's Raft server id (unique in the cluster)"},
-		{KeyDataDir, kString, "", "directory of the Raft log, snapshots and the ledger file"},
-		{KeyBootstrap, kBool, false, "bootstrap a new single-member cluster on first start"},
-		{KeyJoin, kList, []string{}, "API addresses of existing members to join through (needs the admin token)"},
-		{KeyRaftBind, kString, "127.0.0.1:7000", "host:port the Raft transport listens on"},
-		{KeyRaftAdvertise, kString, "", "host:port other members reach the Raft transport at (default: raft.bind)"},
-		{KeyRaftTLS, kBool, false, "run the Raft transport over TLS with tls.cert/key/ca"},
-		{KeyRaftHeartbeat, kDuration, 500 * time.Millisecond, "Raft heartbeat timeout"},
-		{KeyRaftElection, kDuration, 500 * time.Millisecond, "Raft election timeout"},
-		{KeyRaftLeaderLease, kDuration, 250 * time.Millisecond, "Raft leader lease timeout"},
-		{KeyRaftCommit, kDuration, 10 * time.Millisecond, "Raft commit timeout"},
-		{KeyRaftSnapThreshold, kInt, 8192, "Raft log entries between snapshots"},
-		{KeyRaftSnapInterval, kDuration, 2 * time.Minute, "how often Raft checks whether to snapshot"},
-		{KeyHTTPBind, kString, "127.0.0.1:8000", "host:port the edge and admin API listens on"},
-		{KeyHTTPAdvertise, kString, "", "API base URL other members and edges reach this member at (default: from http.bind)"},
-		{KeyHTTPMaxBody, kInt, 1 << 20, "largest request body accepted, in bytes"},
-		{KeyHTTPRedirect, kBool, false, "answer followers' requests with the leader's address instead of forwarding them"},
-		{KeyEdgeTokens, kList, []string{}, "unbound bearer tokens that open the edge API for any edge name (prefer auth.edges)"},
-		{KeyEdges, kList, []string{}, "edge credentials, each EDGE@REGION[+REGION...]=TOKEN (a bearer token) or EDGE@REGION[+REGION...] (the client certificate whose common name is EDGE); each may act only as EDGE in those regions"},
-		{KeyAdminToken, kString, "", "bearer token that opens the admin API (prefer the file or MUSTER_AUTH_ADMIN_TOKEN)"},
-		{KeyClientCerts, kBool, false, "accept edge requests with a TLS client certificate signed by tls.ca"},
-		{KeyReaders, kList, []string{}, "common names of client certificates (the status page's) that may use the admin reads without the admin token; with none, only the token opens them"},
-		{KeyInsecure, kBool, false, "open the edge API without any credential (local experiments only)"},
-		{KeyTLSCert, kString, "", "PEM certificate of this member (enables HTTPS)"},
-		{KeyTLSKey, kString, "", "PEM private key of tls.cert"},
-		{KeyTLSCA, kString, "", "PEM CA that client certificates and other members must chain to"},
-		{KeyTLSMemberName, kString, "member.muster", "DNS name (subject alternative name) every member's certificate carries: the Raft port and member forwards require it, so an edge's or the status page's certificate of the same CA is refused there"},
-		{KeyLeaseTTL, kDuration, 30 * time.Second, "lifetime of a lease between renewals"},
-		{KeyLeaseGrace, kDuration, 5 * time.Second, "time after expiry before a node is offered again (>= lease.max_clock_drift)"},
-		{KeyMaxClockDrift, kDuration, time.Second, "most two monotonic clocks may drift apart over one lease (see coordinator/lease/DESIGN.md)"},
-		{KeyLockWindow, kDuration, 2 * time.Minute, "go-choria's provisioning lock: a node is not offered to another edge sooner"},
-		{KeyMaxAttempts, kInt, 5, "attempts before a node is abandoned"},
-		{KeyRetryBackoff, kDuration, 5 * time.Second, "first delay before a failed node is offered again (doubles per attempt)"},
-		{KeyRetryBackoffMax, kDuration, 5 * time.Minute, "longest delay before a failed node is offered again"},
-		{KeyReprovisionAfter, kDuration, 30 * time.Second, "a provisioned node seen again in provisioning mode is re-queued only this long after it finished"},
-		{KeyMaxWait, kDuration, 10 * time.Second, "longest long poll of an acquire (at most a third of lease.ttl)"},
-		{KeyLeaseMaxNodes, kInt, 1000, "most nodes in one lease"},
-		{KeyHistoryLength, kInt, 20, "transitions kept in each node's history"},
-		{KeyLogLevel, kString, "info", "log level: debug, info, warn or error"},
-		{KeyLogFormat, kString, "text", "log format: text or json"},
+// schema lists every setting with its default, each with a flag named after it; an unknown key
+// in the file is refused.
+func schema() *settings.Schema {
+	keys := []settings.Key{
+		{Name: KeyNodeID, Kind: settings.String, Default: "", Usage: "this member's Raft server id (unique in the cluster)"},
+		{Name: KeyDataDir, Kind: settings.String, Default: "", Usage: "directory of the Raft log, snapshots and the ledger file"},
+		{Name: KeyBootstrap, Kind: settings.Bool, Default: false, Usage: "bootstrap a new single-member cluster on first start"},
+		{Name: KeyJoin, Kind: settings.List, Default: []string{}, Usage: "API addresses of existing members to join through (needs the admin token)"},
+		{Name: KeyRaftBind, Kind: settings.String, Default: "127.0.0.1:7000", Usage: "host:port the Raft transport listens on"},
+		{Name: KeyRaftAdvertise, Kind: settings.String, Default: "", Usage: "host:port other members reach the Raft transport at (default: raft.bind)"},
+		{Name: KeyRaftTLS, Kind: settings.Bool, Default: false, Usage: "run the Raft transport over TLS with tls.cert/key/ca"},
+		{Name: KeyRaftHeartbeat, Kind: settings.Duration, Default: 500 * time.Millisecond, Usage: "Raft heartbeat timeout"},
+		{Name: KeyRaftElection, Kind: settings.Duration, Default: 500 * time.Millisecond, Usage: "Raft election timeout"},
+		{Name: KeyRaftLeaderLease, Kind: settings.Duration, Default: 250 * time.Millisecond, Usage: "Raft leader lease timeout"},
+		{Name: KeyRaftCommit, Kind: settings.Duration, Default: 10 * time.Millisecond, Usage: "Raft commit timeout"},
+		{Name: KeyRaftSnapThreshold, Kind: settings.Int, Default: 8192, Usage: "Raft log entries between snapshots"},
+		{Name: KeyRaftSnapInterval, Kind: settings.Duration, Default: 2 * time.Minute, Usage: "how often Raft checks whether to snapshot"},
+		{Name: KeyHTTPBind, Kind: settings.String, Default: "127.0.0.1:8000", Usage: "host:port the edge and admin API listens on"},
+		{Name: KeyHTTPAdvertise, Kind: settings.String, Default: "", Usage: "API base URL other members and edges reach this member at (default: from http.bind)"},
+		{Name: KeyHTTPMaxBody, Kind: settings.Int, Default: 1 << 20, Usage: "largest request body accepted, in bytes"},
+		{Name: KeyHTTPRedirect, Kind: settings.Bool, Default: false, Usage: "answer followers' requests with the leader's address instead of forwarding them"},
+		{Name: KeyEdgeTokens, Kind: settings.List, Default: []string{}, Usage: "unbound bearer tokens that open the edge API for any edge name (prefer auth.edges)"},
+		{Name: KeyEdges, Kind: settings.List, Default: []string{}, Usage: "edge credentials, each EDGE@REGION[+REGION...]=TOKEN (a bearer token) or EDGE@REGION[+REGION...] (the client certificate whose common name is EDGE); each may act only as EDGE in those regions"},
+		{Name: KeyAdminToken, Kind: settings.String, Default: "", Usage: "bearer token that opens the admin API (prefer the file or MUSTER_AUTH_ADMIN_TOKEN)"},
+		{Name: KeyClientCerts, Kind: settings.Bool, Default: false, Usage: "accept edge requests with a TLS client certificate signed by tls.ca"},
+		{Name: KeyReaders, Kind: settings.List, Default: []string{}, Usage: "common names of client certificates (the status page's) that may use the admin reads without the admin token; with none, only the token opens them"},
+		{Name: KeyInsecure, Kind: settings.Bool, Default: false, Usage: "open the edge API without any credential (local experiments only)"},
+		{Name: KeyTLSCert, Kind: settings.String, Default: "", Usage: "PEM certificate of this member (enables HTTPS)"},
+		{Name: KeyTLSKey, Kind: settings.String, Default: "", Usage: "PEM private key of tls.cert"},
+		{Name: KeyTLSCA, Kind: settings.String, Default: "", Usage: "PEM CA that client certificates and other members must chain to"},
+		{Name: KeyTLSMemberName, Kind: settings.String, Default: "member.muster", Usage: "DNS name (subject alternative name) every member's certificate carries: the Raft port and member forwards require it, so an edge's or the status page's certificate of the same CA is refused there"},
+		{Name: KeyLeaseTTL, Kind: settings.Duration, Default: 30 * time.Second, Usage: "lifetime of a lease between renewals"},
+		{Name: KeyLeaseGrace, Kind: settings.Duration, Default: 5 * time.Second, Usage: "time after expiry before a node is offered again (>= lease.max_clock_drift)"},
+		{Name: KeyMaxClockDrift, Kind: settings.Duration, Default: time.Second, Usage: "most two monotonic clocks may drift apart over one lease (see coordinator/lease/DESIGN.md)"},
+		{Name: KeyLockWindow, Kind: settings.Duration, Default: 2 * time.Minute, Usage: "go-choria's provisioning lock: a node is not offered to another edge sooner"},
+		{Name: KeyMaxAttempts, Kind: settings.Int, Default: 5, Usage: "attempts before a node is abandoned"},
+		{Name: KeyRetryBackoff, Kind: settings.Duration, Default: 5 * time.Second, Usage: "first delay before a failed node is offered again (doubles per attempt)"},
+		{Name: KeyRetryBackoffMax, Kind: settings.Duration, Default: 5 * time.Minute, Usage: "longest delay before a failed node is offered again"},
+		{Name: KeyReprovisionAfter, Kind: settings.Duration, Default: 30 * time.Second, Usage: "a provisioned node seen again in provisioning mode is re-queued only this long after it finished"},
+		{Name: KeyMaxWait, Kind: settings.Duration, Default: 10 * time.Second, Usage: "longest long poll of an acquire (at most a third of lease.ttl)"},
+		{Name: KeyLeaseMaxNodes, Kind: settings.Int, Default: 1000, Usage: "most nodes in one lease"},
+		{Name: KeyHistoryLength, Kind: settings.Int, Default: 20, Usage: "transitions kept in each node's history"},
+		{Name: KeyLogLevel, Kind: settings.String, Default: "info", Usage: "log level: debug, info, warn or error"},
+		{Name: KeyLogFormat, Kind: settings.String, Default: "text", Usage: "log format: text or json"},
+	}
+	for i := range keys {
+		keys[i].Flag = settings.FlagName(keys[i].Name)
+	}
+	return &settings.Schema{
+		EnvPrefix: EnvPrefix, Keys: keys,
+		DurationExamples: "30s, 500ms, 2m",
+		// Items never hold a space: join and auth.edges read as well space-separated.
+		ListSeparators: ", \t\n",
+		// node_id: 1 is a name, and a token may be all digits.
+		ScalarText: true,
 	}
 }
 
-// flagName is the command-line flag of a key.
-func flagName(k string) string {
-	return strings.NewReplacer(".", "-", "_", "-").Replace(k)
-}
-
 // EnvName is the environment variable of a key.
-func EnvName(k string) string {
-	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
-}
+func EnvName(k string) string { return settings.EnvName(EnvPrefix, k) }
 
 // EnvPrefix starts every environment variable of the coordinator.
 const EnvPrefix = "MUSTER"

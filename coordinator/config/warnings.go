@@ -4,10 +4,10 @@ package config
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/seed96588659/muster/pkg/settings"
 )
 
 // edgeEnvPrefix is the edge's namespace: an edge on the same host sets its variables there.
@@ -28,7 +28,7 @@ func (c *Config) warnings(environ []string, fs *pflag.FlagSet) []string {
 		out = append(out, fmt.Sprintf("%s: not set while %s %s is not a loopback address: tokens cross the network in plain text", KeyTLSCert, KeyHTTPBind, c.HTTP.Bind))
 	}
 	if fs != nil {
-		if f := fs.Lookup(flagName(KeyAdminToken)); f != nil && f.Changed {
+		if f := fs.Lookup(settings.FlagName(KeyAdminToken)); f != nil && f.Changed {
 			out = append(out, fmt.Sprintf("--%s: the admin token given as a flag shows in ps; use %s or the configuration file", f.Name, EnvName(KeyAdminToken)))
 		}
 	}
@@ -38,18 +38,12 @@ func (c *Config) warnings(environ []string, fs *pflag.FlagSet) []string {
 // unknownVariables warns of each MUSTER_* variable that names no setting (a typo leaves the
 // default in force without a word otherwise); the edge's MUSTER_EDGE_* ones are left to it.
 func unknownVariables(environ []string) []string {
-	known := map[string]bool{EnvName(FlagConfig): true}
-	for _, k := range allKeys() {
-		known[EnvName(k.name)] = true
-	}
+	s := schema()
 	var out []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, EnvPrefix+"_") || strings.HasPrefix(name, edgeEnvPrefix) || known[name] {
-			continue
+	for _, name := range s.Variables(environ, edgeEnvPrefix) {
+		if _, ok := s.KeyOfVariable(name); !ok && name != EnvName(FlagConfig) {
+			out = append(out, fmt.Sprintf("%s: not a setting, ignored", name))
 		}
-		out = append(out, fmt.Sprintf("%s: not a setting, ignored", name))
 	}
-	sort.Strings(out)
 	return out
 }
