@@ -72,33 +72,12 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 			e.waitResume(ctx)
 			continue
 		}
-		// Wait for one free place, then take every other free one up to a batch.
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
+		n, ok := takeSlots(ctx, slots, e.o.BatchSize)
+		if !ok {
 			return
 		}
-		n := 1
-		for n < e.o.BatchSize {
-			select {
-			case slots <- struct{}{}:
-				n++
-				continue
-			default:
-			}
-			break
-		}
-
 		sent := e.o.Now()
-		g, err := e.o.Source.Acquire(ctx, n, e.o.AcquireWait)
-		if err == nil && g.Lease != nil {
-			if serr := lease.CheckShape(*g.Lease, n); serr != nil {
-				// Not acted on, and nothing of it given back (a report under it would be acting
-				// on it): it expires at its source, which offers its nodes again. Every place
-				// taken for it is freed below.
-				err, g = fmt.Errorf("source granted %w", serr), lease.Grant{}
-			}
-		}
+		g, err := e.acquire(ctx, n)
 		granted := 0
 		if g.Lease != nil {
 			granted = len(g.Lease.Nodes)
@@ -106,25 +85,14 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 		for range n - granted {
 			<-slots
 		}
-		switch {
-		case err != nil && errors.Is(err, lease.ErrGrantRefused):
-			e.m.refused.Inc()
-			// A pause, so a source that keeps answering so does not spin the edge.
-			e.log.Error("refused a granted lease; it expires at its source, which offers its nodes again", "error", err)
-			sleep(ctx, time.Second)
-			continue
-		case err != nil:
-			if ctx.Err() == nil {
-				e.log.Error("could not acquire a lease", "error", err)
-				sleep(ctx, time.Second)
-			}
+		if err != nil {
+			e.acquireFailed(ctx, err)
 			continue
 		}
 		e.setClusterPaused(g.Paused)
 		if granted == 0 {
 			continue
 		}
-
 		held := lease.NewHeld(*g.Lease, sent, g.Held, e.o.LeaseMargin)
 		e.m.leases.Inc()
 		if !held.Valid(e.o.Now()) {
@@ -137,24 +105,80 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 			flows.Add(1)
 			go func() {
 				defer flows.Done()
-				working := false
-				select {
-				case workers <- struct{}{}:
-					working = true
-				case <-ctx.Done():
-				}
-				res := e.host(flowCtx, id, held, run, !working)
-				if working {
-					<-workers
-				}
-				<-slots // the place is free; the lease is kept until its result is reported
-				results <- res
+				results <- e.runHost(ctx, flowCtx, id, held, run, workers, slots)
 			}()
 		}
 		if !held.Valid(e.o.Now()) {
 			sleep(ctx, time.Second)
 		}
 	}
+}
+
+// takeSlots waits for one free place, then takes every other free one up to max; false when ctx
+// ended first.
+func takeSlots(ctx context.Context, slots chan<- struct{}, max int) (int, bool) {
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0, false
+	}
+	n := 1
+	for n < max {
+		select {
+		case slots <- struct{}{}:
+			n++
+			continue
+		default:
+		}
+		break
+	}
+	return n, true
+}
+
+// acquire asks the source for up to n nodes. A grant of the wrong shape is not acted on, and
+// nothing of it given back (a report under it would be acting on it): it expires at its source,
+// which offers its nodes again.
+func (e *Edge) acquire(ctx context.Context, n int) (lease.Grant, error) {
+	g, err := e.o.Source.Acquire(ctx, n, e.o.AcquireWait)
+	if err == nil && g.Lease != nil {
+		if serr := lease.CheckShape(*g.Lease, n); serr != nil {
+			err, g = fmt.Errorf("source granted %w", serr), lease.Grant{}
+		}
+	}
+	return g, err
+}
+
+// acquireFailed logs a failed acquire and waits a second, so a source that keeps failing or
+// refusing does not spin the edge.
+func (e *Edge) acquireFailed(ctx context.Context, err error) {
+	switch {
+	case err != nil && errors.Is(err, lease.ErrGrantRefused):
+		e.m.refused.Inc()
+		e.log.Error("refused a granted lease; it expires at its source, which offers its nodes again", "error", err)
+		sleep(ctx, time.Second)
+	case err != nil:
+		if ctx.Err() == nil {
+			e.log.Error("could not acquire a lease", "error", err)
+			sleep(ctx, time.Second)
+		}
+	}
+}
+
+// runHost runs one leased host on a worker (untouched when ctx ended before one was free) and
+// frees its place; the lease is kept until its result is reported.
+func (e *Edge) runHost(ctx, flowCtx context.Context, id string, held *lease.Held, run *leaseRun, workers, slots chan struct{}) leased {
+	working := false
+	select {
+	case workers <- struct{}{}:
+		working = true
+	case <-ctx.Done():
+	}
+	res := e.host(flowCtx, id, held, run, !working)
+	if working {
+		<-workers
+	}
+	<-slots
+	return res
 }
 
 // leaseRun is what the hosts of one lease share: the renewer that keeps the lease until the
