@@ -77,8 +77,7 @@ func (c *cutOff) registered() []string {
 
 // A node seen while the coordinators were out of reach is not registered from that old sighting
 // once they answer again: meanwhile another edge may have provisioned it, and a provisioned node
-// "seen again in provisioning mode" is queued again (chaos seed 12 lost 142 nodes that way after
-// an edge partition). The stale sighting is dropped and a sweep soon after sees afresh what is
+// "seen again in provisioning mode" is queued again. The stale sighting is dropped and a sweep soon after sees afresh what is
 // still in provisioning mode; the register stuck on the cut-off coordinators ends in time too.
 func TestEdge_StaleSightingsAreNotRegisteredAfterAnOutage(t *testing.T) {
 	var clock atomic.Int64 // ns past t0, the edge's monotonic clock

@@ -346,7 +346,7 @@ func TestManager_ReplayedAcquireWhilePausedAnswersTheLease(t *testing.T) {
 		t.Fatalf("retry while paused got %+v (%v), want lease %s", again, err, first.ID)
 	}
 	// The answer says the cluster is paused: an edge reads it as the cluster's flag, and one that
-	// read "not paused" would start the lease's hosts (sandbox/sim found it, seed 309).
+	// read "not paused" would start the lease's hosts.
 	if !again.Paused {
 		t.Fatalf("retry while paused answered %+v: not paused", again)
 	}

@@ -199,8 +199,8 @@ func (c *Cluster) Isolate(m *Member) {
 			continue
 		}
 		// Only members dial a Raft proxy: one whose owner is not found is cut too, since a
-		// partition that leaves one connection of the isolated leader up is no partition
-		// (seed 12 kept a pipeline that way, and with it a quorum), and a cut one only reconnects.
+		// partition that leaves one connection of the isolated leader up is no partition (its
+		// replication pipeline keeps a quorum), and a cut one only reconnects.
 		o.RaftProxy.Block(func(origin string) bool { return origin == m.ID || origin == "" })
 	}
 }

@@ -16,7 +16,7 @@ import (
 // Kind names a fault.
 type Kind string
 
-// The faults of issue 10, each injected alone and mixed.
+// The faults the chaos runner injects, each alone and mixed.
 const (
 	LeaderKill      Kind = "leader-sigkill"
 	EdgeKill        Kind = "edge-sigkill"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package edgebench holds the edge's speed benchmarks (issue 8): muster-edge and, when
+// Package edgebench holds the edge's speed benchmarks: muster-edge and, when
 // MUSTER_ANCHOR_BIN names its binary, the unmodified choria-provisioner, each run as a separate
 // process against a fresh in-process sandbox lab of emulated nodes, with the flow jwt +
 // inventory + helper + configure + restart.

@@ -14,7 +14,7 @@ import (
 	"github.com/seed96588659/muster/sandbox/report"
 )
 
-// workers is the anchor's and the edge's concurrency in the side-by-side runs, as in issue 8.
+// workers is choria-provisioner's and the edge's concurrency in the side-by-side runs.
 const workers = 64
 
 // nodeCounts are the lab sizes: MUSTER_BENCH_NODES (comma-separated), else 1,000 and 10,000.

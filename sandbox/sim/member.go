@@ -261,7 +261,8 @@ func (m *member) checkStamp(cmd ledger.Command) string {
 
 // stamp is the ledger time the service stamps into a command it proposes itself: Manager.Stamp,
 // which refuses without an established leadership, or on a build before it, Manager.Now, which
-// fell back to the wall clock (issue 15, defect 3). A type switch keeps this compiling on both.
+// fell back to the wall clock. A type switch keeps this compiling on both, so the simulator can
+// replay a seed on an older tree.
 func (m *member) stamp() (time.Time, error) {
 	switch mgr := any(m.mgr).(type) {
 	case interface{ Stamp() (time.Time, error) }:
