@@ -11,15 +11,15 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// Register records nodes an edge found in provisioning mode; repeating it is harmless. Each node
-// the API or the ledger refuses (an identity it does not take, a node of another region) is named
-// in the answer's Rejected and the others are recorded, so one bad node never blocks a region's
-// discovery. Large requests are split into ledger batches.
 // registerChunk is how many nodes one register command carries. A command is decoded whole on
 // every member, so smaller commands keep the heap of a bulk load small (about a quarter of what
 // ledger.MaxBatch-sized ones need) at the same load time.
 const registerChunk = 1000
 
+// Register records nodes an edge found in provisioning mode; repeating it is harmless. Each node
+// the API or the ledger refuses (an identity it does not take, a node of another region) is named
+// in the answer's Rejected and the others are recorded, so one bad node never blocks a region's
+// discovery. Large requests are split into ledger batches.
 func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.RegisterResponse, error) {
 	var resp api.RegisterResponse
 	if err := s.leaderOnly(); err != nil {
