@@ -146,6 +146,7 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 	}
 	c.DoubleProvisioned = report.Build(all).DoubleProvisioned
 	round, byNode := roundActions(all, res.Started)
+	_ = r.readCalls() // checkStale reads the edges' grants; checkHistory reports a read error
 	ledger, err := r.ledgerNodes(ctx)
 	if err != nil {
 		c.Err = err
@@ -349,6 +350,9 @@ func (r *Runner) checkStale(c *Check, res *RoundResult, byNode map[string][]reco
 			for _, a := range acts {
 				if a.Caller != ev.Edge.Caller() || a.Time.Before(expired) {
 					continue
+				}
+				if r.calls.grantedBetween(ev.Edge.Name, node, ev.Start, a.Time) {
+					continue // under a lease the edge asked for after the fault began
 				}
 				ln := ledger(node)
 				granted, ok := latestGrant(ln, ev.Edge.Name, a.Time.Add(ev.LedgerOffset))

@@ -82,3 +82,32 @@ func TestStalls_LongestGapAfterTheKill(t *testing.T) {
 		t.Fatalf("stalls %v, want [1.7s]", got)
 	}
 }
+
+// Ledger time may fall behind this machine's clock at a change of leader (the new leader continues
+// from the last stamp it applied), so an offset read once can misdate a grant by seconds. A grant
+// the edge's own call history shows it asked for after the fault began is no stale act, whatever
+// the ledger's dates say.
+func TestCheckStale_AGrantTheEdgeAskedForAfterTheFaultIsNotStale(t *testing.T) {
+	dir := t.TempDir()
+	e := &Edge{Name: "edge-eu-1.mcollective"}
+	w := newHistoryWriter(t, dir, e.Name)
+	w.call(api.CallAcquire, 100, 200, api.AcquireRequest{Edge: e.Name, Region: "eu", MaxNodes: 50, RequestID: "q1"},
+		api.AcquireResponse{Lease: apiLease("l2", 9, e.Name, "new")}, "", "")
+	log := newCallLog()
+	if err := log.read([]string{w.path}); err != nil {
+		t.Fatal(err)
+	}
+	// The history's clock readings are nanoseconds; date the acquire 10 s after the fault began.
+	log.calls[0].Wall = t0.Add(10 * time.Second)
+	r := &Runner{opts: Options{LeaseTTL: 6 * time.Second}, calls: log}
+	ev := &Event{Kind: EdgePartition, Edge: e, Start: t0, End: t0.Add(9 * time.Second), LedgerOffset: -5 * time.Minute}
+	res := &RoundResult{Events: []*Event{ev}}
+	byNode := map[string][]recorder.Action{"new": {act(11*time.Second, "new", "choria_provision#jwt", e.Caller(), true)}}
+	// The ledger dates the grant 29 s earlier than the offset read after the fault says.
+	ledger := map[string]api.Node{"new": {History: []api.Transition{{At: t0.Add(10*time.Second - 5*time.Minute - 29*time.Second), To: api.StateLeased, Edge: e.Name, LeaseID: "l2", LeaseToken: 9}}}}
+	var c Check
+	r.checkStale(&c, res, byNode, func(id string) api.Node { return ledger[id] })
+	if len(c.Stale) != 0 {
+		t.Fatalf("stale findings %+v, want none: the edge asked for the lease after the fault", c.Stale)
+	}
+}

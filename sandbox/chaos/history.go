@@ -156,6 +156,26 @@ func (l *callLog) window(from, prev int64) []*edgeCall {
 	return out
 }
 
+// grantedBetween reports whether edge sent an acquire at or after from (this machine's wall
+// clock) whose answer granted it node before at: a lease the edge asked for after from, by its
+// own record. Ledger times need an offset to compare with this machine's clock, and that offset
+// moves at a change of leader (the new leader continues ledger time from the last stamp it
+// applied), so the edge's record dates its grants better.
+func (l *callLog) grantedBetween(edge, node string, from, at time.Time) bool {
+	if l == nil {
+		return false
+	}
+	for _, c := range l.calls {
+		if c.Kind != api.CallAcquire || c.Edge != edge || c.Granted == nil || c.Return == never || c.Wall.Before(from) {
+			continue
+		}
+		if slices.Contains(c.Granted.Nodes, node) && !c.Wall.Add(time.Duration(c.Return-c.Call)).After(at) {
+			return true
+		}
+	}
+	return false
+}
+
 // sentBefore are the request ids of the reports first sent before from. A retry of one in a
 // round may be answered with the answer the ledger gave it before the round's read (a report is
 // answered with its first answer, also across a change of leader), which the round's calls alone

@@ -148,20 +148,33 @@ func (r *Runner) readSeed(ctx context.Context) *seedRead {
 	return s
 }
 
-// checkHistory checks the round's edge calls, from the ledger read that started it, with porcupine.
-func (r *Runner) checkHistory(res *RoundResult, seed *seedRead) LinCheck {
+// historyPaths are the edges' call history files.
+func (r *Runner) historyPaths() []string {
 	var paths []string
 	for _, e := range r.edges {
 		paths = append(paths, e.CallHistory)
 	}
-	if err := r.calls.read(paths); err != nil {
-		return LinCheck{Err: fmt.Errorf("edge call histories: %w", err)}
+	return paths
+}
+
+// readCalls takes in what the edges' call histories gained.
+func (r *Runner) readCalls() error {
+	if err := r.calls.read(r.historyPaths()); err != nil {
+		return fmt.Errorf("edge call histories: %w", err)
+	}
+	return nil
+}
+
+// checkHistory checks the round's edge calls, from the ledger read that started it, with porcupine.
+func (r *Runner) checkHistory(res *RoundResult, seed *seedRead) LinCheck {
+	if err := r.readCalls(); err != nil {
+		return LinCheck{Err: err}
 	}
 	win := r.calls.window(seed.Start, r.prevSeed)
 	r.prevSeed = seed.Start
 	if len(win) == 0 {
 		// Every round registers and leases nodes: an empty history is a recorder that is off.
-		return LinCheck{Err: fmt.Errorf("no edge call recorded in round %d (call_history in %v)", res.Round, paths)}
+		return LinCheck{Err: fmt.Errorf("no edge call recorded in round %d (call_history in %v)", res.Round, r.historyPaths())}
 	}
 	html := filepath.Join(r.opts.Dir, "rounds", strconv.Itoa(res.Round), "linearizability.html")
 	return checkLinearizable(project(win, seed, r.calls.sentBefore(seed.Start)), len(win), LinTimeout, html)
