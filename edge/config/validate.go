@@ -3,7 +3,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,13 +10,16 @@ import (
 	"strings"
 
 	"github.com/kballard/go-shellquote"
+
+	"github.com/seed96588659/muster/pkg/settings"
 )
 
 // Validate checks every value; the error joins one FieldError per invalid key. It does not
 // enforce MinInterval, which Load applies to file, environment and flags only, so tests may
 // build a Config with a short interval.
 func (c *Config) Validate() error {
-	return errors.Join(c.validate().errs...)
+	e := c.validate()
+	return e.Err()
 }
 
 var (
@@ -29,120 +31,120 @@ var (
 	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-func (c *Config) validate() fieldErrors {
-	var e fieldErrors
+func (c *Config) validate() settings.Errors {
+	var e settings.Errors
 	if c.Workers < 1 {
-		e.add("workers", "%d is below the minimum of 1", c.Workers)
+		e.Add("workers", "%d is below the minimum of 1", c.Workers)
 	}
 	if c.Interval <= 0 {
-		e.add("interval", "%s is not a positive duration", c.Interval)
+		e.Add("interval", "%s is not a positive duration", c.Interval)
 	}
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug", "info", "warn", "warning", "error", "fatal", "panic":
 	default:
-		e.add("loglevel", "%q is not one of debug, info, warn, error", c.LogLevel)
+		e.Add("loglevel", "%q is not one of debug, info, warn, error", c.LogLevel)
 	}
 	if words, err := shellquote.Split(c.Helper); err != nil {
-		e.add("helper", "cannot be split into words: %v", err)
+		e.Add("helper", "cannot be split into words: %v", err)
 	} else if len(words) == 0 {
-		e.add("helper", "is required: the command that returns each node's configuration")
+		e.Add("helper", "is required: the command that returns each node's configuration")
 	}
 	if c.LifecycleComponent == "" {
-		e.add("lifecycle_component", "is required")
+		e.Add("lifecycle_component", "is required")
 	} else if strings.ContainsAny(c.LifecycleComponent, ".>*") {
-		e.add("lifecycle_component", "%q must not contain '.', '>' or '*' (it is one token of an event subject)", c.LifecycleComponent)
+		e.Add("lifecycle_component", "%q must not contain '.', '>' or '*' (it is one token of an event subject)", c.LifecycleComponent)
 	}
 	checkPort(&e, "monitor_port", c.MonitorPort)
 	for i, re := range c.CertDenyList {
 		if _, err := regexp.Compile(re); err != nil {
-			e.add("cert_deny_list", "item %d %q is not a regular expression: %v", i, re, err)
+			e.Add("cert_deny_list", "item %d %q is not a regular expression: %v", i, re, err)
 			break
 		}
 	}
 	if c.ServerJWTValidity <= 0 {
-		e.add("server_jwt_validity", "%s is not a positive duration", c.ServerJWTValidity)
+		e.Add("server_jwt_validity", "%s is not a positive duration", c.ServerJWTValidity)
 	}
 	if c.UpgradesRepository != "" {
 		if u, err := url.Parse(c.UpgradesRepository); err != nil || u.Scheme == "" {
-			e.add("upgrades_repository", "%q is not a URL such as https://repo.example.net/choria", c.UpgradesRepository)
+			e.Add("upgrades_repository", "%q is not a URL such as https://repo.example.net/choria", c.UpgradesRepository)
 		}
 	}
 	c.validateFeatures(&e)
 	if !regionPattern.MatchString(c.Region) {
-		e.add("region", "%q is not a region name (letters, digits, '_', '.', '-'; at most 64; when unset it is taken from site)", c.Region)
+		e.Add("region", "%q is not a region name (letters, digits, '_', '.', '-'; at most 64; when unset it is taken from site)", c.Region)
 	}
 	if c.EdgeName != "" && !edgeNamePattern.MatchString(c.EdgeName) {
-		e.add("edge_name", "%q is not an edge name (letters, digits, '_', '.', '@', ':', '-')", c.EdgeName)
+		e.Add("edge_name", "%q is not an edge name (letters, digits, '_', '.', '@', ':', '-')", c.EdgeName)
 	}
 	if c.ChoriaIdentity != "" && !edgeNamePattern.MatchString(c.ChoriaIdentity) {
-		e.add("choria_identity", "%q is not a Choria identity (letters, digits, '_', '.', '@', ':', '-')", c.ChoriaIdentity)
+		e.Add("choria_identity", "%q is not a Choria identity (letters, digits, '_', '.', '@', ':', '-')", c.ChoriaIdentity)
 	}
 	for i, name := range c.HelperEnvironment {
 		switch {
 		case !envNamePattern.MatchString(name):
-			e.add("helper_environment", "item %d %q is not an environment variable name (letters, digits, '_'; not starting with a digit)", i, name)
+			e.Add("helper_environment", "item %d %q is not an environment variable name (letters, digits, '_'; not starting with a digit)", i, name)
 		case strings.HasPrefix(strings.ToUpper(name), "MUSTER_"):
-			e.add("helper_environment", "item %d %q: MUSTER_ variables are the edge's own (its tokens among them) and never passed to a helper", i, name)
+			e.Add("helper_environment", "item %d %q: MUSTER_ variables are the edge's own (its tokens among them) and never passed to a helper", i, name)
 		}
 	}
 	if c.HelperRate < 0 {
-		e.add("helper_rate", "%d is negative; 0 means no limit", c.HelperRate)
+		e.Add("helper_rate", "%d is negative; 0 means no limit", c.HelperRate)
 	}
 	if c.HelperTimeout <= 0 {
-		e.add("helper_timeout", "%s is not a positive duration", c.HelperTimeout)
+		e.Add("helper_timeout", "%s is not a positive duration", c.HelperTimeout)
 	}
 	switch c.LogFormat {
 	case LogText, LogJSON:
 	default:
-		e.add("log_format", "%q is not text or json", c.LogFormat)
+		e.Add("log_format", "%q is not text or json", c.LogFormat)
 	}
 	switch c.RequestSigning {
 	case SigningAuto, SigningAlways, SigningNever:
 	default:
-		e.add("request_signing", "%q is not auto, always or never", c.RequestSigning)
+		e.Add("request_signing", "%q is not auto, always or never", c.RequestSigning)
 	}
 	if c.BatchSize < 1 {
-		e.add("batch_size", "%d is below the minimum of 1", c.BatchSize)
+		e.Add("batch_size", "%d is below the minimum of 1", c.BatchSize)
 	}
 	if c.MonitorBind != "" && net.ParseIP(c.MonitorBind) == nil && !hostPattern.MatchString(c.MonitorBind) {
-		e.add("monitor_bind", "%q is not an IP address or host name (give the port in monitor_port)", c.MonitorBind)
+		e.Add("monitor_bind", "%q is not an IP address or host name (give the port in monitor_port)", c.MonitorBind)
 	}
 	if err := checkCoordinators(c.Coordinators); err != nil {
-		e.add("coordinators", "%v", err)
+		e.Add("coordinators", "%v", err)
 	} else {
 		c.validateCluster(&e)
 	}
 	if c.BrokerConnectTimeout <= 0 {
-		e.add("broker_connect_timeout", "%s is not a positive duration", c.BrokerConnectTimeout)
+		e.Add("broker_connect_timeout", "%s is not a positive duration", c.BrokerConnectTimeout)
 	}
 	if c.LeaseMargin <= 0 {
-		e.add("lease_margin", "%s is not a positive duration", c.LeaseMargin)
+		e.Add("lease_margin", "%s is not a positive duration", c.LeaseMargin)
 	}
 	return e
 }
 
 // validateCluster checks the keys of cluster mode: a credential the coordinators can bind to this
 // edge, and a client certificate only with its key and over https.
-func (c *Config) validateCluster(e *fieldErrors) {
+func (c *Config) validateCluster(e *settings.Errors) {
 	if (c.CoordinatorTLSCert == "") != (c.CoordinatorTLSKey == "") {
-		e.add("coordinator_tls_key", "coordinator_tls_cert and coordinator_tls_key must be given together")
+		e.Add("coordinator_tls_key", "coordinator_tls_cert and coordinator_tls_key must be given together")
 	}
 	if c.Standalone() {
 		if c.CallHistory != "" {
-			e.add("call_history", "records the calls to the coordinators: set coordinators too (a standalone edge makes none)")
+			e.Add("call_history", "records the calls to the coordinators: set coordinators too (a standalone edge makes none)")
 		}
 		return
 	}
 	if c.StateDir == "" {
-		e.add("state_dir", "is required with coordinators: the edge journals the restarts it sends there, so a restarted edge can still report them")
+		e.Add("state_dir", "is required with coordinators: the edge journals the restarts it sends there, so a restarted edge can still report them")
 	}
 	if c.CoordinatorToken == "" && c.CoordinatorTLSCert == "" {
-		e.add("coordinator_token", "is required with coordinators (or coordinator_tls_cert and coordinator_tls_key): the coordinators accept only edges with a credential bound to their name and region (set it in the file or %s)", EnvName("coordinator_token"))
+		e.Add("coordinator_token", "is required with coordinators (or coordinator_tls_cert and coordinator_tls_key): the coordinators accept only edges with a credential bound to their name and region (set it in the file or %s)", EnvName("coordinator_token"))
 	}
 	if c.CoordinatorTLSCert != "" {
 		for i, s := range c.Coordinators {
 			if !strings.HasPrefix(strings.ToLower(s), "https://") {
-				e.add("coordinator_tls_cert", "coordinators item %d %q is not https: a client certificate needs TLS", i, s)
+				e.Add("coordinator_tls_cert", "coordinators item %d %q is not https: a client certificate needs TLS", i, s)
 				break
 			}
 		}
@@ -151,28 +153,28 @@ func (c *Config) validateCluster(e *fieldErrors) {
 
 // validateFeatures holds the anchor's feature rules, plus the settings each feature cannot work
 // without (the anchor accepted those and failed every node).
-func (c *Config) validateFeatures(e *fieldErrors) {
+func (c *Config) validateFeatures(e *settings.Errors) {
 	f := c.Features
 	if f.PKI && f.ED25519 {
-		e.add("features.ed25519", "cannot be on together with features.pki: choose x509 enrollment or organization issuer enrollment")
+		e.Add("features.ed25519", "cannot be on together with features.pki: choose x509 enrollment or organization issuer enrollment")
 	}
 	if f.ED25519 && !f.JWT {
-		e.add("features.jwt", "must be on when features.ed25519 is on")
+		e.Add("features.jwt", "must be on when features.ed25519 is on")
 	}
 	if f.JWT && c.JWTVerifyCert == "" {
-		e.add("jwt_verify_cert", "is required when features.jwt is on: the file or hex ed25519 key that signed provisioning.jwt")
+		e.Add("jwt_verify_cert", "is required when features.jwt is on: the file or hex ed25519 key that signed provisioning.jwt")
 	}
 	if f.ED25519 && c.JWTSigningKey == "" {
-		e.add("jwt_signing_key", "is required when features.ed25519 is on: the key that signs server JWTs")
+		e.Add("jwt_signing_key", "is required when features.ed25519 is on: the key that signs server JWTs")
 	}
 	if f.Upgrades && c.UpgradesRepository == "" && !c.UpgradesOptional {
-		e.add("upgrades_repository", "is required when features.upgrades is on (unless upgrades_optional)")
+		e.Add("upgrades_repository", "is required when features.upgrades is on (unless upgrades_optional)")
 	}
 }
 
-func checkPort(e *fieldErrors, key string, port int) {
+func checkPort(e *settings.Errors, key string, port int) {
 	if port < 0 || port > 65535 {
-		e.add(key, "%d is not a port (0 to 65535)", port)
+		e.Add(key, "%d is not a port (0 to 65535)", port)
 	}
 }
 
