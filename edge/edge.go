@@ -4,7 +4,6 @@ package edge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
-	"github.com/seed96588659/muster/pkg/metrics"
 )
 
 // Flow runs the host flow for one leased node.
@@ -45,65 +43,6 @@ type Journal interface {
 	End(node, lease string)
 }
 
-// Options configure an Edge. Flow, Source, Finder and Metrics are required.
-type Options struct {
-	Site   string
-	Region string
-	// Name is the edge's name towards its lease source.
-	Name string
-	// Workers bounds the host flows in flight; default 64 (the work is I/O bound).
-	Workers int
-	// BatchSize bounds the nodes of one acquire; default 256.
-	BatchSize int
-	// Interval spaces discovery sweeps; default one minute.
-	Interval time.Duration
-	// LifecycleComponent is the component of the startup events nodes announce.
-	LifecycleComponent string
-	// LeaseMargin is taken off every lease's TTL before the edge stops acting on it; default 2s.
-	LeaseMargin time.Duration
-	// ConfirmAfter is how long after an unanswered restart, release_update or shutdown the
-	// edge looks for the node again; default 10s (restart splay plus a process start).
-	ConfirmAfter time.Duration
-	// DrainGrace is how long host flows in flight may run on once Run's context ends: each
-	// stops at its next attempt boundary (given back) and a call waiting for its reply may get
-	// it; then they are cancelled. Default 5s: an answering node replies in well under that,
-	// and the whole stop stays inside the callers' SIGKILL timeouts (10 s in the sandbox). A
-	// restart, release_update or shutdown cut off unanswered stays in the journal.
-	DrainGrace time.Duration
-	// RegisterFresh is how old a sighting may be when it is registered; older ones are dropped
-	// and a sweep soon after looks again, and a register is given up once its oldest sighting
-	// reaches it. A sighting delivered late could queue again a node another edge provisioned
-	// meanwhile (a finished node seen again is queued after the coordinator's
-	// lease.reprovision_after), so it plus a sweep's length stays below that (30 s by default;
-	// 4 s in the chaos lab). Default 2s.
-	RegisterFresh time.Duration
-	// AcquireWait is how long one acquire may wait for waiting nodes; default 1s.
-	AcquireWait time.Duration
-	// Cluster says the source is the coordinator: its ledger, shared by every edge of the
-	// region, decides what waits, so a host is not skipped because this edge's own discovery
-	// last saw it long ago (another edge's may have seen it since); a node that no longer
-	// answers its first call and is not found again is reported gone.
-	Cluster bool
-	// Journal, when set, records every restart, release_update and shutdown before it is sent
-	// and closes the record once its result's report was answered; Replay are the records a
-	// previous run left open, settled by rediscovery and reported under their own lease.
-	Journal Journal
-	Replay  []journal.Intent
-
-	Flow    Flow
-	Source  lease.Source
-	Finder  Finder
-	Metrics *metrics.Registry
-	Logger  *slog.Logger
-	// Now must return monotonic readings; default time.Now.
-	Now func() time.Time
-	// Wall is the wall clock journal intents are dated by (a restarted edge reads them with
-	// it); default time.Now.
-	Wall func() time.Time
-	// OnResult, when set, sees every final result (after confirmation), e.g. for progress bars.
-	OnResult func(hostflow.Result)
-}
-
 // Edge discovers, leases and provisions the nodes of one region.
 type Edge struct {
 	o   Options
@@ -126,53 +65,10 @@ type Edge struct {
 	ready atomic.Bool
 }
 
-// New checks the options and builds an Edge.
+// New checks the options (start from DefaultOptions) and builds an Edge.
 func New(o Options) (*Edge, error) {
-	switch {
-	case o.Flow == nil:
-		return nil, errors.New("edge: a host flow is required")
-	case o.Source == nil:
-		return nil, errors.New("edge: a lease source is required")
-	case o.Finder == nil:
-		return nil, errors.New("edge: a finder (discovery) is required")
-	case o.Metrics == nil:
-		return nil, errors.New("edge: a metrics registry is required")
-	}
-	if o.Workers <= 0 {
-		o.Workers = 64
-	}
-	if o.BatchSize <= 0 {
-		o.BatchSize = 256
-	}
-	if o.Interval <= 0 {
-		o.Interval = time.Minute
-	}
-	if o.LifecycleComponent == "" {
-		o.LifecycleComponent = "provision_mode_server"
-	}
-	if o.LeaseMargin <= 0 {
-		o.LeaseMargin = 2 * time.Second
-	}
-	if o.ConfirmAfter <= 0 {
-		o.ConfirmAfter = 10 * time.Second
-	}
-	if o.AcquireWait <= 0 {
-		o.AcquireWait = time.Second
-	}
-	if o.RegisterFresh <= 0 {
-		o.RegisterFresh = 2 * time.Second
-	}
-	if o.DrainGrace <= 0 {
-		o.DrainGrace = 5 * time.Second
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Wall == nil {
-		o.Wall = time.Now
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	m, err := newEdgeMetrics(o.Metrics, o.Site)
 	if err != nil {

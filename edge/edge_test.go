@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -85,9 +86,23 @@ func ids(n int) []string {
 	return out
 }
 
-// run starts an edge; stop ends it and returns once Run returned (the test's cleanup calls it too).
+// tuned is edge.DefaultOptions() with every field o sets: a test states only what it tunes.
+func tuned(o edge.Options) edge.Options {
+	d := edge.DefaultOptions()
+	set, out := reflect.ValueOf(o), reflect.ValueOf(&d).Elem()
+	for i := range set.NumField() {
+		if f := set.Field(i); !f.IsZero() {
+			out.Field(i).Set(f)
+		}
+	}
+	return d
+}
+
+// run starts an edge with the options o tunes; stop ends it and returns once Run returned (the
+// test's cleanup calls it too).
 func run(t *testing.T, o edge.Options) (e *edge.Edge, stop func()) {
 	t.Helper()
+	o = tuned(o)
 	if o.Metrics == nil {
 		o.Metrics = metrics.New()
 	}
@@ -209,8 +224,8 @@ func TestEdge_LostLeaseReadsAsPaused(t *testing.T) {
 func TestEdge_OperatorPauseStopsNewWork(t *testing.T) {
 	f := &finder{ids: []string{"a", "b"}}
 	fl := newFlow(provisioned)
-	e, err := edge.New(edge.Options{Workers: 2, Interval: time.Hour, Flow: fl, Finder: f, Metrics: metrics.New(),
-		Source: lease.NewLocal(lease.LocalOptions{})})
+	e, err := edge.New(tuned(edge.Options{Workers: 2, Interval: time.Hour, Flow: fl, Finder: f, Metrics: metrics.New(),
+		Source: lease.NewLocal(lease.LocalOptions{})}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func (a *App) build(ctx context.Context, o Options) error {
 		return brokerError(ctx, cfg, fw, err)
 	}
 	// The broker answered a moment ago; this connection's context must outlive the start.
-	a.finder, err = discovery.New(ctx, fw, discovery.Options{})
+	a.finder, err = discovery.New(ctx, fw, discovery.DefaultOptions())
 	if err != nil {
 		return brokerError(ctx, cfg, fw, err)
 	}
@@ -165,14 +165,12 @@ func (a *App) build(ctx context.Context, o Options) error {
 		return err
 	}
 
-	eo := edge.Options{
-		Site: cfg.Site, Region: cfg.Region, Name: name,
-		Workers: cfg.Workers, BatchSize: cfg.BatchSize, Interval: cfg.Interval,
-		LifecycleComponent: cfg.LifecycleComponent, LeaseMargin: cfg.LeaseMargin,
-		Flow: flow, Source: source, Finder: a.finder, Cluster: !cfg.Standalone(),
-		Metrics: a.Metrics, Logger: log, OnResult: o.OnResult,
-		Replay: replay,
-	}
+	eo := edge.DefaultOptions()
+	eo.Site, eo.Region, eo.Name = cfg.Site, cfg.Region, name
+	eo.Workers, eo.BatchSize, eo.Interval = cfg.Workers, cfg.BatchSize, cfg.Interval
+	eo.LifecycleComponent, eo.LeaseMargin = cfg.LifecycleComponent, cfg.LeaseMargin
+	eo.Flow, eo.Source, eo.Finder, eo.Cluster = flow, source, a.finder, !cfg.Standalone()
+	eo.Metrics, eo.Logger, eo.OnResult, eo.Replay = a.Metrics, log, o.OnResult, replay
 	if a.journal != nil {
 		// Never a nil *journal.Journal in the interface: standalone has no journal at all.
 		eo.Journal = a.journal
@@ -236,7 +234,9 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	if err != nil {
 		return nil, fmt.Errorf("coordinators: %w", err)
 	}
-	a.Coordinator, err = lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: name, Region: cfg.Region, Logger: a.log, Changed: changed})
+	co := lease.DefaultCoordinatorOptions()
+	co.Client, co.Edge, co.Region, co.Logger, co.Changed = client, name, cfg.Region, a.log, changed
+	a.Coordinator, err = lease.NewCoordinator(co)
 	if err != nil {
 		return nil, err
 	}

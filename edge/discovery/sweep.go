@@ -16,9 +16,9 @@ import (
 // Collective is where nodes in provisioning mode live.
 const Collective = "provisioning"
 
-// Options tune a Discoverer.
+// Options tune a Discoverer; start from DefaultOptions.
 type Options struct {
-	// Name is the broker connection name; default the framework's caller id + "-discovery".
+	// Name is the broker connection name; "" is the framework's caller id + "-discovery".
 	Name string
 	// First is how long a sweep waits for the first reply; default 2s.
 	First time.Duration
@@ -28,6 +28,24 @@ type Options struct {
 	Max time.Duration
 }
 
+// DefaultOptions returns the options every Discoverer starts from.
+func DefaultOptions() Options {
+	return Options{First: 2 * time.Second, Window: 500 * time.Millisecond, Max: 30 * time.Second}
+}
+
+// Validate refuses a sweep that could not end, naming the field.
+func (o Options) Validate() error {
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"First", o.First}, {"Window", o.Window}, {"Max", o.Max}} {
+		if d.v <= 0 {
+			return fmt.Errorf("discovery: %s is %s, want a positive duration", d.field, d.v)
+		}
+	}
+	return nil
+}
+
 // Discoverer sweeps and listens over one broker connection of its own.
 type Discoverer struct {
 	fw   inter.Framework
@@ -35,19 +53,13 @@ type Discoverer struct {
 	o    Options
 }
 
-// New connects to the framework's brokers.
+// New checks the options and connects to the framework's brokers.
 func New(ctx context.Context, fw inter.Framework, o Options) (*Discoverer, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	if o.Name == "" {
 		o.Name = fw.CallerID() + "-discovery"
-	}
-	if o.First <= 0 {
-		o.First = 2 * time.Second
-	}
-	if o.Window <= 0 {
-		o.Window = 500 * time.Millisecond
-	}
-	if o.Max <= 0 {
-		o.Max = 30 * time.Second
 	}
 	conn, err := fw.NewConnector(ctx, fw.MiddlewareServers, o.Name, fw.Logger("muster-discovery"))
 	if err != nil {

@@ -15,7 +15,8 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// CoordinatorOptions configure the coordinator-backed source.
+// CoordinatorOptions configure the coordinator-backed source; start from
+// DefaultCoordinatorOptions.
 type CoordinatorOptions struct {
 	// Client reaches the coordinator cluster (any members; it follows the leader).
 	Client *api.Client
@@ -29,7 +30,7 @@ type CoordinatorOptions struct {
 	// default two minutes, go-choria's lock window: a partitioned edge's results still reach
 	// the ledger once the network heals.
 	ReportFor time.Duration
-	// Logger receives heartbeat failures; nil discards them.
+	// Logger receives heartbeat failures; the default discards them.
 	Logger *slog.Logger
 	// Changed, when set, is called with the region's queue from every acquire and heartbeat
 	// answer that carries one (the coordinator's ledger counts, every edge of the region
@@ -55,24 +56,35 @@ type PauseWatcher interface {
 	WatchPause(ctx context.Context, changed func(paused bool))
 }
 
-// NewCoordinator checks the options and builds the source.
-func NewCoordinator(o CoordinatorOptions) (*Coordinator, error) {
+// DefaultCoordinatorOptions returns the options every coordinator source starts from; Client,
+// Edge and Region have no default.
+func DefaultCoordinatorOptions() CoordinatorOptions {
+	return CoordinatorOptions{Heartbeat: 250 * time.Millisecond, ReportFor: 2 * time.Minute, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// Validate refuses options the source cannot run with, naming the field.
+func (o CoordinatorOptions) Validate() error {
 	switch {
 	case o.Client == nil:
-		return nil, errors.New("coordinator source: a coordinator client is required")
+		return errors.New("coordinator source: a coordinator client is required")
 	case o.Edge == "":
-		return nil, errors.New("coordinator source: the edge name is required")
+		return errors.New("coordinator source: the edge name is required")
 	case o.Region == "":
-		return nil, errors.New("coordinator source: the region is required")
+		return errors.New("coordinator source: the region is required")
+	case o.Heartbeat <= 0:
+		return fmt.Errorf("coordinator source: Heartbeat is %s, want a positive duration", o.Heartbeat)
+	case o.ReportFor <= 0:
+		return fmt.Errorf("coordinator source: ReportFor is %s, want a positive duration", o.ReportFor)
+	case o.Logger == nil:
+		return errors.New("coordinator source: Logger is nil (slog.DiscardHandler discards)")
 	}
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = 250 * time.Millisecond
-	}
-	if o.ReportFor <= 0 {
-		o.ReportFor = 2 * time.Minute
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	return nil
+}
+
+// NewCoordinator checks the options (start from DefaultCoordinatorOptions) and builds the source.
+func NewCoordinator(o CoordinatorOptions) (*Coordinator, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	return &Coordinator{o: o}, nil
 }

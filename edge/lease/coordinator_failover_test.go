@@ -75,7 +75,9 @@ func twoMemberSource(t *testing.T, leader, other string, heartbeat time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: "edge-eu-1", Region: "eu", Heartbeat: heartbeat})
+	o := lease.DefaultCoordinatorOptions()
+	o.Client, o.Edge, o.Region, o.Heartbeat = client, "edge-eu-1", "eu", heartbeat
+	src, err := lease.NewCoordinator(o)
 	if err != nil {
 		t.Fatal(err)
 	}

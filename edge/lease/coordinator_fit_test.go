@@ -69,7 +69,9 @@ func TestCoordinator_SendsNothingTheAPIRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &syncLog{}
-	src, err := lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: "edge-eu-1", Region: "eu", Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	o := lease.DefaultCoordinatorOptions()
+	o.Client, o.Edge, o.Region, o.Logger = client, "edge-eu-1", "eu", slog.New(slog.NewTextHandler(logs, nil))
+	src, err := lease.NewCoordinator(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,9 @@ func newFakeSource(t *testing.T) (*fakeCoordinator, *lease.Coordinator, *queueRe
 		t.Fatal(err)
 	}
 	rec := &queueRecorder{}
-	src, err := lease.NewCoordinator(lease.CoordinatorOptions{Client: client, Edge: "edge-eu-1", Region: "eu", Heartbeat: 10 * time.Millisecond, Changed: rec.changed})
+	o := lease.DefaultCoordinatorOptions()
+	o.Client, o.Edge, o.Region, o.Heartbeat, o.Changed = client, "edge-eu-1", "eu", 10*time.Millisecond, rec.changed
+	src, err := lease.NewCoordinator(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestDiscovery_FindsTenThousandNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := discovery.New(context.Background(), fw, discovery.Options{})
+	d, err := discovery.New(context.Background(), fw, discovery.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

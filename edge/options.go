@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/journal"
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/metrics"
+)
+
+// Options configure an Edge: start from DefaultOptions, then set Flow, Source, Finder and
+// Metrics, which have no default.
+type Options struct {
+	Site   string
+	Region string
+	// Name is the edge's name towards its lease source.
+	Name string
+	// Workers bounds the host flows in flight; default 64 (the work is I/O bound).
+	Workers int
+	// BatchSize bounds the nodes of one acquire; default 256.
+	BatchSize int
+	// Interval spaces discovery sweeps; default one minute.
+	Interval time.Duration
+	// LifecycleComponent is the component of the startup events nodes announce.
+	LifecycleComponent string
+	// LeaseMargin is taken off every lease's TTL before the edge stops acting on it; default 2s.
+	LeaseMargin time.Duration
+	// ConfirmAfter is how long after an unanswered restart, release_update or shutdown the
+	// edge looks for the node again; default 10s (restart splay plus a process start).
+	ConfirmAfter time.Duration
+	// DrainGrace is how long host flows in flight may run on once Run's context ends: each
+	// stops at its next attempt boundary (given back) and a call waiting for its reply may get
+	// it; then they are cancelled. Default 5s: an answering node replies in well under that,
+	// and the whole stop stays inside the callers' SIGKILL timeouts (10 s in the sandbox). A
+	// restart, release_update or shutdown cut off unanswered stays in the journal.
+	DrainGrace time.Duration
+	// RegisterFresh is how old a sighting may be when it is registered; older ones are dropped
+	// and a sweep soon after looks again, and a register is given up once its oldest sighting
+	// reaches it. A sighting delivered late could queue again a node another edge provisioned
+	// meanwhile (a finished node seen again is queued after the coordinator's
+	// lease.reprovision_after), so it plus a sweep's length stays below that (30 s by default;
+	// 4 s in the chaos lab). Default 2s.
+	RegisterFresh time.Duration
+	// AcquireWait is how long one acquire may wait for waiting nodes; default 1s.
+	AcquireWait time.Duration
+	// Cluster says the source is the coordinator: its ledger, shared by every edge of the
+	// region, decides what waits, so a host is not skipped because this edge's own discovery
+	// last saw it long ago (another edge's may have seen it since); a node that no longer
+	// answers its first call and is not found again is reported gone.
+	Cluster bool
+	// Journal, when set, records every restart, release_update and shutdown before it is sent
+	// and closes the record once its result's report was answered; Replay are the records a
+	// previous run left open, settled by rediscovery and reported under their own lease.
+	Journal Journal
+	Replay  []journal.Intent
+
+	Flow    Flow
+	Source  lease.Source
+	Finder  Finder
+	Metrics *metrics.Registry
+	Logger  *slog.Logger
+	// Now must return monotonic readings; default time.Now.
+	Now func() time.Time
+	// Wall is the wall clock journal intents are dated by (a restarted edge reads them with
+	// it); default time.Now.
+	Wall func() time.Time
+	// OnResult, when set, sees every final result (after confirmation), e.g. for progress bars.
+	OnResult func(hostflow.Result)
+}
+
+// DefaultOptions returns the options every edge starts from; the defaults are in each field's
+// documentation.
+func DefaultOptions() Options {
+	return Options{
+		Workers:            64,
+		BatchSize:          256,
+		Interval:           time.Minute,
+		LifecycleComponent: "provision_mode_server",
+		LeaseMargin:        2 * time.Second,
+		ConfirmAfter:       10 * time.Second,
+		DrainGrace:         5 * time.Second,
+		RegisterFresh:      2 * time.Second,
+		AcquireWait:        time.Second,
+		Logger:             slog.New(slog.DiscardHandler),
+		Now:                time.Now,
+		Wall:               time.Now,
+	}
+}
+
+// Validate refuses options an edge cannot run with, naming the field.
+func (o Options) Validate() error {
+	switch {
+	case o.Flow == nil:
+		return errors.New("edge: a host flow is required")
+	case o.Source == nil:
+		return errors.New("edge: a lease source is required")
+	case o.Finder == nil:
+		return errors.New("edge: a finder (discovery) is required")
+	case o.Metrics == nil:
+		return errors.New("edge: a metrics registry is required")
+	case o.Logger == nil:
+		return errors.New("edge: Logger is nil (slog.DiscardHandler discards)")
+	case o.Now == nil || o.Wall == nil:
+		return errors.New("edge: Now and Wall are required clocks (time.Now)")
+	case o.LifecycleComponent == "":
+		return errors.New("edge: LifecycleComponent is empty")
+	}
+	for _, n := range []struct {
+		field string
+		v     int
+	}{{"Workers", o.Workers}, {"BatchSize", o.BatchSize}} {
+		if n.v < 1 {
+			return fmt.Errorf("edge: %s is %d, want at least 1", n.field, n.v)
+		}
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"Interval", o.Interval}, {"LeaseMargin", o.LeaseMargin}, {"ConfirmAfter", o.ConfirmAfter},
+		{"DrainGrace", o.DrainGrace}, {"RegisterFresh", o.RegisterFresh}, {"AcquireWait", o.AcquireWait},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("edge: %s is %s, want a positive duration", d.field, d.v)
+		}
+	}
+	return nil
+}
