@@ -46,10 +46,10 @@ func TestChaos_ShortRun(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	sum, err := Run(ctx, Options{
-		Dir: filepath.Join(dir, "run"), Rounds: len(shortPlan), Seed: seed, Emulated: 150, Real: 1,
-		NodeBinary: bin, Plan: shortPlan, Out: &out,
-	})
+	o := DefaultOptions()
+	o.Dir, o.Rounds, o.Seed, o.Emulated, o.Real = filepath.Join(dir, "run"), len(shortPlan), seed, 150, 1
+	o.NodeBinary, o.Plan, o.Out = bin, shortPlan, &out
+	sum, err := Run(ctx, o)
 	t.Logf("chaos output:\n%s", out.String())
 	if err != nil {
 		t.Fatalf("%v (directory kept: %s; rerun with MUSTER_CHAOS_SEED=%d)", err, dir, sum.Seed)

@@ -22,7 +22,7 @@ import (
 	"github.com/seed96588659/muster/sandbox/recorder"
 )
 
-// Options configure a chaos run.
+// Options configure a chaos run; start from DefaultOptions.
 type Options struct {
 	// Dir is the work directory (binaries, lab, logs); kept when a check fails.
 	Dir string
@@ -35,7 +35,7 @@ type Options struct {
 	// Emulated nodes per region, reprovisioned every round; default 300.
 	Emulated int
 	// Real node processes per region, provisioned in round 1 only (a provisioned real node
-	// leaves provisioning mode for good); default 1.
+	// leaves provisioning mode for good); default none (muster-sandbox chaos: 1).
 	Real int
 	// NodeBinary is the muster-sandbox binary real nodes run; required when Real > 0.
 	NodeBinary string
@@ -54,65 +54,64 @@ type Options struct {
 	// queued again. Rounds start this long after the previous one finished. Default 4s, above
 	// the emulated nodes' restart delay at time scale 0.1.
 	ReprovisionAfter time.Duration
-	// Lease timing of the coordinators and edges.
+	// Lease timing of the coordinators and edges: default a 6s TTL, 1s grace, a long poll of a
+	// third of the TTL (at most that) and a 1s margin.
 	LeaseTTL, LeaseGrace, MaxWait, LeaseMargin time.Duration
 	// KeepGoing runs the remaining rounds after one failed its checks (the run still fails).
 	KeepGoing bool
 	// RoundTimeout bounds one round; default 2 minutes (a round takes seconds when nothing is stuck).
 	RoundTimeout time.Duration
-	// Out receives progress lines and the summary table.
+	// Out receives progress lines and the summary table; the default discards them.
 	Out io.Writer
-	// Logger receives the lab's own messages; nil discards them.
+	// Logger receives the lab's own messages; the default discards them.
 	Logger *slog.Logger
 }
 
-func (o Options) withDefaults() (Options, error) {
-	if o.Dir == "" {
-		return o, errors.New("chaos: Dir is required")
+// DefaultOptions returns the options every run starts from; Dir and Rounds have no default.
+func DefaultOptions() Options {
+	return Options{
+		Regions: []string{"eu", "us"}, Emulated: 300, Kinds: AllKinds,
+		ReprovisionAfter: 4 * time.Second,
+		LeaseTTL:         6 * time.Second, LeaseGrace: time.Second, MaxWait: 2 * time.Second, LeaseMargin: time.Second,
+		RoundTimeout: 2 * time.Minute, Out: io.Discard, Logger: slog.New(slog.DiscardHandler),
 	}
-	if o.Rounds < 1 {
-		return o, fmt.Errorf("chaos: rounds %d, want at least 1", o.Rounds)
+}
+
+// Validate refuses a run that cannot start, naming the field.
+func (o Options) Validate() error {
+	switch {
+	case o.Dir == "":
+		return errors.New("chaos: Dir is required")
+	case o.Rounds < 1:
+		return fmt.Errorf("chaos: rounds %d, want at least 1", o.Rounds)
+	case len(o.Regions) == 0:
+		return errors.New("chaos: Regions is empty")
+	case len(o.Kinds) == 0:
+		return errors.New("chaos: Kinds is empty")
+	case o.Emulated < 1:
+		return fmt.Errorf("chaos: Emulated is %d, want at least 1", o.Emulated)
+	case o.Real < 0:
+		return fmt.Errorf("chaos: Real is %d, want 0 or more", o.Real)
+	case o.Real > 0 && o.NodeBinary == "":
+		return errors.New("chaos: NodeBinary is required for real nodes")
+	case o.MaxWait <= 0 || o.MaxWait > o.LeaseTTL/3:
+		// The coordinators refuse a long poll that leaves an edge less than 2/3 of its lease.
+		return fmt.Errorf("chaos: MaxWait is %s, want a positive duration of at most a third of LeaseTTL (%s)", o.MaxWait, o.LeaseTTL/3)
+	case o.Out == nil || o.Logger == nil:
+		return errors.New("chaos: Out and Logger are required (io.Discard, slog.DiscardHandler)")
 	}
-	if len(o.Regions) == 0 {
-		o.Regions = []string{"eu", "us"}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"LeaseTTL", o.LeaseTTL}, {"LeaseGrace", o.LeaseGrace}, {"LeaseMargin", o.LeaseMargin},
+		{"ReprovisionAfter", o.ReprovisionAfter}, {"RoundTimeout", o.RoundTimeout},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("chaos: %s is %s, want a positive duration", d.field, d.v)
+		}
 	}
-	if o.Emulated <= 0 {
-		o.Emulated = 300
-	}
-	if o.Real < 0 {
-		o.Real = 0
-	}
-	if o.Real > 0 && o.NodeBinary == "" {
-		return o, errors.New("chaos: NodeBinary is required for real nodes")
-	}
-	if len(o.Kinds) == 0 {
-		o.Kinds = AllKinds
-	}
-	if o.LeaseTTL <= 0 {
-		o.LeaseTTL = 6 * time.Second
-	}
-	if o.LeaseGrace <= 0 {
-		o.LeaseGrace = time.Second
-	}
-	if o.MaxWait <= 0 {
-		o.MaxWait = o.LeaseTTL / 3
-	}
-	if o.LeaseMargin <= 0 {
-		o.LeaseMargin = time.Second
-	}
-	if o.ReprovisionAfter <= 0 {
-		o.ReprovisionAfter = 4 * time.Second
-	}
-	if o.RoundTimeout <= 0 {
-		o.RoundTimeout = 2 * time.Minute
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	return o, nil
+	return nil
 }
 
 // Runner holds one chaos run's processes.
@@ -150,8 +149,7 @@ type RoundResult struct {
 // Run starts everything, runs the rounds and prints the summary table. The error is nil only
 // when every round passed every check.
 func Run(ctx context.Context, opts Options) (Summary, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
+	if err := opts.Validate(); err != nil {
 		return Summary{}, err
 	}
 	if opts.Seed == 0 {

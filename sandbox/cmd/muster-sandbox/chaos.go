@@ -81,11 +81,16 @@ func runChaos(ctx context.Context, f *chaosFlags) error {
 		return err
 	}
 	defer logf.Close()
-	_, err = chaos.Run(ctx, chaos.Options{
-		Dir: dir, Rounds: f.rounds, Seed: f.seed, Emulated: f.emulated, Real: f.real, NodeBinary: self,
-		Kinds: kinds, BinDir: f.binDir, KeepGoing: f.goOn, LeaseTTL: f.ttl, RoundTimeout: f.round, Out: os.Stdout,
-		Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo})),
-	})
+	o := chaos.DefaultOptions()
+	o.Dir, o.Rounds, o.Seed, o.Emulated, o.Real, o.NodeBinary = dir, f.rounds, f.seed, f.emulated, f.real, self
+	o.BinDir, o.KeepGoing, o.RoundTimeout, o.Out = f.binDir, f.goOn, f.round, os.Stdout
+	// The long poll is a third of the lease, the most the coordinators allow.
+	o.LeaseTTL, o.MaxWait = f.ttl, f.ttl/3
+	if len(kinds) > 0 {
+		o.Kinds = kinds
+	}
+	o.Logger = slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	_, err = chaos.Run(ctx, o)
 	if err != nil {
 		return err
 	}
