@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/report"
 )
@@ -68,7 +69,8 @@ func TestUp_RegionNamesAreChecked(t *testing.T) {
 	}
 }
 
-// TestUp_RunsUntilSIGTERMThenStopsNodes runs the real binary: up, lab.json, a report, SIGTERM.
+// TestUp_RunsUntilSIGTERMThenStopsNodes runs the real binary: up, lab.json, each region's edge
+// configuration and its command, a report, SIGTERM.
 func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -80,15 +82,19 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The sample helper the edge configurations run is looked for next to the binary.
+	if err := os.WriteFile(filepath.Join(tmp, edgefile.SampleHelper), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(tmp, "lab")
-	var stderr bytes.Buffer
+	var stdout, stderr bytes.Buffer
 	example, err := filepath.Abs("../../faults/testdata/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	up := exec.CommandContext(ctx, bin, "up", "--dir", dir, "--real", "1", "--emulated", "20", "--regions", "eu,us", "--versions", "0.27.9",
 		"--faults", example, "--fault", "index=19:version=9.9.9")
-	up.Stderr = &stderr
+	up.Stdout, up.Stderr = &stdout, &stderr
 	if err := up.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +155,14 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "lab stopped") {
 		t.Errorf("no clean stop logged:\n%s", stderr.String())
+	}
+	for _, name := range []string{"eu", "us"} {
+		file := filepath.Join(dir, name, edgefile.Name)
+		if want := filepath.Join(tmp, "muster-edge") + " run --config " + file; !strings.Contains(stdout.String(), want) {
+			t.Errorf("up printed %q, want the line %q", stdout.String(), want)
+		}
+		if body, err := os.ReadFile(file); err != nil || !strings.Contains(string(body), "region: "+name) {
+			t.Errorf("edge configuration of %s: %v\n%s", name, err, body)
+		}
 	}
 }
