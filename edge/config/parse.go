@@ -14,7 +14,7 @@ import (
 	"github.com/seed96588659/muster/pkg/settings"
 )
 
-// parse reads every key from r into a Config, applies the anchor's derived defaults, enforces
+// parse reads every key from r into a Config, applies choria-provisioner's derived values, enforces
 // the minimums that hold for file, environment and flags, and validates the result.
 func parse(r *settings.Reader) (*Config, error) {
 	c := &Config{
@@ -70,12 +70,11 @@ func parse(r *settings.Reader) (*Config, error) {
 	}
 	r.Section("features")
 
-	// The anchor's derived defaults: an empty or zero value means the default.
+	// choria-provisioner's derived values: workers 0 and an empty cert_deny_list mean the
+	// default, ed25519 implies jwt, and the region is the site's unless set. A blank key already
+	// read as its default.
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
-	}
-	if c.LifecycleComponent == "" {
-		c.LifecycleComponent = DefaultLifecycleComponent
 	}
 	if len(c.CertDenyList) == 0 {
 		c.CertDenyList = DefaultCertDenyList()
@@ -88,15 +87,6 @@ func parse(r *settings.Reader) (*Config, error) {
 	}
 	if c.Region == "" {
 		c.Region = DefaultRegion
-	}
-	if c.LogLevel == "" {
-		c.LogLevel = "info"
-	}
-	if c.LogFormat == "" {
-		c.LogFormat = LogText
-	}
-	if c.RequestSigning == "" {
-		c.RequestSigning = SigningAuto
 	}
 
 	if !r.Has("interval") && c.Interval < MinInterval {
