@@ -295,7 +295,19 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	if reg.Added != len(nodes) {
-		t.Fatalf("register added %d of %d", reg.Added, len(nodes))
+		// A register whose answer was lost to a change of leader is retried, and the retry finds
+		// the nodes its first attempt added: the ledger must hold all of them, waiting.
+		admin, err := api.NewClient([]string{follower.apiURL}, api.WithToken(e2eAdminToken), api.WithRetryDelay(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := admin.Nodes(ctx, api.NodeFilter{Region: "ams", State: api.StateWaiting})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Nodes) != len(nodes) {
+			t.Fatalf("register added %d of %d, and the ledger holds %d waiting", reg.Added, len(nodes), len(got.Nodes))
+		}
 	}
 	first1, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "edge-ams-1", Region: "ams", MaxNodes: 4, Wait: api.Duration(5 * time.Second)})
 	if err != nil {
