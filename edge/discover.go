@@ -128,8 +128,9 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 func (e *Edge) fresh(batch []lease.Found) ([]lease.Found, time.Time) {
 	now := e.o.Now()
 	oldest := now
+	stalled := e.stalls.lastEnd()
 	kept := batch[:0]
-	var old, stalled int
+	var old, acrossStall int
 	for _, f := range batch {
 		if f.At.IsZero() {
 			f.At = now
@@ -140,8 +141,8 @@ func (e *Edge) fresh(batch []lease.Found) ([]lease.Found, time.Time) {
 		switch {
 		case now.Sub(f.At) > e.o.RegisterFresh:
 			old++
-		case e.stalls.since(f.Since):
-			stalled++
+		case stalled.After(f.Since):
+			acrossStall++
 		default:
 			oldest = minTime(oldest, f.At)
 			kept = append(kept, f)
@@ -150,10 +151,10 @@ func (e *Edge) fresh(batch []lease.Found) ([]lease.Found, time.Time) {
 	if old > 0 {
 		e.log.Warn("dropped sightings too old to register; looking again soon", "nodes", old, "fresh", e.o.RegisterFresh)
 	}
-	if stalled > 0 {
-		e.log.Warn("dropped sightings made before this edge was stopped (its clock jumped); looking again soon", "nodes", stalled)
+	if acrossStall > 0 {
+		e.log.Warn("dropped sightings made before this edge was stopped (its clock jumped); looking again soon", "nodes", acrossStall)
 	}
-	if old+stalled > 0 {
+	if old+acrossStall > 0 {
 		e.resweepSoon()
 	}
 	return kept, oldest

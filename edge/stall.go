@@ -43,34 +43,29 @@ func (w *stallWatch) run(ctx context.Context) {
 	for {
 		select {
 		case <-t.C:
-			w.tick()
+			w.lastEnd() // ticks
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// tick records now, and a stall ending now when the previous tick is more than stallGap ago. It
-// returns how long the stall lasted, or 0.
-func (w *stallWatch) tick() time.Duration {
+// tick records now, and a stall ending now when the previous tick is more than stallGap ago.
+// The caller holds mu.
+func (w *stallWatch) tick() {
 	now := w.now()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	gap := now.Sub(w.last)
-	w.last = now
-	if gap <= stallGap {
-		return 0
+	if now.Sub(w.last) > stallGap {
+		w.ended = now
 	}
-	w.ended = now
-	return gap
+	w.last = now
 }
 
-// since says whether the process may have been stopped at any moment after t: a stall ended after
-// it, or one is ending now (ticked here too, so a check made right after the process woke sees
-// its stall before the ticker does).
-func (w *stallWatch) since(t time.Time) bool {
-	w.tick()
+// lastEnd is when the latest stall ended, zero if none. It ticks first, so a check made right
+// after the process woke sees its stall before the ticker does; a sighting from before the
+// returned time may be older than it looks.
+func (w *stallWatch) lastEnd() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.ended.After(t)
+	w.tick()
+	return w.ended
 }
