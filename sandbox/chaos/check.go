@@ -5,6 +5,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -146,7 +147,6 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 	}
 	c.DoubleProvisioned = report.Build(all).DoubleProvisioned
 	round, byNode := roundActions(all, res.Started)
-	_ = r.readCalls() // checkStale reads the edges' grants; checkHistory reports a read error
 	ledger, err := r.ledgerNodes(ctx)
 	if err != nil {
 		c.Err = err
@@ -346,12 +346,13 @@ func (r *Runner) checkStale(c *Check, res *RoundResult, byNode map[string][]reco
 			continue
 		}
 		expired := ev.Start.Add(r.opts.LeaseTTL)
+		asked := r.calls.grantsSince(ev.Edge.Name, ev.Start)
 		for node, acts := range byNode {
 			for _, a := range acts {
 				if a.Caller != ev.Edge.Caller() || a.Time.Before(expired) {
 					continue
 				}
-				if r.calls.grantedBetween(ev.Edge.Name, node, ev.Start, a.Time) {
+				if slices.ContainsFunc(asked[node], func(at time.Time) bool { return !at.After(a.Time) }) {
 					continue // under a lease the edge asked for after the fault began
 				}
 				ln := ledger(node)

@@ -156,24 +156,26 @@ func (l *callLog) window(from, prev int64) []*edgeCall {
 	return out
 }
 
-// grantedBetween reports whether edge sent an acquire at or after from (this machine's wall
-// clock) whose answer granted it node before at: a lease the edge asked for after from, by its
-// own record. Ledger times need an offset to compare with this machine's clock, and that offset
-// moves at a change of leader (the new leader continues ledger time from the last stamp it
-// applied), so the edge's record dates its grants better.
-func (l *callLog) grantedBetween(edge, node string, from, at time.Time) bool {
+// grantsSince are, by node, when the answers came to the acquires edge sent at or after from
+// that granted it the node (this machine's wall clock): the leases the edge asked for after from,
+// by its own record. Ledger times need an offset to compare with this machine's clock, and that
+// offset moves at a change of leader (the new leader continues ledger time from the last stamp
+// it applied), so the edge's record dates its grants better.
+func (l *callLog) grantsSince(edge string, from time.Time) map[string][]time.Time {
+	out := map[string][]time.Time{}
 	if l == nil {
-		return false
+		return out
 	}
 	for _, c := range l.calls {
 		if c.Kind != api.CallAcquire || c.Edge != edge || c.Granted == nil || c.Return == never || c.Wall.Before(from) {
 			continue
 		}
-		if slices.Contains(c.Granted.Nodes, node) && !c.Wall.Add(time.Duration(c.Return-c.Call)).After(at) {
-			return true
+		answered := c.Wall.Add(time.Duration(c.Return - c.Call))
+		for _, n := range c.Granted.Nodes {
+			out[n] = append(out[n], answered)
 		}
 	}
-	return false
+	return out
 }
 
 // sentBefore are the request ids of the reports first sent before from. A retry of one in a

@@ -165,10 +165,10 @@ func (r *Runner) readCalls() error {
 	return nil
 }
 
-// checkHistory checks the round's edge calls, from the ledger read that started it, with porcupine.
-func (r *Runner) checkHistory(res *RoundResult, seed *seedRead) LinCheck {
-	if err := r.readCalls(); err != nil {
-		return LinCheck{Err: err}
+// checkHistory checks the round's edge calls (read by readCalls before the round's checks), from the ledger read that started it, with porcupine.
+func (r *Runner) checkHistory(res *RoundResult, seed *seedRead, readErr error) LinCheck {
+	if readErr != nil {
+		return LinCheck{Err: readErr}
 	}
 	win := r.calls.window(seed.Start, r.prevSeed)
 	r.prevSeed = seed.Start

@@ -442,8 +442,10 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 	cctx, ccancel := context.WithTimeout(parent, 2*time.Minute)
 	defer ccancel()
 	r.lastDone = time.Now()
+	// The edges' calls, read once: the stale check dates their grants, porcupine checks them.
+	readErr := r.readCalls()
 	res.Check = r.check(cctx, res, nodes)
-	res.Check.Lin = r.checkHistory(res, seed)
+	res.Check.Lin = r.checkHistory(res, seed, readErr)
 	if all, err := recorder.ReadFile(r.lab.ActionsFile()); err == nil {
 		res.Stalls = stalls(res, all)
 		if ev := r.stallEvidence(cctx, res, all, 1500*time.Millisecond); ev != "" {
