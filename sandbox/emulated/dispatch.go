@@ -58,11 +58,7 @@ func (f *Fleet) handler(nc *nats.Conn) nats.MsgHandler {
 		}
 		match := newMatcher(req.Filter, f.log)
 		if target != nil {
-			f.wg.Add(1)
-			go func() {
-				defer f.wg.Done()
-				f.deliver(nc, target, req, match)
-			}()
+			f.spawn(func() { f.deliver(nc, target, req, match) })
 			return
 		}
 		f.broadcast(nc, req, match)
@@ -78,13 +74,11 @@ func (f *Fleet) broadcast(nc *nats.Conn, req *request, match *matcher) {
 	chunk := (len(f.nodes) + w - 1) / w
 	for start := 0; start < len(f.nodes); start += chunk {
 		part := f.nodes[start:min(start+chunk, len(f.nodes))]
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
+		f.spawn(func() {
 			for _, n := range part {
 				f.deliver(nc, n, req, match)
 			}
-		}()
+		})
 	}
 }
 

@@ -39,7 +39,12 @@ type Fleet struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	conns  []*nats.Conn
-	wg     sync.WaitGroup
+
+	// mu orders every wg.Add before Stop's Wait: nats.Conn.Close does not wait for a handler
+	// already running, so a handler may still try to start work after Stop began.
+	mu      sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
 
 	stopOnce sync.Once
 
@@ -261,6 +266,9 @@ func (f *Fleet) Reprovision(identity string) error {
 // alike across the sandbox's parts.
 func (f *Fleet) Stop() error {
 	f.stopOnce.Do(func() {
+		f.mu.Lock()
+		f.stopped = true
+		f.mu.Unlock()
 		f.cancel()
 		f.closeConns()
 		f.wg.Wait()
@@ -275,12 +283,35 @@ func (f *Fleet) closeConns() {
 	}
 }
 
-// after runs fn after d unless the fleet has stopped.
+// enter counts one piece of work Stop must wait for; false once Stop has begun.
+func (f *Fleet) enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return false
+	}
+	f.wg.Add(1)
+	return true
+}
+
+// spawn runs fn in its own goroutine unless the fleet has stopped.
+func (f *Fleet) spawn(fn func()) {
+	if !f.enter() {
+		return
+	}
+	go func() {
+		defer f.wg.Done()
+		fn()
+	}()
+}
+
+// after runs fn after d unless the fleet has stopped by then.
 func (f *Fleet) after(d time.Duration, fn func()) {
 	time.AfterFunc(d, func() {
-		if f.ctx.Err() != nil {
+		if !f.enter() {
 			return
 		}
+		defer f.wg.Done()
 		fn()
 	})
 }
