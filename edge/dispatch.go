@@ -22,8 +22,6 @@ type leased struct {
 	hostflow.Result
 	lease *lease.Held
 	run   *leaseRun
-	// untouched is true when the edge stopped the host before the flow sent it anything.
-	untouched bool
 	// leaseLost is true when the host stopped because its lease ran out on the edge's clock.
 	leaseLost bool
 	// unsettled is true when the edge stopped before it could confirm what the node did: its
@@ -36,18 +34,17 @@ type leased struct {
 }
 
 // API is the result as reported to the source. A host the edge gave back without a failure of
-// the node's own (paused by an operator, its lease run out before the flow touched it, skipped)
-// is released: it waits again without an attempt counted. A host stopped mid-flow by lease loss
-// failed: the edge may have left it half done, as the coordinator's own expiry would count it.
+// the node's own is released: it waits again without an attempt counted. That includes a host
+// stopped mid-flow by lease loss: a live edge renews in the background whatever its hosts do, so
+// its lease runs out only when renewals did not get through (elections, partitions, overload),
+// which no node causes. A node whose flow kills the edge is still counted, by the coordinators'
+// expiry of the silent edge's lease. A half-done flow is safe to give back: the ledger keeps the
+// node's lock window with this edge, and a flow starts over from inventory.
 func (l leased) API() api.NodeResult {
 	r := l.Result.API()
 	switch l.Outcome {
-	case hostflow.Skipped:
+	case hostflow.Skipped, hostflow.Paused:
 		r.Outcome = api.OutcomeReleased
-	case hostflow.Paused:
-		if l.untouched || !l.leaseLost {
-			r.Outcome = api.OutcomeReleased
-		}
 	}
 	return r
 }
@@ -260,7 +257,6 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 	var res hostflow.Result
 	if stopping || pause.Paused() {
 		// Stopped before the flow sent the node anything.
-		out.untouched = true
 		res = hostflow.Result{Outcome: hostflow.Paused, Err: fmt.Errorf("provisioning %s is paused", id)}
 	} else {
 		res = e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: e.lastSeen(id), Pause: pause, Record: e.recorder(id, held)})

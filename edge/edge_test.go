@@ -170,10 +170,27 @@ func TestEdge_FiftyThousandWaitingNodesEachProvisionedOnce(t *testing.T) {
 	}
 }
 
-// expiring is a lease source whose leases run out after ttl and are never renewed.
+// expiring is a lease source whose leases run out after ttl and are never renewed; reports,
+// when set, keeps every result reported.
 type expiring struct {
 	*lease.Local
-	ttl time.Duration
+	ttl     time.Duration
+	reports *reportLog
+}
+
+// reportLog is the results an edge reported, in order.
+type reportLog struct {
+	mu      sync.Mutex
+	results []api.NodeResult
+}
+
+func (s expiring) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+	if s.reports != nil {
+		s.reports.mu.Lock()
+		s.reports.results = append(s.reports.results, results...)
+		s.reports.mu.Unlock()
+	}
+	return s.Local.Report(ctx, l, results)
 }
 
 func (s expiring) Acquire(ctx context.Context, max int, wait time.Duration) (lease.Grant, error) {
@@ -217,6 +234,33 @@ func TestEdge_LostLeaseReadsAsPaused(t *testing.T) {
 	}
 	if len(results) != 1 || results[0].Err == nil || !contains(results[0].Err.Error(), "stopped by lease loss") {
 		t.Fatalf("results %+v, want one stopped by lease loss", results)
+	}
+}
+
+// A lease runs out on the edge's clock mid-flow only when its renewals did not get through (the
+// coordinators' expiry handles an edge that went silent): the node had no part in it, so its
+// result is a release, which costs it no attempt; counted as failures, repeated elections or a
+// long partition abandoned healthy nodes.
+func TestEdge_ALeaseLostMidFlowIsReleasedWithoutAnAttempt(t *testing.T) {
+	reports := &reportLog{}
+	src := expiring{Local: lease.NewLocal(lease.LocalOptions{}), ttl: 300 * time.Millisecond, reports: reports}
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		for !h.Pause.Paused() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return hostflow.Result{Outcome: hostflow.Paused, Err: errors.New("paused")}
+	})
+	run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}}})
+	waitFor(t, 10*time.Second, "the host's result reported", func() bool {
+		reports.mu.Lock()
+		defer reports.mu.Unlock()
+		return len(reports.results) > 0
+	})
+	reports.mu.Lock()
+	defer reports.mu.Unlock()
+	r := reports.results[0]
+	if r.Identity != "a" || r.Outcome != api.OutcomeReleased || !contains(r.Error, "stopped by lease loss") {
+		t.Fatalf("reported %+v, want a released, stopped by lease loss", r)
 	}
 }
 
