@@ -510,9 +510,7 @@ func (r *Runner) ledgerNodes(ctx context.Context) (map[string]api.Node, error) {
 	for _, reg := range r.opts.Regions {
 		after := ""
 		for {
-			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			page, err := r.cluster.Admin().Nodes(qctx, api.NodeFilter{Region: reg, After: after, Limit: 1000})
-			cancel()
+			page, err := r.ledgerPage(ctx, api.NodeFilter{Region: reg, After: after, Limit: 1000})
 			if err != nil {
 				return nil, fmt.Errorf("ledger nodes of %s: %w", reg, err)
 			}
@@ -526,6 +524,29 @@ func (r *Runner) ledgerNodes(ctx context.Context) (map[string]api.Node, error) {
 		}
 	}
 	return out, nil
+}
+
+// ledgerPage reads one page of the ledger. A fault (a whole-cluster restart, say) may leave the
+// cluster without a leader for longer than the client's retries last on a loaded machine: the
+// check then waits for one, as an operator would, instead of failing the round on its own read.
+func (r *Runner) ledgerPage(ctx context.Context, f api.NodeFilter) (api.NodesResponse, error) {
+	const tries = 3
+	var err error
+	for try := 1; ; try++ {
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		var page api.NodesResponse
+		page, err = r.cluster.Admin().Nodes(qctx, f)
+		cancel()
+		if err == nil || try == tries || ctx.Err() != nil {
+			return page, err
+		}
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		_, werr := r.cluster.WaitLeader(wctx, len(r.cluster.Members), "")
+		cancel()
+		if werr != nil {
+			return page, fmt.Errorf("%w (then no leader within a minute: %v)", err, werr)
+		}
+	}
 }
 
 // ledgerOffset is the leader's ledger time minus this machine's clock, from a heartbeat.
