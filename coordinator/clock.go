@@ -5,11 +5,11 @@ package coordinator
 import (
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/lease"
+	"github.com/seed96588659/muster/coordinator/lessor"
 )
 
-// Clock is a member's wall and monotonic readings; see lease.Clock for which decides what.
-type Clock = lease.Clock
+// Clock is a member's wall and monotonic readings; see lessor.Clock for which decides what.
+type Clock = lessor.Clock
 
 // systemClock is the process's own clock.
 type systemClock struct{ start time.Time }

@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/internal/testutil"
-	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -56,7 +56,7 @@ type cluster struct {
 	clocks  map[string]*testutil.Clock
 	members []*member
 	net     *netem
-	leases  lease.Config
+	leases  lessor.Config
 	// raftTLS, when set, gives each member its Raft TLS config.
 	raftTLS func(id string) *tls.Config
 	// ledgerNoSync and raftNoSync are for benchmarks only.
@@ -72,8 +72,8 @@ type cluster struct {
 	protocolInterval time.Duration
 }
 
-func testLeaseConfig() lease.Config {
-	return lease.Config{
+func testLeaseConfig() lessor.Config {
+	return lessor.Config{
 		TTL: 30 * time.Second, Grace: 5 * time.Second, MaxNodes: 1000, MaxWait: 10 * time.Second,
 		ExpiryInterval: 50 * time.Millisecond, Recheck: 50 * time.Millisecond,
 		Policy: ledger.Policy{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: 10 * time.Second,

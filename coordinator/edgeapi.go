@@ -6,8 +6,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -79,7 +79,7 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	a, err := s.leases.Load().Acquire(ctx, lease.Request{
+	a, err := s.leases.Load().Acquire(ctx, lessor.Request{
 		Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Wait: req.Wait.Std(),
 	})
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *Service) Renew(ctx context.Context, req api.RenewRequest) (api.RenewRes
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	ls, err := s.leases.Load().Renew(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
+	ls, err := s.leases.Load().Renew(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}
@@ -155,7 +155,7 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 	if len(results) == 0 && len(held) > 0 {
 		return resp, nil
 	}
-	rr, err := s.leases.Load().Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
+	rr, err := s.leases.Load().Report(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}

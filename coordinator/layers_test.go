@@ -19,8 +19,8 @@ func TestLayers_EachPackageImportsOnlyThoseBelowIt(t *testing.T) {
 		"raftnode":   nil,
 		"statuspage": nil,
 		"httpapi":    {"pkg/api"},
-		"lease":      {"coordinator/ledger", "coordinator/metrics", "pkg/api"},
-		".":          {"coordinator/httpapi", "coordinator/lease", "coordinator/ledger", "coordinator/metrics", "coordinator/raftnode", "pkg/api"},
+		"lessor":     {"coordinator/ledger", "coordinator/metrics", "pkg/api"},
+		".":          {"coordinator/httpapi", "coordinator/lessor", "coordinator/ledger", "coordinator/metrics", "coordinator/raftnode", "pkg/api"},
 	}
 	for dir, allowed := range below {
 		pkg, err := build.ImportDir(dir, 0)

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/lessor"
 )
 
 // monitorLeadership starts the leader loop when this member gains leadership and stops it when it
@@ -91,7 +91,7 @@ func (s *Service) leaderLoop(ctx context.Context) {
 // revokeLeadership undoes exactly what establishLeadership and the leadership did: this member
 // is no longer ready, its lease manager stops (expiry loop, time anchor, waiting long polls) and
 // the edges' heartbeats it heard are forgotten, since a new leader hears them afresh.
-func (s *Service) revokeLeadership(mgr *lease.Manager) {
+func (s *Service) revokeLeadership(mgr *lessor.Manager) {
 	s.ready.Store(false)
 	mgr.Disable()
 	s.edgesMu.Lock()
@@ -102,7 +102,7 @@ func (s *Service) revokeLeadership(mgr *lease.Manager) {
 // establishLeadership runs the steps of a new leadership in order: Barrier so the ledger holds
 // every committed entry, record this member's API address, raise the cluster protocol when this
 // member is the only one, extend outstanding leases and enable the lease manager. A failed step starts them all again.
-func (s *Service) establishLeadership(ctx context.Context, mgr *lease.Manager) error {
+func (s *Service) establishLeadership(ctx context.Context, mgr *lessor.Manager) error {
 	if err := s.node.Barrier(10 * time.Second); err != nil {
 		return fmt.Errorf("barrier on new leadership: %w", err)
 	}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/metrics"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 )
@@ -40,9 +40,9 @@ type Config struct {
 	BootstrapPeers []raftnode.Peer
 	// Timeouts of Raft; zero values take raftnode.LoopbackTimeouts.
 	Timeouts raftnode.Timeouts
-	// Leases tunes the lease manager; zero fields take lease.DefaultConfig, and Extension
+	// Leases tunes the lease manager; zero fields take lessor.DefaultConfig, and Extension
 	// defaults to the election timeout.
-	Leases lease.Config
+	Leases lessor.Config
 	// Snapshot tuning; zero takes raft's defaults.
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
@@ -105,7 +105,7 @@ type Service struct {
 	clock   Clock
 	node    *raftnode.Node
 	ledger  *ledger.Ledger
-	leases  atomic.Pointer[lease.Manager]
+	leases  atomic.Pointer[lessor.Manager]
 	metrics *metrics.Metrics
 
 	edgesMu sync.Mutex
@@ -184,7 +184,7 @@ func New(cfg Config) (*Service, error) {
 	if lc.Extension <= 0 {
 		lc.Extension = node.ElectionTimeout()
 	}
-	mgr, err := lease.New(lc, s.ledger, s.propose, s.clock, s.metrics, s.log)
+	mgr, err := lessor.New(lc, s.ledger, s.propose, s.clock, s.metrics, s.log)
 	if err != nil {
 		_ = s.closeStorage()
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
@@ -253,7 +253,7 @@ func (s *Service) confirmLeadership(ctx context.Context, what string) error {
 
 // mapLeaseErr turns the lease manager's "disabled" into the error a client can act on.
 func (s *Service) mapLeaseErr(err error) error {
-	if errors.Is(err, lease.ErrDisabled) {
+	if errors.Is(err, lessor.ErrDisabled) {
 		if lerr := s.leaderOnly(); lerr != nil {
 			return lerr
 		}
@@ -305,7 +305,7 @@ func (s *Service) BoundRaftAddress() string { return s.node.BoundAddr() }
 func (s *Service) Ledger() *ledger.Ledger { return s.ledger }
 
 // Leases exposes the lease manager (tests drive ExpireDue directly).
-func (s *Service) Leases() *lease.Manager { return s.leases.Load() }
+func (s *Service) Leases() *lessor.Manager { return s.leases.Load() }
 
 // Close stops the member; its files stay for a restart.
 func (s *Service) Close() error {

@@ -5,5 +5,5 @@
 // dispatch.go acquires leases on batches of waiting nodes and runs the host flow (hostflow/) for
 // each with bounded concurrency, every host under a pause source that reads true once the
 // operator paused or its lease is no longer valid by the edge's own clock; confirm.go settles
-// restarts whose reply was lost by rediscovery; report.go hands every result back to the source.
+// restarts whose reply was lost by rediscovery; result.go hands every result back to the source.
 package edge

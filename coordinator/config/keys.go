@@ -87,7 +87,7 @@ func schema() *settings.Schema {
 		{Name: KeyTLSMemberName, Kind: settings.String, Default: "member.muster", Usage: "DNS name (subject alternative name) every member's certificate carries: the Raft port and member forwards require it, so an edge's or the status page's certificate of the same CA is refused there"},
 		{Name: KeyLeaseTTL, Kind: settings.Duration, Default: 30 * time.Second, Usage: "lifetime of a lease between renewals"},
 		{Name: KeyLeaseGrace, Kind: settings.Duration, Default: 5 * time.Second, Usage: "time after expiry before a node is offered again (>= lease.max_clock_drift)"},
-		{Name: KeyMaxClockDrift, Kind: settings.Duration, Default: time.Second, Usage: "most two monotonic clocks may drift apart over one lease (see coordinator/lease/DESIGN.md)"},
+		{Name: KeyMaxClockDrift, Kind: settings.Duration, Default: time.Second, Usage: "most two monotonic clocks may drift apart over one lease (see coordinator/lessor/DESIGN.md)"},
 		{Name: KeyLockWindow, Kind: settings.Duration, Default: 2 * time.Minute, Usage: "go-choria's provisioning lock: a node is not offered to another edge sooner"},
 		{Name: KeyMaxAttempts, Kind: settings.Int, Default: 5, Usage: "attempts before a node is abandoned"},
 		{Name: KeyRetryBackoff, Kind: settings.Duration, Default: 5 * time.Second, Usage: "first delay before a failed node is offered again (doubles per attempt)"},

@@ -20,8 +20,8 @@ import (
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
 	"github.com/seed96588659/muster/coordinator/internal/testutil"
-	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -68,7 +68,7 @@ func startMember(t testing.TB, dir, id string, bootstrap bool, edit func(*httpap
 	m.srv = httptest.NewUnstartedServer(nil)
 	m.url = "http://" + m.srv.Listener.Addr().String()
 	logger := slog.New(slog.NewTextHandler(m.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	lc := lease.DefaultConfig()
+	lc := lessor.DefaultConfig()
 	lc.TTL = 30 * time.Second
 	svc, err := coordinator.New(coordinator.Config{
 		ID: id, DataDir: filepath.Join(dir, id), RaftBind: "127.0.0.1:0", APIAddress: m.url,

@@ -18,7 +18,7 @@ const fenceProtocol = 3
 // Why fences: a late provisioned/shutdown of an expired lease l1 may find its node in a newer
 // live lease l2. The ledger records the fact and takes the node out of l2, but l2's edge may be
 // acting on it until its own count of l2 ends, and that count is only bounded by l2's expiry on
-// the leader (lease/DESIGN.md). Had the node become eligible again (a sighting after
+// the leader (lessor/DESIGN.md). Had the node become eligible again (a sighting after
 // reprovision_after), a third lease could be granted it while l2's edge still acts: two edges on
 // one node. So the node stays fenced by l2 until l2 is expired, which a promotion carries over a
 // failover as it does every lease; l2 is kept until then even when it holds no node any more, and

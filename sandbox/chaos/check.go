@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/recorder"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // Check is what the checker found after one round.
 type Check struct {
 	// DoubleProvisioned is the sandbox report's double_provisioned over the whole log.
-	DoubleProvisioned []report.Double
+	DoubleProvisioned []audit.Double
 	// NotOnce are healthy nodes of the round not provisioned exactly once in it.
 	NotOnce []Finding
 	// Ledger are nodes whose ledger record is not final or disagrees with the fleet's own.
@@ -145,7 +145,7 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 		c.Err = err
 		return c
 	}
-	c.DoubleProvisioned = report.Build(all).DoubleProvisioned
+	c.DoubleProvisioned = audit.Build(all).DoubleProvisioned
 	round, byNode := roundActions(all, res.Started)
 	ledger, err := r.ledgerNodes(ctx)
 	if err != nil {
@@ -153,7 +153,7 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 		return c
 	}
 	rc := roundCheck{
-		Runner: r, c: &c, res: res, rep: report.Build(round), byNode: byNode, ledger: ledger,
+		Runner: r, c: &c, res: res, rep: audit.Build(round), byNode: byNode, ledger: ledger,
 		refused: r.refusedSince(res.Started),
 		full:    r.withHistory(ctx, ledger), // each node's transitions, queried once
 	}
@@ -213,7 +213,7 @@ type roundCheck struct {
 	*Runner
 	c       *Check
 	res     *RoundResult
-	rep     report.Report
+	rep     audit.Report
 	byNode  map[string][]recorder.Action
 	ledger  map[string]api.Node
 	refused map[string]*Refusal
@@ -235,10 +235,10 @@ func (rc roundCheck) once(id string) {
 	n, ok := rc.rep.Nodes[id]
 	configured, restarted := 0, 0
 	if ok {
-		if a := n.Actions[report.Configure]; a != nil {
+		if a := n.Actions[audit.Configure]; a != nil {
 			configured = a.OK
 		}
-		if a := n.Actions[report.Restart]; a != nil {
+		if a := n.Actions[audit.Restart]; a != nil {
 			restarted = a.OK
 		}
 	}
@@ -420,7 +420,7 @@ func stallGaps(res *RoundResult, all []recorder.Action) ([]time.Duration, []time
 	var ends []time.Time
 	var times []time.Time
 	for _, a := range all {
-		if a.OK && (a.Action == report.Configure || a.Action == report.Restart) && !a.Time.Before(res.Started) {
+		if a.OK && (a.Action == audit.Configure || a.Action == audit.Restart) && !a.Time.Before(res.Started) {
 			times = append(times, a.Time)
 		}
 	}
@@ -465,7 +465,7 @@ func (r *Runner) stallEvidence(ctx context.Context, res *RoundResult, all []reco
 		}
 		var nodes []string
 		for _, a := range all {
-			if a.OK && a.Action == report.Configure && !a.Time.Before(ends[i]) && a.Time.Before(ends[i].Add(time.Second)) && len(nodes) < 4 {
+			if a.OK && a.Action == audit.Configure && !a.Time.Before(ends[i]) && a.Time.Before(ends[i].Add(time.Second)) && len(nodes) < 4 {
 				nodes = append(nodes, a.Node)
 			}
 		}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 func emu(region string, i int) string { return fmt.Sprintf("%s%05d", lab.EmulatedPrefix(region), i) }
@@ -136,7 +136,7 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 			if slices.Contains(unhealthy, id) {
 				continue
 			}
-			if got := acceptedCount(rep, id, report.Restart); got != 1 {
+			if got := acceptedCount(rep, id, audit.Restart); got != 1 {
 				t.Errorf("%s accepted %d restarts, want exactly 1", id, got)
 			}
 		}
@@ -181,7 +181,7 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 	}
 }
 
-func acceptedCount(r report.Report, id, action string) int {
+func acceptedCount(r audit.Report, id, action string) int {
 	n := r.Nodes[id]
 	if n == nil || n.Actions[action] == nil {
 		return 0

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/report"
+	"github.com/seed96588659/muster/sandbox/audit"
 )
 
 // status is how far the run is from done, judged from the sandbox's action log (what the nodes
@@ -25,7 +25,7 @@ type status struct {
 func (s status) done() bool { return len(s.Missing) == 0 }
 
 // evaluate compares the action log and the edge's counters with the plan.
-func (p *plan) evaluate(rep report.Report, snap Snapshot) status {
+func (p *plan) evaluate(rep audit.Report, snap Snapshot) status {
 	st := status{Met: map[Expect]int{}}
 	for _, id := range p.nodes {
 		e := p.expect[id]
@@ -90,7 +90,7 @@ func (p *plan) evaluateLedger(counts map[api.NodeState]int) (missing, unexpected
 }
 
 // reached says whether node n (nil: nothing recorded) reached the end e expects, and if not why.
-func reached(e Expect, n *report.Node) (bool, string) {
+func reached(e Expect, n *audit.Node) (bool, string) {
 	accepted := func(action string) int {
 		if n == nil || n.Actions[action] == nil {
 			return 0
@@ -111,19 +111,19 @@ func reached(e Expect, n *report.Node) (bool, string) {
 		return false, "not provisioned yet"
 	case Upgrade:
 		switch {
-		case accepted(report.ReleaseUpdate) == 0:
+		case accepted(audit.ReleaseUpdate) == 0:
 			return false, "no release_update accepted yet"
 		case n.Provisioned:
 			return true, ""
 		}
 		return false, "upgraded, not provisioned yet"
 	case FailConfigure:
-		if refused(report.Configure) > 0 && !n.Provisioned {
+		if refused(audit.Configure) > 0 && !n.Provisioned {
 			return true, ""
 		}
 		return false, "no configure refused yet"
 	case Duplicate, Deferred:
-		if n != nil && !n.Provisioned && accepted(report.Configure) == 0 {
+		if n != nil && !n.Provisioned && accepted(audit.Configure) == 0 {
 			return true, ""
 		}
 		if n == nil {
@@ -131,7 +131,7 @@ func reached(e Expect, n *report.Node) (bool, string) {
 		}
 		return false, "configured"
 	case ShutDown:
-		if accepted(report.Shutdown) > 0 {
+		if accepted(audit.Shutdown) > 0 {
 			return true, ""
 		}
 		return false, "no shutdown accepted yet"

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/report"
+	"github.com/seed96588659/muster/sandbox/audit"
 )
 
 // Percentiles of the healthy nodes' completion times between which Pace measures the steady
@@ -64,7 +64,7 @@ func nearestRank(pct, n int) int {
 }
 
 // healthyDone is when each of the plan's healthy nodes the report shows provisioned was.
-func (p *plan) healthyDone(rep report.Report) []time.Time {
+func (p *plan) healthyDone(rep audit.Report) []time.Time {
 	var done []time.Time
 	for _, id := range p.nodes {
 		if n := rep.Nodes[id]; p.expect[id] == Healthy && n != nil && n.Provisioned {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/report"
+	"github.com/seed96588659/muster/sandbox/audit"
 )
 
 // TestPaceOf_TookAndSteadyRateFromCompletionTimes: the healthy nodes took from the start to the
@@ -77,12 +77,12 @@ func TestPlan_HealthyDoneIsTheHealthyNodesProvisioned(t *testing.T) {
 	// 30 emulated: 5 faulty, 3 outdated (the first among them), 22 healthy.
 	p := newPlan("eu", 0, 30)
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	rep := report.Report{Nodes: map[string]*report.Node{}}
+	rep := audit.Report{Nodes: map[string]*audit.Node{}}
 	var want []time.Time
 	for i, id := range p.nodes {
 		at := start.Add(time.Duration(i) * time.Second)
 		provisioned := i != 1 // the second, healthy, is left unprovisioned
-		rep.Nodes[id] = &report.Node{Provisioned: provisioned}
+		rep.Nodes[id] = &audit.Node{Provisioned: provisioned}
 		if provisioned {
 			rep.Nodes[id].ProvisionedAt = at
 		}

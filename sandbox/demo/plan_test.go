@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/recorder"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 func TestNewPlan_LaysOutOutdatedAndFaultyNodes(t *testing.T) {
@@ -50,19 +50,19 @@ func TestEvaluate_DoneOnlyWhenEveryNodeAndCounterArrived(t *testing.T) {
 	for _, id := range p.nodes {
 		switch p.expect[id] {
 		case Healthy:
-			log = append(log, act(id, report.Configure, true), act(id, report.Restart, true))
+			log = append(log, act(id, audit.Configure, true), act(id, audit.Restart, true))
 		case Upgrade:
-			log = append(log, act(id, report.ReleaseUpdate, true))
+			log = append(log, act(id, audit.ReleaseUpdate, true))
 		case FailConfigure:
-			log = append(log, act(id, report.Configure, false))
+			log = append(log, act(id, audit.Configure, false))
 		case Duplicate, Deferred:
 			log = append(log, act(id, "choria_provision#jwt", true))
 		case ShutDown:
-			log = append(log, act(id, report.Shutdown, true))
+			log = append(log, act(id, audit.Shutdown, true))
 		}
 	}
 	snap := Snapshot{Outcomes: map[string]int64{"failed": 2, "deferred": 1, "shutdown": 1}}
-	st := p.evaluate(report.Build(log), snap)
+	st := p.evaluate(audit.Build(log), snap)
 	if st.done() {
 		t.Fatalf("done although upgraded nodes were not provisioned after their upgrade")
 	}
@@ -71,19 +71,19 @@ func TestEvaluate_DoneOnlyWhenEveryNodeAndCounterArrived(t *testing.T) {
 	}
 	for _, id := range p.nodes {
 		if p.expect[id] == Upgrade {
-			log = append(log, act(id, report.Configure, true), act(id, report.Restart, true))
+			log = append(log, act(id, audit.Configure, true), act(id, audit.Restart, true))
 		}
 	}
 	snap.InFlight = 1
-	if st := p.evaluate(report.Build(log), snap); st.done() || !strings.Contains(strings.Join(st.Missing, ";"), "in flight") {
+	if st := p.evaluate(audit.Build(log), snap); st.done() || !strings.Contains(strings.Join(st.Missing, ";"), "in flight") {
 		t.Errorf("done with a host flow in flight: %v", st.Missing)
 	}
 	snap.InFlight, snap.Outcomes["failed"] = 0, 1
-	if st := p.evaluate(report.Build(log), snap); st.done() {
+	if st := p.evaluate(audit.Build(log), snap); st.done() {
 		t.Errorf("done with one failed result for two failing nodes")
 	}
 	snap.Outcomes["failed"] = 2
-	st = p.evaluate(report.Build(log), snap)
+	st = p.evaluate(audit.Build(log), snap)
 	if !st.done() || len(st.Unexpected) > 0 {
 		t.Errorf("not done: missing %v, unexpected %v", st.Missing, st.Unexpected)
 	}

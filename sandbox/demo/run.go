@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // edgeReadyTimeout bounds an edge's start (connect, subscribe, first sweep under way).
@@ -261,7 +261,7 @@ func (r *runner) startEdges(ctx context.Context, sec secrets) error {
 // reading is one look at everything: the edges' metrics, the cluster's status, the action log.
 type reading struct {
 	frame
-	rep    report.Report
+	rep    audit.Report
 	repErr error
 }
 
@@ -282,7 +282,7 @@ func (r *runner) read(ctx context.Context, scrapers map[string]*scraper, last re
 		r.log.Warn("coordinator status", "error", out.viewErr)
 		out.view = last.view
 	}
-	rep, err := report.FromFile(r.lab.ActionsFile())
+	rep, err := audit.FromFile(r.lab.ActionsFile())
 	if err != nil {
 		// A line being appended as we read; the next tick reads it whole.
 		r.log.Warn("read action log", "error", err)

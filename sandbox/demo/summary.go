@@ -12,7 +12,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/report"
+	"github.com/seed96588659/muster/sandbox/audit"
 )
 
 // maxListed bounds the missing and unexpected nodes a summary names.
@@ -41,7 +41,7 @@ type Summary struct {
 	// Cluster is the coordinators' last status read.
 	Cluster ClusterView
 	// Report is the sandbox report of the action log.
-	Report report.Report
+	Report audit.Report
 }
 
 // RegionSummary is one region's end state.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/report"
+	"github.com/seed96588659/muster/sandbox/audit"
 )
 
 // workers is choria-provisioner's and the edge's concurrency in the side-by-side runs.
@@ -125,7 +125,7 @@ func peakInFlight(b *testing.B, r runResult) int {
 		switch a.Action {
 		case "choria_provision#jwt":
 			events = append(events, event{a.Time.Add(-inFlightDelay), +1})
-		case report.Restart:
+		case audit.Restart:
 			events = append(events, event{a.Time, -1})
 		}
 	}

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/recorder"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // region is the lab's only region.
@@ -47,7 +47,7 @@ type runResult struct {
 	// (and the watch of actions.jsonl), which share the machine with the provisioner.
 	labCPU time.Duration
 	// report is the lab's report of the run.
-	report report.Report
+	report audit.Report
 	// actions are the lab's recorded actions.
 	actions []recorder.Action
 }
@@ -155,7 +155,7 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 	if err != nil {
 		b.Fatalf("read actions: %v", err)
 	}
-	rep := report.Build(actions)
+	rep := audit.Build(actions)
 	checkExactlyOnce(b, l.Region(region).EmulatedNodes(), rep)
 	return runResult{
 		nodes:   spec.nodes,
@@ -189,7 +189,7 @@ func stop(cmd *exec.Cmd, exited <-chan error) error {
 
 // checkExactlyOnce fails the benchmark unless every node has exactly one successful configure
 // and one successful restart and the report finds no double provisioning.
-func checkExactlyOnce(b *testing.B, nodes []string, rep report.Report) {
+func checkExactlyOnce(b *testing.B, nodes []string, rep audit.Report) {
 	b.Helper()
 	if len(rep.DoubleProvisioned) > 0 {
 		b.Errorf("%d nodes double provisioned, first %s by %v", len(rep.DoubleProvisioned), rep.DoubleProvisioned[0].Node, rep.DoubleProvisioned[0].Callers)
@@ -200,9 +200,9 @@ func checkExactlyOnce(b *testing.B, nodes []string, rep report.Report) {
 	bad := 0
 	for _, id := range nodes {
 		n := rep.Nodes[id]
-		if n == nil || okCount(n, report.Configure) != 1 || okCount(n, report.Restart) != 1 {
+		if n == nil || okCount(n, audit.Configure) != 1 || okCount(n, audit.Restart) != 1 {
 			if bad < 5 {
-				b.Errorf("node %s: want exactly one successful configure and restart, got %d and %d", id, okCount(n, report.Configure), okCount(n, report.Restart))
+				b.Errorf("node %s: want exactly one successful configure and restart, got %d and %d", id, okCount(n, audit.Configure), okCount(n, audit.Restart))
 			}
 			bad++
 		}
@@ -212,7 +212,7 @@ func checkExactlyOnce(b *testing.B, nodes []string, rep report.Report) {
 	}
 }
 
-func okCount(n *report.Node, action string) int {
+func okCount(n *audit.Node, action string) int {
 	if n == nil || n.Actions[action] == nil {
 		return 0
 	}

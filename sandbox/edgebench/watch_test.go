@@ -10,8 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/recorder"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // restartWatch follows a lab's actions.jsonl as it grows and keeps the successful restarts: each
@@ -53,14 +53,14 @@ func (w *restartWatch) poll() (int, error) {
 	cut := bytes.LastIndexByte(data, '\n') + 1
 	w.partial = append([]byte(nil), data[cut:]...)
 	for line := range bytes.SplitSeq(data[:cut], []byte("\n")) {
-		if !bytes.Contains(line, []byte(report.Restart)) {
+		if !bytes.Contains(line, []byte(audit.Restart)) {
 			continue
 		}
 		var a recorder.Action
 		if err := json.Unmarshal(line, &a); err != nil {
 			return 0, fmt.Errorf("actions line %q: %w", line, err)
 		}
-		if a.Action != report.Restart || !a.OK {
+		if a.Action != audit.Restart || !a.OK {
 			continue
 		}
 		if _, seen := w.restarted[a.Node]; seen {

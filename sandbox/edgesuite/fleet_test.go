@@ -10,10 +10,10 @@ import (
 
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // Faulty nodes of the 1,000-node fleet, by index.
@@ -68,7 +68,7 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 		if faulty[i] {
 			continue
 		}
-		if got := acceptedCount(rep, id, report.Restart); got != 1 {
+		if got := acceptedCount(rep, id, audit.Restart); got != 1 {
 			t.Errorf("%s accepted %d restarts, want exactly 1", id, got)
 		}
 		if got := len(re.resultsOf(id)); got != 1 {
@@ -85,7 +85,7 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 	expectError(t, re, emu(idxLocked), hostflow.LockHeld, rpc.ErrLocked, rpc.LockedMessage)
 	expectError(t, re, emu(idxGone), hostflow.Failed, rpc.ErrResponseCount, "received 0 responses")
 	// The locked node accepted nothing from the edge.
-	for _, action := range []string{report.Configure, report.Restart} {
+	for _, action := range []string{audit.Configure, audit.Restart} {
 		if n := rep.Nodes[emu(idxLocked)]; n != nil && n.Actions[action] != nil {
 			if callers := n.Actions[action].Callers; len(callers) > 0 {
 				t.Errorf("locked node got %s from %v", action, callers)

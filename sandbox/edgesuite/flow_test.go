@@ -12,11 +12,11 @@ import (
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // TestEdge_HelperOutcomes: defer is retried on a later cycle, shutdown shuts the node down and
@@ -50,20 +50,20 @@ func TestEdge_HelperOutcomes(t *testing.T) {
 
 	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
-	if got := acceptedCount(rep, emu(2), report.Shutdown); got != 1 {
+	if got := acceptedCount(rep, emu(2), audit.Shutdown); got != 1 {
 		t.Fatalf("shutdown accepted %d times", got)
 	}
-	if got := acceptedCount(rep, emu(2), report.Configure); got != 0 {
+	if got := acceptedCount(rep, emu(2), audit.Configure); got != 0 {
 		t.Fatalf("the shut down node was configured %d times", got)
 	}
-	if got := acceptedCount(rep, emu(4), report.ReleaseUpdate); got != 1 {
+	if got := acceptedCount(rep, emu(4), audit.ReleaseUpdate); got != 1 {
 		t.Fatalf("release_update accepted %d times", got)
 	}
 	if st, _ := l.Region(region).Fleet().State(emu(4)); st.Version != lab.DefaultUpgradeVersion {
 		t.Fatalf("upgraded node runs %s", st.Version)
 	}
 	// The deferred node was never configured; a shutdown and an upgrade are not "provisioned".
-	if got := acceptedCount(rep, emu(1), report.Configure); got != 0 {
+	if got := acceptedCount(rep, emu(1), audit.Configure); got != 0 {
 		t.Fatalf("deferred node configured %d times", got)
 	}
 }
@@ -92,7 +92,7 @@ func TestEdge_UnansweredRestartIsConfirmedByRediscovery(t *testing.T) {
 	}
 	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
-	if got := acceptedCount(rep, emu(1), report.Restart); got != 1 {
+	if got := acceptedCount(rep, emu(1), audit.Restart); got != 1 {
 		t.Fatalf("restart accepted %d times", got)
 	}
 }
@@ -151,7 +151,7 @@ func TestEdge_PauseMidBatch(t *testing.T) {
 	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	for i := range n {
-		if got := acceptedCount(rep, emu(i), report.Restart); got != 1 {
+		if got := acceptedCount(rep, emu(i), audit.Restart); got != 1 {
 			t.Errorf("%s accepted %d restarts", emu(i), got)
 		}
 	}

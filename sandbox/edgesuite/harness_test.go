@@ -18,12 +18,12 @@ import (
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/faults"
 	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 const region = "eu"
@@ -196,7 +196,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 }
 
 // acceptedCount is how often identity accepted action (OK replies) in the lab's log.
-func acceptedCount(r report.Report, identity, action string) int {
+func acceptedCount(r audit.Report, identity, action string) int {
 	n := r.Nodes[identity]
 	if n == nil || n.Actions[action] == nil {
 		return 0
@@ -206,7 +206,7 @@ func acceptedCount(r report.Report, identity, action string) int {
 
 // assertNoDoubleProvisioning fails the test with the report's evidence when any node accepted
 // changes from two callers within one episode.
-func assertNoDoubleProvisioning(t *testing.T, r report.Report) {
+func assertNoDoubleProvisioning(t *testing.T, r audit.Report) {
 	t.Helper()
 	if len(r.DoubleProvisioned) > 0 {
 		t.Fatalf("double provisioned: %+v", r.DoubleProvisioned)

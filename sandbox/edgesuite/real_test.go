@@ -19,10 +19,10 @@ import (
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/realnode"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // realRestarted waits until a real node has re-executed into its new configuration and left
@@ -58,7 +58,7 @@ func TestEdge_RealNodesWithPKI(t *testing.T) {
 	expectError(t, re, denied, hostflow.Failed, nil, "matches denied certificate pattern")
 	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
-	if got := acceptedCount(rep, denied, report.Configure); got != 0 {
+	if got := acceptedCount(rep, denied, audit.Configure); got != 0 {
 		t.Fatalf("denied node accepted %d configures", got)
 	}
 }
@@ -120,7 +120,7 @@ func TestEdge_RealNodeUpgradedThenProvisioned(t *testing.T) {
 	realRestarted(t, l, id)
 	rep := testkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
-	if got := acceptedCount(rep, id, report.ReleaseUpdate); got != 1 {
+	if got := acceptedCount(rep, id, audit.ReleaseUpdate); got != 1 {
 		t.Fatalf("release_update accepted %d times, want 1", got)
 	}
 }

@@ -24,10 +24,10 @@ import (
 	"github.com/choria-io/go-choria/inter"
 	"github.com/choria-io/go-choria/protocol"
 
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/lab"
 	"github.com/seed96588659/muster/sandbox/realnode"
 	"github.com/seed96588659/muster/sandbox/recorder"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 const (
@@ -462,11 +462,11 @@ func TestLab_DoubleProvisioningIsReportedWithEvidence(t *testing.T) {
 		t.Fatalf("restart: %s", msg)
 	}
 
-	rp, err := report.FromFile(shared.ActionsFile())
+	rp, err := audit.FromFile(shared.ActionsFile())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d *report.Double
+	var d *audit.Double
 	for i := range rp.DoubleProvisioned {
 		if rp.DoubleProvisioned[i].Node == node {
 			d = &rp.DoubleProvisioned[i]
@@ -476,20 +476,20 @@ func TestLab_DoubleProvisioningIsReportedWithEvidence(t *testing.T) {
 	if d == nil || !slices.Equal(d.Callers, []string{e1, e2}) || d.Episode != 1 || len(d.Evidence) != 3 {
 		t.Fatalf("double provisioning of %s not reported as expected: %+v", node, d)
 	}
-	want := []struct{ action, caller string }{{report.Configure, e1}, {report.Configure, e2}, {report.Restart, e2}}
+	want := []struct{ action, caller string }{{audit.Configure, e1}, {audit.Configure, e2}, {audit.Restart, e2}}
 	for i, w := range want {
 		if ev := d.Evidence[i]; ev.Action != w.action || ev.Caller != w.caller || !ev.OK || ev.Region != region {
 			t.Errorf("evidence %d: %+v, want %s by %s", i, ev, w.action, w.caller)
 		}
 	}
-	if c := rp.Nodes[node].Actions[report.Configure]; c.Callers[e1] != 1 || c.Callers[e2] < 1 || c.OK != 2 {
+	if c := rp.Nodes[node].Actions[audit.Configure]; c.Callers[e1] != 1 || c.Callers[e2] < 1 || c.OK != 2 {
 		t.Errorf("configure counts %+v", c)
 	}
 }
 
 // TestLab_ReportOfThisRun runs last: it reads what the tests above did to the nodes.
 func TestLab_ReportOfThisRun(t *testing.T) {
-	rp, err := report.FromFile(shared.ActionsFile())
+	rp, err := audit.FromFile(shared.ActionsFile())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -30,13 +30,13 @@ type member struct {
 	id    int // index in Sim.members and network address
 	name  string
 	clock *clock
-	cfg   lease.Config
+	cfg   lessor.Config
 	path  string
 
 	alive  bool
 	inc    int // incarnation: bumped by a crash, so the dead process's tasks are ignored
 	ledger *ledger.Ledger
-	mgr    *lease.Manager
+	mgr    *lessor.Manager
 
 	role  role
 	term  uint64
@@ -80,7 +80,7 @@ func (m *member) open() error {
 	}
 	m.ledger = l
 	inc := m.inc
-	mgr, err := lease.New(m.cfg, l, func(_ context.Context, cmd ledger.Command) (any, error) { return m.propose(inc, cmd) }, m.clock, nil, nil)
+	mgr, err := lessor.New(m.cfg, l, func(_ context.Context, cmd ledger.Command) (any, error) { return m.propose(inc, cmd) }, m.clock, nil, nil)
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("member %s: %w", m.name, err)
@@ -99,7 +99,7 @@ func (m *member) open() error {
 	return nil
 }
 
-func newMember(s *Sim, id int, cfg lease.Config, skew time.Duration) *member {
+func newMember(s *Sim, id int, cfg lessor.Config, skew time.Duration) *member {
 	name := fmt.Sprintf("m%d", id)
 	return &member{s: s, id: id, name: name, clock: newClock(s, 1000, skew), cfg: cfg, path: filepath.Join(s.dir, name+".db"), wallSteps: true}
 }
@@ -274,7 +274,7 @@ func (m *member) stamp() (time.Time, error) {
 	case interface{ Now() time.Time }:
 		return mgr.Now(), nil
 	}
-	return time.Time{}, errors.New("lease.Manager has neither Stamp nor Now")
+	return time.Time{}, errors.New("lessor.Manager has neither Stamp nor Now")
 }
 
 var (
@@ -301,7 +301,7 @@ func (m *member) leaderOnly() error {
 
 // mapLeaseErr is Service.mapLeaseErr.
 func (m *member) mapLeaseErr(err error) error {
-	if errors.Is(err, lease.ErrDisabled) {
+	if errors.Is(err, lessor.ErrDisabled) {
 		if lerr := m.leaderOnly(); lerr != nil {
 			return lerr
 		}
@@ -365,7 +365,7 @@ func (m *member) serve(msg *message) (any, error) {
 	mgr := m.mgr
 	switch req := msg.req.(type) {
 	case api.AcquireRequest:
-		a, err := mgr.Acquire(ctx, lease.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes})
+		a, err := mgr.Acquire(ctx, lessor.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes})
 		if err != nil {
 			return nil, m.mapLeaseErr(err)
 		}
@@ -374,7 +374,7 @@ func (m *member) serve(msg *message) (any, error) {
 		}
 		return api.AcquireResponse{Lease: toAPILease(a.Lease), Paused: a.Paused, Held: api.Duration(a.Held)}, nil
 	case api.RenewRequest:
-		ls, err := mgr.Renew(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
+		ls, err := mgr.Renew(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
 		if err != nil {
 			return nil, m.mapLeaseErr(err)
 		}
@@ -395,7 +395,7 @@ func (m *member) serve(msg *message) (any, error) {
 		if len(results) == 0 && len(held) > 0 {
 			return resp, nil
 		}
-		rr, err := mgr.Report(ctx, lease.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
+		rr, err := mgr.Report(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
 		if err != nil {
 			return nil, m.mapLeaseErr(err)
 		}
@@ -488,7 +488,7 @@ func (m *member) apiError(err error) *api.Error {
 		}
 	case errors.Is(err, errNoLeader):
 		e.Status, e.Code = 503, api.CodeNoLeader
-	case errors.Is(err, errNotReady), errors.Is(err, errDead), errors.Is(err, lease.ErrDisabled),
+	case errors.Is(err, errNotReady), errors.Is(err, errDead), errors.Is(err, lessor.ErrDisabled),
 		errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrNotLeader), errors.Is(err, errClosed):
 		e.Status, e.Code = 503, api.CodeUnavailable
 	case errors.Is(err, ledger.ErrUnknownLease):
@@ -537,7 +537,7 @@ func (s *Sim) expireTick() {
 		if m.alive && m.role == roleLeader && m.ready {
 			mgr := m.mgr
 			s.task(func() {
-				if err := mgr.ExpireDue(context.Background()); err != nil && !errors.Is(err, lease.ErrDisabled) {
+				if err := mgr.ExpireDue(context.Background()); err != nil && !errors.Is(err, lessor.ErrDisabled) {
 					s.tracef(nil, m.name, "expire: %v", err)
 				}
 			})

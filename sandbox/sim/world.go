@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/lessor"
 )
 
 // world is the seed's choice of lab and behaviour.
@@ -24,9 +24,9 @@ type world struct {
 }
 
 // memberConfig is a member's lease configuration; a seed may give each member its own TTL.
-func (s *Sim) memberConfig() lease.Config {
+func (s *Sim) memberConfig() lessor.Config {
 	ttl := pick(s, []time.Duration{10 * time.Second, 15 * time.Second, 30 * time.Second, 60 * time.Second})
-	return lease.Config{
+	return lessor.Config{
 		TTL:   ttl,
 		Grace: pick(s, []time.Duration{time.Second, 2 * time.Second, 5 * time.Second}),
 		// The manager's own goroutines never act: the simulation calls ExpireDue and acquires

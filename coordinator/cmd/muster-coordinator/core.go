@@ -12,8 +12,8 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/config"
-	"github.com/seed96588659/muster/coordinator/lease"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 )
 
@@ -21,7 +21,7 @@ import (
 // raftTLS is nil unless raft.tls is set.
 // members is the HTTP client towards other members; the leader reads their protocol with it.
 func openCore(cfg config.Config, raftTLS *tls.Config, members *http.Client, logger *slog.Logger, reg prometheus.Registerer) (*coordinator.Service, error) {
-	lc := lease.DefaultConfig()
+	lc := lessor.DefaultConfig()
 	lc.TTL = cfg.Lease.TTL
 	lc.Grace = cfg.Lease.Grace
 	lc.MaxNodes = cfg.Lease.MaxNodes

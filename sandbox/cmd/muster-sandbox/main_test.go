@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/edgefile"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 func run(args ...string) (string, error) {
@@ -132,7 +132,7 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("report: %v", err)
 	}
-	var rp report.Report
+	var rp audit.Report
 	if err := json.Unmarshal(out, &rp); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, out)
 	}

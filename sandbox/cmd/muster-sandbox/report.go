@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 	"github.com/spf13/cobra"
 )
 
@@ -22,7 +22,7 @@ func newReportCommand() *cobra.Command {
 			if dir == "" {
 				return fmt.Errorf("flag --dir is required")
 			}
-			r, err := report.FromFile(filepath.Join(dir, lab.ActionsFileName))
+			r, err := audit.FromFile(filepath.Join(dir, lab.ActionsFileName))
 			if err != nil {
 				return err
 			}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/sandbox/audit"
 	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/report"
 )
 
 // LogBuffer is a log sink safe for concurrent writers.
@@ -54,9 +54,9 @@ func (s *LogBuffer) Tail(n int) string {
 func (s *LogBuffer) Contains(sub string) bool { return strings.Contains(s.String(), sub) }
 
 // LabReport builds the sandbox report from the lab's action log.
-func LabReport(t testing.TB, l *lab.Lab) report.Report {
+func LabReport(t testing.TB, l *lab.Lab) audit.Report {
 	t.Helper()
-	r, err := report.FromFile(l.ActionsFile())
+	r, err := audit.FromFile(l.ActionsFile())
 	if err != nil {
 		t.Fatalf("read lab report: %v", err)
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package report summarises DIR/actions.jsonl: totals, per-node action counts and callers,
+// Package audit summarises DIR/actions.jsonl: totals, per-node action counts and callers,
 // which nodes ended provisioned, and which were provisioned twice.
 //
 // Provisioning episodes. A node's choria_provision actions, in time order, are cut into
@@ -10,7 +10,7 @@
 // within one episode, it accepted (OK) configure, restart or release_update from two or more
 // different callers. Rejected actions do not count: a configure refused with "Could not obtain
 // provisioning lock" is the node protecting itself, not a second provisioner acting on it.
-package report
+package audit
 
 import (
 	"slices"

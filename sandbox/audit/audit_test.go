@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package report
+package audit
 
 import (
 	"encoding/json"
