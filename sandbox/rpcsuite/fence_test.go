@@ -122,6 +122,41 @@ func TestConn_StallBetweenCheckAndPublishVoidsTheAttempt(t *testing.T) {
 	}
 }
 
+// A stall between the check and the publish that leaves the lease valid (a loaded machine's
+// scheduler, a GC pause) voids only the request built before it: the request is checked, dated
+// and built again and sent once, within the same attempt. Ending the call as a pause instead
+// gave the node back mid-flow whenever -race on two busy cores took 374 ms over a signature.
+func TestConn_AStallThatLeavesTheLeaseValidRebuildsTheRequest(t *testing.T) {
+	fleet, node := startFenceFleet(t, "fence-rebuild-")
+	// The second reading, the first request's recheck, is 600 ms after the first; every later
+	// reading follows the real clock from there.
+	start := time.Now()
+	var readings atomic.Int64
+	jumpOnce := func() time.Time {
+		if readings.Add(1) == 1 {
+			return start
+		}
+		return start.Add(600*time.Millisecond + time.Since(start))
+	}
+	c := newCaller(t, "edge-eu-rebuild.mcollective", time.Second)
+	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, Now: jumpOnce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+
+	before := fleet.Stats()
+	if _, err := c.node(conn, node, leaseUntil{start.Add(time.Hour)}).Inventory(context.Background()); err != nil {
+		t.Fatalf("inventory after a stall the lease outlived: %v", err)
+	}
+	if got := c.metrics.RPCAttempts("eu", "rpcutil#inventory"); got != 1 {
+		t.Fatalf("timed %d attempts, want 1", got)
+	}
+	if got := fleet.Stats().Requests - before.Requests; got != 1 {
+		t.Fatalf("%d requests reached the node, want the rebuilt one only", got)
+	}
+}
+
 // TestConn_PublishWhileDisconnectedIsNeverSent: while the broker is down a request is not
 // buffered to be sent at the reconnect, when the lease it was checked under may have ended.
 // The node that would receive it connects only once the broker is back, so it sees whatever
