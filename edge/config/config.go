@@ -22,13 +22,13 @@ const (
 	DefaultStateDir = "/var/lib/muster-edge"
 	// DefaultHelperTimeout bounds one helper call.
 	DefaultHelperTimeout = 10 * time.Second
-	// DefaultServerJWTValidity is the anchor's default validity of the server JWTs it signs ("1y").
+	// DefaultServerJWTValidity is choria-provisioner's default validity of the server JWTs it signs ("1y").
 	DefaultServerJWTValidity = 365 * 24 * time.Hour
 	// DefaultLifecycleComponent is the component of the startup events of servers in provisioning mode.
 	DefaultLifecycleComponent = "provision_mode_server"
 	// DefaultRegion is the region when neither region nor site is set.
 	DefaultRegion = "default"
-	// MinInterval is the anchor's smallest discovery interval, enforced for file, environment and flags.
+	// MinInterval is choria-provisioner's smallest discovery interval, enforced for file, environment and flags.
 	MinInterval = time.Minute
 )
 
@@ -50,7 +50,7 @@ const (
 	LogJSON = "json"
 )
 
-// DefaultCertDenyList returns the anchor's default cert_deny_list: names a node may not ask for.
+// DefaultCertDenyList returns choria-provisioner's default cert_deny_list: names a node may not ask for.
 func DefaultCertDenyList() []string {
 	return []string{
 		`\.privileged.mcollective$`,
@@ -77,7 +77,7 @@ type Config struct {
 	LogFile string
 	// LogLevel is one of trace, debug, info, warn, warning, error, fatal, panic (loglevel).
 	LogLevel string
-	// Helper is the helper's command line, split with shell quoting as the anchor does (helper).
+	// Helper is the helper's command line, split with shell quoting as choria-provisioner does (helper).
 	Helper string
 	// Token is the provisioning token nodes were given in provisioning.jwt (token). Secret.
 	Token string
@@ -192,7 +192,7 @@ func Defaults() *Config {
 // Standalone reports whether the edge runs without a coordinator.
 func (c *Config) Standalone() bool { return len(c.Coordinators) == 0 }
 
-// SlogLevel maps loglevel, which takes logrus's names as the anchor's did, to a slog level.
+// SlogLevel maps loglevel, which takes logrus's names as choria-provisioner's did, to a slog level.
 func (c *Config) SlogLevel() slog.Level {
 	switch strings.ToLower(c.LogLevel) {
 	case "trace", "debug":

@@ -14,19 +14,20 @@
 // Decisions that differ from choria-provisioner, and why:
 //   - workers defaults to 64, not the number of cores: an edge's work is waiting on RPC replies and
 //     the helper, so it is I/O bound.
-//   - interval keeps the anchor's minimum of one minute for the file, the environment and flags:
-//     the minimum protects the broker from discovery floods. A Config built in Go (tests) may use
+//   - interval keeps choria-provisioner's minimum of one minute for the file, the environment
+//     and flags: the minimum protects the broker from discovery floods. A Config built in Go (tests) may use
 //     any positive interval; Validate only asks for > 0.
-//   - broker_port, rego_policy and leader_election are accepted and warned about: the anchor never
-//     reads the first two (the broker address comes from the Choria client configuration, policies
+//   - broker_port, rego_policy and leader_election are accepted and warned about:
+//     choria-provisioner never reads the first two (the broker address comes from the Choria client configuration, policies
 //     from the helper's reply), and the coordinator's leases replace leader election, since every
 //     edge is active.
-//   - logfile defaults to "" (standard error); the anchor's default put "info" in logfile by mistake.
+//   - logfile defaults to "" (standard error); choria-provisioner's default put "info" in
+//     logfile by mistake.
 //   - features.jwt without jwt_verify_cert, features.ed25519 without jwt_signing_key, and
-//     features.upgrades without upgrades_repository (unless upgrades_optional) stop start-up: the
-//     anchor accepted them and then failed every node.
-//   - monitor_bind defaults to all interfaces, as the anchor's monitor_port did, so the Prometheus
-//     scrapes and dashboards of users who move over keep working; the pause/resume endpoint on
+//     features.upgrades without upgrades_repository (unless upgrades_optional) stop start-up:
+//     choria-provisioner accepted them and then failed every node.
+//   - monitor_bind defaults to all interfaces, as choria-provisioner's monitor_port did, so the
+//     Prometheus scrapes and dashboards of users who move over keep working; the pause/resume endpoint on
 //     that port is enabled only when pause_token is set.
 //   - pause_token has no default: the provisioning token is known to every node that boots with a
 //     provisioning.jwt, so it must not also guard an operator endpoint.

@@ -14,7 +14,7 @@ import (
 func ExampleLoad() {
 	fs := pflag.NewFlagSet("muster-edge", pflag.ContinueOnError)
 	config.BindFlags(fs)
-	_ = fs.Parse([]string{"--config", "testdata/anchor/docs-common-settings.yaml", "--workers", "128"})
+	_ = fs.Parse([]string{"--config", "testdata/choria-provisioner/docs-common-settings.yaml", "--workers", "128"})
 
 	c, warnings, err := config.Load(fs)
 	if err != nil {

@@ -25,7 +25,7 @@ func FuzzLoad(f *testing.F) {
 			f.Setenv(name, "")
 		}
 	}
-	for _, name := range []string{"every-anchor-key.yaml", "anchor/docs-common-settings.yaml", "anchor/packager-el.yaml"} {
+	for _, name := range []string{"every-choria-provisioner-key.yaml", "choria-provisioner/docs-common-settings.yaml", "choria-provisioner/packager-el.yaml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -79,9 +79,9 @@ func TestLoad_NestedFeatureFromEnvironment(t *testing.T) {
 }
 
 func TestLoad_AnchorExampleConfigs(t *testing.T) {
-	files, err := filepath.Glob("testdata/anchor/*.yaml")
+	files, err := filepath.Glob("testdata/choria-provisioner/*.yaml")
 	if err != nil || len(files) < 2 {
-		t.Fatalf("anchor examples: %v %v", files, err)
+		t.Fatalf("choria-provisioner examples: %v %v", files, err)
 	}
 	want := map[string]func(*config.Config) bool{
 		"docs-common-settings.yaml": func(c *config.Config) bool {
@@ -123,7 +123,7 @@ func TestLoad_AnchorExampleConfigs(t *testing.T) {
 
 func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 	isolate(t)
-	c, warns, err := config.Load(flags(t, "--config", "testdata/every-anchor-key.yaml"))
+	c, warns, err := config.Load(flags(t, "--config", "testdata/every-choria-provisioner-key.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 		RequestSigning: config.SigningAuto, BatchSize: config.DefaultBatchSize,
 		LeaseMargin: config.DefaultLeaseMargin, StateDir: config.DefaultStateDir,
 		BrokerConnectTimeout: config.DefaultBrokerConnectTimeout,
-		File:                 "testdata/every-anchor-key.yaml",
+		File:                 "testdata/every-choria-provisioner-key.yaml",
 	}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("loaded\n%+v\nwant\n%+v", *c, want)
@@ -325,7 +325,7 @@ func TestLoad_Ed25519ImpliesJWT(t *testing.T) {
 
 func TestLoad_ConfigFileFromEnvironmentAndMissingFile(t *testing.T) {
 	isolate(t)
-	t.Setenv("MUSTER_EDGE_CONFIG", "testdata/anchor/packager-el.yaml")
+	t.Setenv("MUSTER_EDGE_CONFIG", "testdata/choria-provisioner/packager-el.yaml")
 	c, _, err := config.Load(flags(t))
 	if err != nil || c.Site != "TEST" {
 		t.Fatalf("MUSTER_EDGE_CONFIG: %+v %v", c, err)

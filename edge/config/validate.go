@@ -151,8 +151,8 @@ func (c *Config) validateCluster(e *settings.Errors) {
 	}
 }
 
-// validateFeatures holds the anchor's feature rules, plus the settings each feature cannot work
-// without (the anchor accepted those and failed every node).
+// validateFeatures holds choria-provisioner's feature rules, plus the settings each feature cannot work
+// without (choria-provisioner accepted those and failed every node).
 func (c *Config) validateFeatures(e *settings.Errors) {
 	f := c.Features
 	if f.PKI && f.ED25519 {

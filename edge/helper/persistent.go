@@ -144,7 +144,7 @@ type requestLine struct {
 
 type answerLine struct {
 	Response
-	// Error fails this one request (line protocol only; Exec keeps the anchor's exact format).
+	// Error fails this one request (line protocol only; Exec keeps choria-provisioner's exact format).
 	Error string `json:"error"`
 }
 

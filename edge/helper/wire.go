@@ -17,7 +17,7 @@ type Request struct {
 	CSR *rpc.CSR `json:"csr"`
 	// ED25519PubKey is the node's choria_provision#gen25519 reply; null unless the ED25519 feature is on.
 	ED25519PubKey *rpc.ED25519Key `json:"ed25519_pubkey"`
-	// Inventory is the node's raw rpcutil#inventory reply, as a JSON string (the anchor's Metadata).
+	// Inventory is the node's raw rpcutil#inventory reply, as a JSON string (choria-provisioner's Metadata).
 	Inventory string `json:"inventory"`
 	// JWT is the node's validated provisioning JWT claims; null unless the JWT feature is on.
 	JWT *tokens.ProvisioningClaims `json:"jwt"`
