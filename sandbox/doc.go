@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package sandbox holds a local Choria fleet for Muster's tests, benchmarks and `make run`.
+// Package sandbox holds a local Choria fleet for Muster's tests, benchmarks and `make run`, in
+// three parts:
 //
-// Following one node through it: lab starts, per region, an embedded provisioning broker
-// (broker, with a throwaway CA and JWT signer from pki), real go-choria servers in provisioning
-// mode, each its own process from its own binary copy (realnode, run by the hidden
-// `muster-sandbox node` command), and an emulated fleet (emulated, faults). Every action a node
-// receives is appended to DIR/actions.jsonl (recorder) and summarised by report; updates serves
-// the newer node binary for release_update. cmd/muster-sandbox is the command line, and
-// NOTES-lab.md describes the Go API the tests use.
+//   - fleet/: what Muster provisions. fleet/lab starts, per region, an embedded provisioning
+//     broker (fleet/broker, with a throwaway CA and JWT signer from fleet/pki), real go-choria
+//     servers in provisioning mode, each its own process from its own binary copy
+//     (fleet/realnode, run by the hidden `muster-sandbox node` command), and emulated nodes
+//     (fleet/emulated, misbehaving as fleet/faults says). Every action a node receives is
+//     appended to DIR/actions.jsonl (fleet/recorder) and audited by fleet/audit; fleet/updates
+//     serves the newer node binary for release_update.
+//   - stack/: Muster's own processes on top of the fleet: coordinator members (stack/coordproc)
+//     and each region's edge configuration file (stack/edgefile).
+//   - the drivers and suites that use both: rpcsuite, edgesuite, clustersuite, chaos, sim, demo
+//     (`make run`), edgebench and benchreport, browsersuite, deploysuite, packagesuite, and
+//     cmd/muster-sandbox, the command line.
 package sandbox

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/internal/coordproc"
+	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
 
 // Expressions the page is read with, as a user reads it: what is in the tables.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
 // shortPlan is the chaos suite's short version for `make test`: a leader SIGKILL mid-batch, an

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/recorder"
+	"github.com/seed96588659/muster/sandbox/fleet/recorder"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/internal/coordproc"
+	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
 
 // ClusterSpec is how the coordinator members run.

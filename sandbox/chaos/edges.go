@@ -13,9 +13,9 @@ import (
 
 	"github.com/kballard/go-shellquote"
 
-	"github.com/seed96588659/muster/sandbox/edgefile"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/internal/loopback"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
 // EdgeSpec is what every edge shares.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
 // BenchmarkClusterEdge provisions a fresh 1,000-node lab with one edge, standalone and then in

@@ -16,8 +16,8 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
-	"github.com/seed96588659/muster/sandbox/lab"
 )
 
 // lostReports is a lease source whose reports never arrive: as far as the ledger can tell, the

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/seed96588659/muster/sandbox/edgefile"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/internal/gobuild"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
 // Regions of the suite. Each test uses its own, so the one ledger holds them apart; every edge

@@ -11,10 +11,10 @@ import (
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/faults"
+	"github.com/seed96588659/muster/sandbox/fleet/faults"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/recorder"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
-	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/recorder"
 )
 
 // slowRegion makes every node of region answer each request after d, so host flows are in flight

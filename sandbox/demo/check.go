@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
 )
 
 // status is how far the run is from done, judged from the sandbox's action log (what the nodes

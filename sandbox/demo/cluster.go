@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/internal/coordproc"
+	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
 
 // clusterReadyTimeout bounds the wait for a leader with every member in the configuration.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/internal/coordproc"
+	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
 
 // coordinatorLease is the demo's lease settings: a failed node is offered again after a second

@@ -23,7 +23,7 @@ import (
 // edgeSpec is how to start the edge.
 type edgeSpec struct {
 	binDir string
-	// config is the lab region's edge configuration file (sandbox/edgefile).
+	// config is the lab region's edge configuration file (sandbox/stack/edgefile).
 	config string
 	region string
 	// client is the lab client identity the edge connects as, its name towards the

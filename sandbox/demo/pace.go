@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
 )
 
 // Percentiles of the healthy nodes' completion times between which Pace measures the steady

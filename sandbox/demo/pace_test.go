@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
 )
 
 // TestPaceOf_TookAndSteadyRateFromCompletionTimes: the healthy nodes took from the start to the

@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/seed96588659/muster/sandbox/faults"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/faults"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
 // Expect is how a node of the plan should end.

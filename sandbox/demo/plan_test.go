@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/audit"
-	"github.com/seed96588659/muster/sandbox/recorder"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/recorder"
 )
 
 func TestNewPlan_LaysOutOutdatedAndFaultyNodes(t *testing.T) {

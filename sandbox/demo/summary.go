@@ -12,7 +12,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
 )
 
 // maxListed bounds the missing and unexpected nodes a summary names.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed96588659/muster/sandbox/edgefile"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
 // helperScript is the exec helper both provisioners fork per node: it reads the request and

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
 )
 
 // workers is choria-provisioner's and the edge's concurrency in the side-by-side runs.

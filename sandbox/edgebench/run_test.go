@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/audit"
-	"github.com/seed96588659/muster/sandbox/faults"
-	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/recorder"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/faults"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/recorder"
 )
 
 // region is the lab's only region.

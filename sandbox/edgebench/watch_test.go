@@ -10,8 +10,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/audit"
-	"github.com/seed96588659/muster/sandbox/recorder"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/recorder"
 )
 
 // restartWatch follows a lab's actions.jsonl as it grows and keeps the successful restarts: each

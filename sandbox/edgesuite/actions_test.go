@@ -5,8 +5,8 @@ package edgesuite
 import (
 	"testing"
 
-	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/recorder"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/recorder"
 )
 
 // readActions is the lab's action log.

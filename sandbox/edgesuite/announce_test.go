@@ -9,7 +9,7 @@ import (
 	"github.com/choria-io/go-choria/lifecycle"
 	"github.com/nats-io/nats.go"
 
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
 // TestEdge_AnnouncesItsStartup: like choria-provisioner, the edge publishes a startup lifecycle

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/edgefile"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
 // TestBinary_RunsAgainstALabWithNoOtherSetUp: `muster-edge run --config FILE`, with the

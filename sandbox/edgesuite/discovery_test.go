@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/discovery"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
 // TestDiscovery_FindsTenThousandNodes: one broadcast sweep finds every one of a region's 10,000

@@ -19,10 +19,10 @@ import (
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
-	"github.com/seed96588659/muster/sandbox/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/realnode"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
-	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/realnode"
 )
 
 // realRestarted waits until a real node has re-executed into its new configuration and left

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/journal"
-	"github.com/seed96588659/muster/sandbox/edgefile"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/internal/testkit"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
 // startupExit is how muster-edge ended when it could not start.

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/rpc"
-	"github.com/seed96588659/muster/sandbox/emulated"
-	"github.com/seed96588659/muster/sandbox/lab"
-	"github.com/seed96588659/muster/sandbox/recorder"
+	"github.com/seed96588659/muster/sandbox/fleet/emulated"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/recorder"
 )
 
 // leaseUntil is a host's pause source whose lease ends at a fixed instant of the edge's clock.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
-	"github.com/seed96588659/muster/sandbox/faults"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/faults"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
 // Nodes of the shared lab and how each misbehaves.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/rpc"
-	"github.com/seed96588659/muster/sandbox/emulated"
+	"github.com/seed96588659/muster/sandbox/fleet/emulated"
 )
 
 // startVerifyingFleet starts one emulated node that verifies every request's certificate and

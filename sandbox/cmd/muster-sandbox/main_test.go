@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/audit"
-	"github.com/seed96588659/muster/sandbox/edgefile"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
 func run(args ...string) (string, error) {

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/seed96588659/muster/sandbox/realnode"
+	"github.com/seed96588659/muster/sandbox/fleet/realnode"
 	"github.com/spf13/cobra"
 )
 

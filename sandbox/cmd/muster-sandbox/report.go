@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/seed96588659/muster/sandbox/audit"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/spf13/cobra"
 )
 

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/seed96588659/muster/sandbox/edgefile"
-	"github.com/seed96588659/muster/sandbox/faults"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/faults"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 	"github.com/spf13/cobra"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/seed96588659/muster/edge/config"
-	"github.com/seed96588659/muster/sandbox/edgefile"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
 // EdgeConfig writes the edge configuration of region of l, running the sample helper at helper,

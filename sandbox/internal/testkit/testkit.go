@@ -17,8 +17,8 @@ import (
 
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
-	"github.com/seed96588659/muster/sandbox/audit"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
 // LogBuffer is a log sink safe for concurrent writers.

@@ -20,7 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/seed96588659/muster/pkg/rpc"
-	"github.com/seed96588659/muster/sandbox/lab"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
 // TestConn_FIPSModeRepliesOnTheSHA256Subject: in FIPS mode go-choria's broker grants a client
