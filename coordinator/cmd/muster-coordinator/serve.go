@@ -84,40 +84,10 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 			logger.Error("stop member", "error", err)
 		}
 	}()
-
-	apiSrv, err := httpapi.New(core, httpapi.Config{
-		Edges:         edgeCredentials(cfg.Auth.Edges),
-		EdgeTokens:    cfg.Auth.EdgeTokens,
-		AdminTokens:   nonEmpty(cfg.Auth.AdminToken),
-		ClientCerts:   cfg.Auth.ClientCerts,
-		Readers:       cfg.Auth.Readers, // the status page opens with a client certificate
-		Insecure:      cfg.Auth.Insecure,
-		MaxBodyBytes:  cfg.HTTP.MaxBodyBytes,
-		Redirect:      cfg.HTTP.Redirect,
-		ForwardClient: memberHTTP,
-		Self:          cfg.HTTP.Advertise,
-		MemberName:    cfg.TLS.MemberName,
-		Errors:        coordinator.HTTPErrors(),
-		Logger:        logger,
-		// The member label, as every muster_coordinator_* metric carries (coordinator/metrics).
-		Registry: prometheus.WrapRegistererWith(prometheus.Labels{"member": cfg.NodeID}, reg),
-	})
+	mux, err := routes(cfg, core, memberHTTP, logger, reg)
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", apiSrv)
-	mux.Handle(statuspage.Path, statuspage.Handler())
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if err := core.Ready(); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
-
 	ln, err := net.Listen("tcp", cfg.HTTP.Bind)
 	if err != nil {
 		return fmt.Errorf("listen %s (%s): %w", config.KeyHTTPBind, cfg.HTTP.Bind, err)
@@ -126,17 +96,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	// gets 503 and asks another member.
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
-	hs := &http.Server{
-		Handler:           mux,
-		BaseContext:       func(net.Listener) context.Context { return reqCtx },
-		TLSConfig:         serverTLS,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      apiMaxWait + 30*time.Second, // an acquire may long-poll up to its wait
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(slogWriter{logger}, "", 0),
-	}
+	hs := httpServer(reqCtx, mux, serverTLS, logger)
 	served := make(chan error, 1)
 	go func() {
 		if serverTLS != nil {
@@ -164,6 +124,58 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		logger.Warn("api shutdown", "error", err)
 	}
 	return nil
+}
+
+// routes is everything a member serves: the API, the status page, metrics and health.
+func routes(cfg config.Config, core *coordinator.Service, memberHTTP *http.Client, logger *slog.Logger, reg *prometheus.Registry) (*http.ServeMux, error) {
+	apiSrv, err := httpapi.New(core, httpapi.Config{
+		Edges:         edgeCredentials(cfg.Auth.Edges),
+		EdgeTokens:    cfg.Auth.EdgeTokens,
+		AdminTokens:   nonEmpty(cfg.Auth.AdminToken),
+		ClientCerts:   cfg.Auth.ClientCerts,
+		Readers:       cfg.Auth.Readers, // the status page opens with a client certificate
+		Insecure:      cfg.Auth.Insecure,
+		MaxBodyBytes:  cfg.HTTP.MaxBodyBytes,
+		Redirect:      cfg.HTTP.Redirect,
+		ForwardClient: memberHTTP,
+		Self:          cfg.HTTP.Advertise,
+		MemberName:    cfg.TLS.MemberName,
+		Errors:        coordinator.HTTPErrors(),
+		Logger:        logger,
+		// The member label, as every muster_coordinator_* metric carries (coordinator/metrics).
+		Registry: prometheus.WrapRegistererWith(prometheus.Labels{"member": cfg.NodeID}, reg),
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", apiSrv)
+	mux.Handle(statuspage.Path, statuspage.Handler())
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := core.Ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	return mux, nil
+}
+
+// httpServer is the member's HTTP server with its limits; requests run under reqCtx.
+func httpServer(reqCtx context.Context, mux http.Handler, serverTLS *tls.Config, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           mux,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+		TLSConfig:         serverTLS,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      apiMaxWait + 30*time.Second, // an acquire may long-poll up to its wait
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(slogWriter{logger}, "", 0),
+	}
 }
 
 // apiMaxWait is the longest long poll a request may ask for.
