@@ -10,9 +10,9 @@ import (
 // The ledger's records are its on-disk format and the api types are the wire format; they are
 // converted here so either can change without the other.
 
-// toAPILease is the lease as an edge sees it; Nodes is never nil, so an edge reads an empty list
+// APILease is the lease as an edge sees it; Nodes is never nil, so an edge reads an empty list
 // as "holds none" (edge/lease.Held.Renewed).
-func toAPILease(l *ledger.Lease) *api.Lease {
+func APILease(l *ledger.Lease) *api.Lease {
 	if l == nil {
 		return nil
 	}

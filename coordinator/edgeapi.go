@@ -92,7 +92,7 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 			return resp, err
 		}
 	}
-	resp.Lease, resp.Paused, resp.Held = toAPILease(a.Lease), a.Paused, api.Duration(a.Held)
+	resp.Lease, resp.Paused, resp.Held = APILease(a.Lease), a.Paused, api.Duration(a.Held)
 	resp.Queue = s.regionQueue(req.Region)
 	return resp, nil
 }
@@ -119,7 +119,7 @@ func (s *Service) Renew(ctx context.Context, req api.RenewRequest) (api.RenewRes
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
 	}
-	resp.Lease = *toAPILease(ls)
+	resp.Lease = *APILease(ls)
 	p, err := s.ledger.Pause()
 	if err != nil {
 		return resp, fmt.Errorf("renew lease %s: read pause flag: %w", req.LeaseID, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/pkg/api"
@@ -372,7 +373,7 @@ func (m *member) serve(msg *message) (any, error) {
 		if a.Lease == nil && !a.Paused && !m.confirm() {
 			return nil, errNotLeader
 		}
-		return api.AcquireResponse{Lease: toAPILease(a.Lease), Paused: a.Paused, Held: api.Duration(a.Held)}, nil
+		return api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, Held: api.Duration(a.Held)}, nil
 	case api.RenewRequest:
 		ls, err := mgr.Renew(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
 		if err != nil {
@@ -382,7 +383,7 @@ func (m *member) serve(msg *message) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("renew lease %s: %w", req.LeaseID, err)
 		}
-		return api.RenewResponse{Lease: *toAPILease(ls), Paused: p.Paused}, nil
+		return api.RenewResponse{Lease: *coordinator.APILease(ls), Paused: p.Paused}, nil
 	case api.ReportRequest:
 		results, held, err := m.ledger.Recordable(toLedgerResults(req.Results))
 		if err != nil {
@@ -509,17 +510,6 @@ func (m *member) apiError(err error) *api.Error {
 		e.Status, e.Code = 500, api.CodeInternal
 	}
 	return e
-}
-
-// toAPILease is coordinator/convert.go's: Nodes is never nil.
-func toAPILease(l *ledger.Lease) *api.Lease {
-	if l == nil {
-		return nil
-	}
-	return &api.Lease{
-		ID: l.ID, Edge: l.Edge, Region: l.Region, Nodes: append([]string{}, l.Nodes...),
-		Token: l.Token, ExpiresAt: l.ExpiresAt, TTL: api.Duration(l.TTL),
-	}
 }
 
 func toLedgerResults(in []api.NodeResult) []ledger.Result {
