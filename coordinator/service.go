@@ -19,6 +19,7 @@ import (
 	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/metrics"
 	"github.com/seed96588659/muster/coordinator/raftnode"
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // Config describes one coordinator member.
@@ -274,6 +275,24 @@ func (s *Service) stamp() (time.Time, error) {
 
 // IsLeader reports whether this member leads and has established its leadership.
 func (s *Service) IsLeader() bool { return s.node.IsLeader() && s.ready.Load() }
+
+// Staleness is what this member can say of its own copy of the ledger when it answers a read
+// without the leader: whether it knows a leader, since when it has not heard from one, and how
+// far its copy goes. The age is measured against raft's own clock (the system's), not Clock.
+func (s *Service) Staleness() api.Staleness {
+	st := api.Staleness{Member: s.cfg.ID, LastContact: -1}
+	_, leader := s.node.Leader()
+	st.KnownLeader = leader != ""
+	if s.node.IsLeader() {
+		st.LastContact = 0
+	} else if lc := s.node.LastContact(); !lc.IsZero() {
+		st.LastContact = api.Duration(time.Since(lc))
+	}
+	if i, _, err := s.ledger.AppliedIndex(); err == nil {
+		st.AppliedIndex = i
+	}
+	return st
+}
 
 // LeaderAPIAddress is the leader's API base URL from the replicated member table, "" when unknown.
 func (s *Service) LeaderAPIAddress() string {

@@ -32,7 +32,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"route"}),
 		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "muster_coordinator_http_forwarded_total",
-			Help: "Requests this member forwarded to the leader, by route and outcome",
+			Help: "Requests this member could not serve itself, by route and outcome (ok, redirected, no_leader, not_ready, failed; served_stale: a read answered from its own copy instead)",
 		}, []string{"route", "outcome"}),
 		eventReaders: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "muster_coordinator_event_readers",

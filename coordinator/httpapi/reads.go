@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -95,7 +96,8 @@ func (s *Server) nodes() http.Handler {
 			writeError(w, http.StatusBadRequest, api.CodeBadRequest, "query parameter "+err.Error(), "")
 			return
 		}
-		if !s.servedHere(w, r, q, api.PathNodes) {
+		st, here := s.servedHere(w, r, q, api.PathNodes)
+		if !here {
 			return
 		}
 		out, err := s.svc.Nodes(r.Context(), f)
@@ -103,6 +105,7 @@ func (s *Server) nodes() http.Handler {
 			s.fail(w, r, api.PathNodes, nil, err)
 			return
 		}
+		out.Stale = st
 		if out.Nodes == nil {
 			out.Nodes = []api.Node{}
 		}
@@ -127,7 +130,8 @@ func (s *Server) failures() http.Handler {
 			}
 			limit = n
 		}
-		if !s.servedHere(w, r, q, api.PathFailures) {
+		st, here := s.servedHere(w, r, q, api.PathFailures)
+		if !here {
 			return
 		}
 		out, err := s.svc.Failures(r.Context(), limit)
@@ -135,6 +139,7 @@ func (s *Server) failures() http.Handler {
 			s.fail(w, r, api.PathFailures, nil, err)
 			return
 		}
+		out.Stale = st
 		writeJSON(w, http.StatusOK, out)
 	})
 }
@@ -151,7 +156,8 @@ func (s *Server) node() http.Handler {
 			writeError(w, http.StatusBadRequest, api.CodeBadRequest, err.Error(), "")
 			return
 		}
-		if !s.servedHere(w, r, q, api.PathNode+"{identity}") {
+		st, here := s.servedHere(w, r, q, api.PathNode+"{identity}")
+		if !here {
 			return
 		}
 		n, err := s.svc.Node(r.Context(), id)
@@ -159,6 +165,7 @@ func (s *Server) node() http.Handler {
 			s.fail(w, r, api.PathNode+"{identity}", nil, err)
 			return
 		}
+		n.Stale = st
 		writeJSON(w, http.StatusOK, n)
 	})
 }
@@ -175,17 +182,38 @@ func (s *Server) readCert(r *http.Request) bool {
 	return s.readers[cn] && !edge
 }
 
-// servedHere is true when this member answers a read itself: with stale=true any member does,
-// else only the leader. Otherwise it has answered already: forwarded to the leader, or refused
-// a bad stale value.
-func (s *Server) servedHere(w http.ResponseWriter, r *http.Request, q url.Values, route string) bool {
+// readLeaderWait bounds how long a read waits for the leader's answer to begin before this
+// member answers from its own copy: a leader across a cut link may never answer at all.
+const readLeaderWait = 5 * time.Second
+
+// servedHere is true when this member answers a read itself, with what it says of its copy's
+// staleness (nil on the leader). The leader answers every read; another member forwards it to
+// the leader (or redirects the client there), and answers itself, marked stale, when the caller
+// asked for stale=true or no leader could be reached: an operator cut off from the quorum is
+// answered, never refused. False when it has answered already (forwarded, redirected, or a bad
+// stale value refused).
+func (s *Server) servedHere(w http.ResponseWriter, r *http.Request, q url.Values, route string) (*api.Staleness, bool) {
 	local, ok := stale(w, q)
 	if !ok {
-		return false
+		return nil, false
 	}
-	if !local && !s.svc.IsLeader() {
-		s.toLeader(w, r, route, nil)
-		return false
+	if s.svc.IsLeader() {
+		return nil, true
 	}
-	return true
+	reason := "asked for (stale=true)"
+	if !local {
+		u := s.tryLeader(w, r, route, nil, readLeaderWait)
+		if u == nil {
+			return nil, false
+		}
+		if r.Context().Err() != nil {
+			writeError(w, u.status, u.code, u.msg, "")
+			return nil, false
+		}
+		s.metrics.forwarded.WithLabelValues(route, "served_stale").Inc()
+		reason = "no leader reachable: " + u.msg
+	}
+	st := s.svc.Staleness()
+	st.Reason = reason
+	return &st, true
 }

@@ -29,6 +29,8 @@ type Service interface {
 	Failures(ctx context.Context, limit int) (api.FailuresResponse, error)
 	IsLeader() bool
 	LeaderAPIAddress() string
+	// Staleness describes this member's own copy of the ledger, for a read served without the leader.
+	Staleness() api.Staleness
 }
 
 // ErrorMapping turns a sentinel error of the service into an HTTP status and API code (matched with errors.Is).

@@ -212,6 +212,10 @@ func (n *Node) State() string { return n.raft.State().String() }
 // Term is the current term.
 func (n *Node) Term() uint64 { return n.raft.CurrentTerm() }
 
+// LastContact is when this member last heard from a leader (raft's own reading of the system
+// clock, with its monotonic part); the zero time if it never has.
+func (n *Node) LastContact() time.Time { return n.raft.LastContact() }
+
 // AppliedIndex is the last index raft applied to the FSM.
 func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }
 

@@ -47,6 +47,24 @@ type NodeFilter struct {
 type NodesResponse struct {
 	Nodes []Node `json:"nodes"`
 	Next  string `json:"next,omitempty"`
+	// Stale is set when a member answered from its own copy of the ledger, without the leader.
+	Stale *Staleness `json:"stale,omitempty"`
+}
+
+// Staleness says how far a read served from one member's own copy of the ledger may lag the
+// leader's: an operator cut off from the quorum is answered with it rather than refused.
+type Staleness struct {
+	// Member is the member that answered.
+	Member string `json:"member"`
+	// Reason is why it answered itself: the caller asked (stale=true), or no leader was reachable.
+	Reason string `json:"reason"`
+	// KnownLeader is whether the member knew of a leader when it answered.
+	KnownLeader bool `json:"known_leader"`
+	// LastContact is how long ago the member last heard from a leader (as Consul's
+	// X-Consul-LastContact); negative when it never has since it started.
+	LastContact Duration `json:"last_contact"`
+	// AppliedIndex is the Raft index of the last entry the member's copy holds.
+	AppliedIndex uint64 `json:"applied_index"`
 }
 
 // PauseRequest stops every edge from starting work until Resume; Reason is shown in status.

@@ -59,6 +59,8 @@ type Node struct {
 	FinishedAt       time.Time       `json:"finished_at,omitzero"`
 	NotBefore        time.Time       `json:"not_before,omitzero"`
 	History          []Transition    `json:"history,omitempty"`
+	// Stale is set when a member answered from its own copy of the ledger, without the leader.
+	Stale *Staleness `json:"stale,omitempty"`
 }
 
 // Transition is one entry of a node's bounded history.

@@ -137,4 +137,6 @@ type Failure struct {
 // FailuresResponse lists recent failures, newest first.
 type FailuresResponse struct {
 	Failures []Failure `json:"failures"`
+	// Stale is set when a member answered from its own copy of the ledger, without the leader.
+	Stale *Staleness `json:"stale,omitempty"`
 }

@@ -83,6 +83,9 @@ func newNodesCmd() *cobra.Command {
 			}
 			out.Nodes = append(out.Nodes, page.Nodes...)
 			out.Next = page.Next
+			if page.Stale != nil {
+				out.Stale = page.Stale
+			}
 			if !all || page.Next == "" {
 				return out, nil
 			}

@@ -86,6 +86,9 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 }
 
 func printNodes(w io.Writer, out api.NodesResponse) error {
+	if err := printStale(w, out.Stale); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "IDENTITY\tREGION\tSTATE\tATTEMPTS\tEDGE\tLEASE\tVERSION\tLAST ERROR")
 	for _, n := range out.Nodes {
@@ -102,6 +105,9 @@ func printNodes(w io.Writer, out api.NodesResponse) error {
 }
 
 func printNode(w io.Writer, n api.Node) error {
+	if err := printStale(w, n.Stale); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("identity", n.Identity)
@@ -163,4 +169,17 @@ func stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// printStale says, before the answer, that a member answered from its own copy of the ledger.
+func printStale(w io.Writer, st *api.Staleness) error {
+	if st == nil {
+		return nil
+	}
+	contact := "never heard from a leader"
+	if st.LastContact >= 0 {
+		contact = fmt.Sprintf("last heard from a leader %s ago", time.Duration(st.LastContact).Round(time.Millisecond))
+	}
+	_, err := fmt.Fprintf(w, "stale: member %s answered from its own copy of the ledger (applied index %d; %s): %s\n\n", st.Member, st.AppliedIndex, contact, st.Reason)
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -79,5 +80,36 @@ func TestStatusOutput_ShowsTheConfigurationsWarnings(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "warning: raft.tls: off while raft.bind 0.0.0.0:7000") {
 		t.Fatalf("status output lacks the warning:\n%s", b.String())
+	}
+}
+
+// TestNodesOutput_SaysWhenAMemberAnsweredFromItsOwnCopy: an operator cut off from the quorum
+// reads nodes and node from the local member; the text says so before anything else, with
+// the member, why, how long since it heard from a leader and how far its copy goes.
+func TestNodesOutput_SaysWhenAMemberAnsweredFromItsOwnCopy(t *testing.T) {
+	st := &api.Staleness{Member: "c2", Reason: "no leader reachable: no leader is known", LastContact: api.Duration(12 * time.Second), AppliedIndex: 4711}
+	var b bytes.Buffer
+	if err := printNodes(&b, api.NodesResponse{Nodes: []api.Node{{Identity: "n1", Region: "eu", State: api.StateWaiting}}, Stale: st}); err != nil {
+		t.Fatal(err)
+	}
+	first := strings.SplitN(b.String(), "\n", 2)[0]
+	for _, want := range []string{"stale", "c2", "no leader reachable", "12s", "4711"} {
+		if !strings.Contains(first, want) {
+			t.Fatalf("first line %q lacks %q:\n%s", first, want, b.String())
+		}
+	}
+	b.Reset()
+	if err := printNode(&b, api.Node{Identity: "n1", Stale: st}); err != nil {
+		t.Fatal(err)
+	}
+	if first := strings.SplitN(b.String(), "\n", 2)[0]; !strings.Contains(first, "stale") || !strings.Contains(first, "c2") {
+		t.Fatalf("node: first line %q does not say it is stale:\n%s", first, b.String())
+	}
+	b.Reset()
+	if err := printNodes(&b, api.NodesResponse{Nodes: []api.Node{{Identity: "n1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "stale") {
+		t.Fatalf("a leader's answer marked stale:\n%s", b.String())
 	}
 }
