@@ -190,13 +190,17 @@
 
   // ---- leases in flight: the leased nodes, grouped by lease ------------------------------------
 
+  // leasesInFlight is every leased node grouped by lease, and the staleness of the answers, if a
+  // member answered from its own copy of the ledger.
   async function leasesInFlight() {
     const byLease = new Map();
     let after = '';
+    let stale = null;
     for (;;) {
       const q = { state: 'leased', limit: String(PAGE_LIMIT) };
       if (after) q.after = after;
       const resp = await get('/v1/admin/nodes', q);
+      if (resp.stale) stale = resp.stale;
       for (const n of resp.nodes || []) {
         const id = n.lease_id || '(none)';
         if (!byLease.has(id)) byLease.set(id, { id, edge: n.edge || '', region: n.region, leasedAt: n.leased_at || '', nodes: [] });
@@ -207,7 +211,8 @@
       if (!resp.next) break;
       after = resp.next;
     }
-    return [...byLease.values()].sort((a, b) => (a.leasedAt < b.leasedAt ? 1 : a.leasedAt > b.leasedAt ? -1 : 0));
+    const leases = [...byLease.values()].sort((a, b) => (a.leasedAt < b.leasedAt ? 1 : a.leasedAt > b.leasedAt ? -1 : 0));
+    return { leases, stale };
   }
 
   function renderLeases(leases) {
@@ -231,8 +236,13 @@
   // The ledger keeps its newest failures in an index written with each result, so this reads
   // at most MAX_FAILURES records, never the nodes: the same cost at a hundred nodes or a million.
   async function recentFailures() {
-    const resp = await get('/v1/admin/failures', { limit: String(MAX_FAILURES) });
-    return resp.failures || [];
+    return get('/v1/admin/failures', { limit: String(MAX_FAILURES) });
+  }
+
+  // staleNote says that a member answered from its own copy of the ledger, without the leader.
+  function staleNote(st) {
+    if (!st) return '';
+    return `stale: member ${st.member} answered from its own copy of the ledger (applied index ${st.applied_index}): ${st.reason}`;
   }
 
   function renderFailures(failures) {
@@ -290,10 +300,11 @@
     page.polls++;
     const n = page.polls;
     const problems = [];
+    // fn may return a note to show beside its section, as when a member answered from its own copy.
     const task = async (name, fn, onError) => {
       try {
-        await fn();
-        if (onError) onError('');
+        const note = await fn();
+        if (onError) onError(note || '');
       } catch (e) {
         if (isAuthError(e)) throw e;
         if (onError) onError(`not updated (${e.message}); showing the last answer`);
@@ -309,7 +320,8 @@
       }),
       task('leases', async () => {
         const l = await leasesInFlight();
-        if (generation === page.generation) renderLeases(l);
+        if (generation === page.generation) renderLeases(l.leases);
+        return staleNote(l.stale);
       }, (msg) => setNote('leases-stale', msg)),
     ];
     if (page.failuresDue || n % FAILURES_EVERY === 0) {
@@ -317,7 +329,8 @@
       tasks.push(task('failures', async () => {
         try {
           const f = await recentFailures();
-          if (generation === page.generation) renderFailures(f);
+          if (generation === page.generation) renderFailures(f.failures || []);
+          return staleNote(f.stale);
         } catch (e) {
           page.failuresDue = true; // try again at the next poll, not five polls later
           throw e;
@@ -331,6 +344,7 @@
         try {
           const node = await get('/v1/admin/nodes/' + encodeURIComponent(identity));
           if (generation === page.generation && identity === page.selected) renderNode(node);
+          return staleNote(node.stale);
         } catch (e) {
           if (e instanceof APIError && e.status === 404 && identity === page.selected) {
             $('history-summary').textContent = 'no such node: ' + e.message;
