@@ -3,10 +3,8 @@
 package coordinator_test
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -70,22 +68,4 @@ func (c *cluster) apiAddress(id string) string {
 		return f.url()
 	}
 	return "http://" + id + ".invalid"
-}
-
-// syncBuffer is a log sink the members' goroutines and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }

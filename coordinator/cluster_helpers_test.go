@@ -23,6 +23,7 @@ import (
 	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // newTestClock is the time the leaders stamp; tests move it, so lease expiry is decided by the test.
@@ -33,7 +34,7 @@ func newTestClock() *testutil.Clock {
 // waitFor polls cond until it holds or the generous deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	testutil.WaitFor(t, what, 30*time.Second, cond)
+	testkit.WaitFor(t, 30*time.Second, what, cond)
 }
 
 type member struct {
@@ -67,7 +68,7 @@ type cluster struct {
 	// takes the newest.
 	announce map[string]int
 	// logs, when set, receives every member's log lines.
-	logs *syncBuffer
+	logs *testkit.LogBuffer
 	// protocolInterval is how often a leader asks the members for their protocol (50ms if 0).
 	protocolInterval time.Duration
 }

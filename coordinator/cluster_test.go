@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
@@ -225,7 +225,7 @@ func TestCluster_FollowersRefuseWritesAndNameTheLeader(t *testing.T) {
 	c := newCluster(t, 3, false)
 	c.startAll()
 	// Checked again from the start if an election (a loaded machine) moves leadership meanwhile.
-	testutil.WaitForState(t, "followers to refuse writes and name the leader", 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, "followers to refuse writes and name the leader", func() (bool, string) {
 		leader := c.waitLeader()
 		for _, m := range c.running() {
 			if m == leader {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func clusterProtocolOf(t testing.TB, m *member) int {
@@ -68,7 +69,7 @@ func (c *cluster) nodeOnEvery(id string) *ledger.Node {
 func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
 	c := newCluster(t, 3, false)
 	c.serveAPIs()
-	c.logs = &syncBuffer{}
+	c.logs = &testkit.LogBuffer{}
 	old := c.members[0]
 	c.announce = map[string]int{old.id: 1}
 	// The old member bootstraps the cluster, as the members of an existing cluster were all old.

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestCluster_RaftOverMutualTLS(t *testing.T) {
-	ca := testutil.NewCA(t, "muster test ca")
+	ca := testkit.NewCA(t, "muster test ca")
 	c := newCluster(t, 3, false)
 	c.raftTLS = func(id string) *tls.Config { return ca.MutualTLS(t, id) }
 	c.startAll()
@@ -26,7 +26,7 @@ func TestCluster_RaftOverMutualTLS(t *testing.T) {
 	c.waitConverged(c.running()...)
 
 	// A peer with a certificate from another CA is refused by the member itself.
-	stranger := testutil.NewCA(t, "stranger ca").MutualTLS(t, "stranger")
+	stranger := testkit.NewCA(t, "stranger ca").MutualTLS(t, "stranger")
 	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", c.members[0].svc.BoundRaftAddress(), stranger)
 	if err == nil {
 		conn.SetDeadline(time.Now().Add(5 * time.Second))
@@ -42,9 +42,9 @@ func TestCluster_RaftOverMutualTLS(t *testing.T) {
 // certificates come from the members' CA; one of them must not open the Raft port (where it
 // could pose as a leader at a higher term and commit commands), and the member's log names it.
 func TestCluster_RaftRefusesACertificateOfTheCAThatIsNotAMembers(t *testing.T) {
-	ca := testutil.NewCA(t, "muster test ca")
+	ca := testkit.NewCA(t, "muster test ca")
 	c := newCluster(t, 1, false)
-	c.logs = &syncBuffer{}
+	c.logs = &testkit.LogBuffer{}
 	c.raftTLS = func(id string) *tls.Config { return ca.MutualTLS(t, id) }
 	c.startAll()
 	edge := &tls.Config{Certificates: []tls.Certificate{ca.IssueClient(t, "edge-eu-1")}, RootCAs: ca.Pool, MinVersion: tls.VersionTLS13}
@@ -58,6 +58,6 @@ func TestCluster_RaftRefusesACertificateOfTheCAThatIsNotAMembers(t *testing.T) {
 		t.Fatalf("the raft port accepted an edge's certificate of the members' CA (%v)", err)
 	}
 	waitFor(t, "the refusal logged with the certificate's name", func() bool {
-		return strings.Contains(c.logs.String(), "edge-eu-1") && strings.Contains(c.logs.String(), testutil.MemberName)
+		return strings.Contains(c.logs.String(), "edge-eu-1") && strings.Contains(c.logs.String(), testkit.MemberName)
 	})
 }

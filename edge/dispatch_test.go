@@ -3,12 +3,10 @@
 package edge_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // forging is a local source whose first acquire answers with a lease it never granted, in a
@@ -34,24 +33,6 @@ func (s *forging) Acquire(ctx context.Context, max int, wait time.Duration) (lea
 		return lease.Grant{Lease: &l}, nil
 	}
 	return s.Local.Acquire(ctx, max, wait)
-}
-
-// syncBuffer is a log sink the edge's goroutines may write to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A lease of more nodes than the edge asked for, or listing a node twice, is refused: none of
@@ -77,11 +58,11 @@ func TestEdge_RefusesALeaseOfAnotherShapeThanAsked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &forging{Local: lease.NewLocal(lease.LocalOptions{}), forged: tc.forged}
 			fl := newFlow(provisioned)
-			logs := &syncBuffer{}
+			logs := &testkit.LogBuffer{}
 			reg := metrics.New()
 			e, stop := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: fl, Source: src, Finder: &finder{ids: []string{"a", "b"}},
 				Logger: slog.New(slog.NewTextHandler(logs, nil)), Metrics: reg})
-			waitFor(t, 10*time.Second, "a and b provisioned", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 2 })
+			testkit.WaitFor(t, 10*time.Second, "a and b provisioned", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 2 })
 			stop()
 			if !src.sent.Load() {
 				t.Fatal("the forged lease was never offered")

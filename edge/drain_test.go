@@ -11,6 +11,7 @@ import (
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // inFlight is a flow whose one call waits for answer (a reply on its way) or for its context.
@@ -55,7 +56,7 @@ func TestEdge_StopLetsTheCallInFlightFinishThenGivesTheHostBack(t *testing.T) {
 	}
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
-	waitFor(t, 10*time.Second, "the host's pause source to read true once the edge stops", pause.Paused)
+	testkit.WaitFor(t, 10*time.Second, "the host's pause source to read true once the edge stops", pause.Paused)
 	close(f.answer)
 	select {
 	case <-stopped:

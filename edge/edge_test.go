@@ -19,6 +19,7 @@ import (
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // finder returns a fixed fleet on every sweep; present decides what targeted sweeps find.
@@ -131,17 +132,6 @@ func run(t *testing.T, o edge.Options) (e *edge.Edge, stop func()) {
 	return e, stop
 }
 
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // choria-provisioner's changelog items 167 and 190: a full work queue stalled provisioning, and
 // nodes being provisioned were queued again. 50,000 waiting nodes, found again by every sweep
 // while they wait, are each provisioned exactly once and never twice at a time.
@@ -152,7 +142,7 @@ func TestEdge_FiftyThousandWaitingNodesEachProvisionedOnce(t *testing.T) {
 		return hostflow.Result{Outcome: hostflow.Provisioned}
 	})
 	e, _ := run(t, edge.Options{Site: "s", Workers: 64, Interval: 20 * time.Millisecond, Flow: fl, Finder: f})
-	waitFor(t, 2*time.Minute, "50,000 provisioned", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "50,000 provisioned", func() bool {
 		return e.Stats().Outcomes[hostflow.Provisioned] == int64(len(fleet))
 	})
 	if f.sweeps.Load() < 3 {
@@ -226,7 +216,7 @@ func TestEdge_LostLeaseReadsAsPaused(t *testing.T) {
 	run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
 		OnResult: func(r hostflow.Result) { mu.Lock(); results = append(results, r); mu.Unlock() }})
 	// OnResult runs after the outcome is counted: wait for the result itself.
-	waitFor(t, 10*time.Second, "the host's result", func() bool { mu.Lock(); defer mu.Unlock(); return len(results) == 1 })
+	testkit.WaitFor(t, 10*time.Second, "the host's result", func() bool { mu.Lock(); defer mu.Unlock(); return len(results) == 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if !sawValid.Load() || !sawPaused.Load() {
@@ -251,7 +241,7 @@ func TestEdge_ALeaseLostMidFlowIsReleasedWithoutAnAttempt(t *testing.T) {
 		return hostflow.Result{Outcome: hostflow.Paused, Err: errors.New("paused")}
 	})
 	run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}}})
-	waitFor(t, 10*time.Second, "the host's result reported", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the host's result reported", func() bool {
 		reports.mu.Lock()
 		defer reports.mu.Unlock()
 		return len(reports.results) > 0
@@ -278,12 +268,12 @@ func TestEdge_OperatorPauseStopsNewWork(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, 5*time.Second, "the edge running", e.Ready)
+	testkit.WaitFor(t, 5*time.Second, "the edge running", e.Ready)
 	if f.sweeps.Load() != 0 || e.Stats().Outcomes[hostflow.Provisioned] != 0 {
 		t.Fatalf("paused edge swept %d times and provisioned %d", f.sweeps.Load(), e.Stats().Outcomes[hostflow.Provisioned])
 	}
 	e.Resume()
-	waitFor(t, 10*time.Second, "both provisioned after resume", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 2 })
+	testkit.WaitFor(t, 10*time.Second, "both provisioned after resume", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 2 })
 }
 
 // TestEdge_UnknownRestartSettledByRediscovery: a restart without a reply is provisioned when
@@ -298,7 +288,7 @@ func TestEdge_UnknownRestartSettledByRediscovery(t *testing.T) {
 	run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: fl, Finder: f,
 		OnResult: func(r hostflow.Result) { mu.Lock(); got[r.Identity] = r; mu.Unlock() }})
 	// OnResult runs after the outcome is counted: wait for the results themselves.
-	waitFor(t, 10*time.Second, "both settled", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
+	testkit.WaitFor(t, 10*time.Second, "both settled", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
 	mu.Lock()
 	defer mu.Unlock()
 	if got["gone"].Outcome != hostflow.Provisioned || got["stuck"].Outcome != hostflow.Failed || !contains(got["stuck"].Err.Error(), "still in provisioning mode") {
@@ -331,9 +321,9 @@ func (r *reconnecting) reconnect() {
 func TestEdge_BrokerReconnectSweepsAtOnce(t *testing.T) {
 	f := &reconnecting{finder: finder{ids: []string{"a"}}}
 	e, _ := run(t, edge.Options{Workers: 2, Interval: time.Hour, Flow: newFlow(provisioned), Finder: f})
-	waitFor(t, 10*time.Second, "the first sweep", func() bool { return f.sweeps.Load() == 1 && e.Ready() })
+	testkit.WaitFor(t, 10*time.Second, "the first sweep", func() bool { return f.sweeps.Load() == 1 && e.Ready() })
 	f.reconnect()
-	waitFor(t, 10*time.Second, "a sweep after the reconnect", func() bool { return f.sweeps.Load() == 2 })
+	testkit.WaitFor(t, 10*time.Second, "a sweep after the reconnect", func() bool { return f.sweeps.Load() == 2 })
 }
 
 // shrinking is a lease source whose leases run out after ttl unless renewed, and whose renewal
@@ -369,9 +359,9 @@ func TestEdge_NodeLeftOutOfARenewalReadsAsPaused(t *testing.T) {
 	got := map[string]hostflow.Result{}
 	e, _ := run(t, edge.Options{Workers: 4, BatchSize: 2, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a", "b"}},
 		OnResult: func(r hostflow.Result) { mu.Lock(); got[r.Identity] = r; mu.Unlock() }})
-	waitFor(t, 10*time.Second, "b's host stopped", func() bool { return e.Stats().Outcomes[hostflow.Paused] == 1 })
+	testkit.WaitFor(t, 10*time.Second, "b's host stopped", func() bool { return e.Stats().Outcomes[hostflow.Paused] == 1 })
 	finish.Store(true)
-	waitFor(t, 10*time.Second, "both results", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
+	testkit.WaitFor(t, 10*time.Second, "both results", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
 	mu.Lock()
 	defer mu.Unlock()
 	if got["b"].Outcome != hostflow.Paused || contains(got["b"].Err.Error(), "stopped by lease loss") || got["a"].Outcome != hostflow.Provisioned {

@@ -15,6 +15,7 @@ import (
 	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // reports is a lease source (the standalone queue underneath) that keeps every report it is
@@ -97,7 +98,7 @@ func TestEdge_JournalReplayReportsUnderTheOriginalLease(t *testing.T) {
 	f := &finder{present: func(id string) bool { return id == "stayed" }}
 	_, stop := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: newFlow(provisioned),
 		Finder: f, Source: src, Journal: j, Replay: replay})
-	waitFor(t, 10*time.Second, "three replayed results reported", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "three replayed results reported", func() bool {
 		_, a := src.of("restarted")
 		_, b := src.of("stayed")
 		_, c := src.of("shut")
@@ -150,7 +151,7 @@ func TestEdge_JournalRecordsBeforeTheCallAndClosesOnTheAnswer(t *testing.T) {
 	src := newReports()
 	e, stop := run(t, edge.Options{Workers: 4, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: fl,
 		Finder: &finder{ids: []string{"a", "b", "silent"}}, Source: src, Journal: j})
-	waitFor(t, 10*time.Second, "a and b provisioned, silent's restart sent", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "a and b provisioned, silent's restart sent", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return e.Stats().Outcomes[hostflow.Provisioned] == 2 && recorded["silent"]
@@ -176,7 +177,7 @@ func TestEdge_FirstCallUnansweredSettledByRediscovery(t *testing.T) {
 	src := newReports()
 	// ConfirmAfter is long: a first call is settled at once, there is no restart splay to wait out.
 	run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: fl, Finder: f, Source: src})
-	waitFor(t, 10*time.Second, "both reported", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "both reported", func() bool {
 		_, a := src.of("left")
 		_, b := src.of("slow")
 		return a && b
@@ -219,7 +220,7 @@ func needsJournal() (*flow, *startedHosts) {
 // waitFirstReported waits until src holds a report of a started host: the broken journal halted the edge.
 func (s *startedHosts) waitFirstReported(t *testing.T, src *reports) {
 	t.Helper()
-	waitFor(t, 10*time.Second, "the first host reported", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the first host reported", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for id := range s.ids {
@@ -302,7 +303,7 @@ func TestEdge_FailedRediscoveryIsTriedAgainAndKeepsTheIntent(t *testing.T) {
 			src := newReports()
 			f := &sweepFails{finder: finder{ids: []string{"a"}}, fails: tc.fails}
 			_, stop := run(t, edge.Options{Workers: 1, Interval: time.Hour, ConfirmAfter: 20 * time.Millisecond, Flow: fl, Finder: f, Source: src, Journal: j})
-			waitFor(t, 10*time.Second, "a reported", func() bool { _, ok := src.of("a"); return ok })
+			testkit.WaitFor(t, 10*time.Second, "a reported", func() bool { _, ok := src.of("a"); return ok })
 			stop()
 			j.Close()
 			if r, _ := src.of("a"); r.result.Outcome != tc.want {

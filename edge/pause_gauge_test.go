@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // pausingSource is the standalone queue with a coordinator's pause flag the test sets: each
@@ -112,7 +113,7 @@ func TestEdge_PausedGaugeFollowsBothPauses(t *testing.T) {
 	reg := metrics.New()
 	e, _ := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned),
 		Finder: &finder{}, Source: src, Metrics: reg})
-	waitFor(t, 10*time.Second, "the edge running", e.Ready)
+	testkit.WaitFor(t, 10*time.Second, "the edge running", e.Ready)
 	steps := []struct {
 		what string
 		do   func()

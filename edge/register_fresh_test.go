@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // eventFinder is a finder whose startup events the test sends and whose sweep answers ids.
@@ -93,7 +94,7 @@ func TestEdge_StaleSightingsAreNotRegisteredAfterAnOutage(t *testing.T) {
 	}
 	f.announce("b") // seen now, registered only after the hanging call
 	clock.Add(int64(5 * time.Second))
-	waitFor(t, 30*time.Second, "a and b registered from a fresh sweep", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "a and b registered from a fresh sweep", func() bool {
 		got := src.registered()
 		return slices.Contains(got, "a") && slices.Contains(got, "b")
 	})

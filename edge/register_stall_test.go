@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // stoppedFinder is a finder whose first sweep is cut by a stop of the whole process: the
@@ -83,7 +84,7 @@ func TestEdge_ASweepCutByAStopIsNotRegistered(t *testing.T) {
 	f := &stoppedFinder{eventFinder: eventFinder{ids: []string{"a"}}, stop: func() { clock.stop(9 * time.Second) }}
 	src := &sightings{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r", Now: now}), sweeps: f.sweeps.Load}
 	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Source: src})
-	waitFor(t, 30*time.Second, "a registered", func() bool { return len(src.of("a")) > 0 })
+	testkit.WaitFor(t, 30*time.Second, "a registered", func() bool { return len(src.of("a")) > 0 })
 	if got := src.of("a")[0]; got.sweeps < 2 {
 		t.Fatalf("a was registered from the sweep the stop cut (%d sweeps had started), want only from a sweep after it", got.sweeps)
 	}
@@ -98,10 +99,10 @@ func TestEdge_AnEventReadRightAfterAStopIsNotRegistered(t *testing.T) {
 	f := &stoppedFinder{stop: func() {}}
 	src := &sightings{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r", Now: now}), sweeps: f.sweeps.Load}
 	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Source: src})
-	waitFor(t, 30*time.Second, "the first sweep", func() bool { return f.sweeps.Load() >= 1 })
+	testkit.WaitFor(t, 30*time.Second, "the first sweep", func() bool { return f.sweeps.Load() >= 1 })
 	clock.stop(9 * time.Second)
 	f.announce("b")
-	waitFor(t, 30*time.Second, "b registered", func() bool { return len(src.of("b")) > 0 })
+	testkit.WaitFor(t, 30*time.Second, "b registered", func() bool { return len(src.of("b")) > 0 })
 	if got := src.of("b"); slices.ContainsFunc(got, func(s sighting) bool { return s.Event }) {
 		t.Fatalf("b was registered from the event read right after the stop: %+v", got)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // collected gathers a stream's events.
@@ -51,12 +51,12 @@ func TestEvents_AFollowedStreamResumesOnAnotherMember(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- first.Events(sctx, api.EventPosition{}, api.EventFilter{}, true, got.add) }()
-	testutil.WaitFor(t, "both registrations streamed", 30*time.Second, func() bool { return len(got.identities()) == 2 })
+	testkit.WaitFor(t, 30*time.Second, "both registrations streamed", func() bool { return len(got.identities()) == 2 })
 	acq, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "ams", MaxNodes: 1})
 	if err != nil || acq.Lease == nil {
 		t.Fatalf("acquire: %+v %v", acq, err)
 	}
-	testutil.WaitFor(t, "the grant streamed", 30*time.Second, func() bool { return len(got.identities()) == 3 })
+	testkit.WaitFor(t, 30*time.Second, "the grant streamed", func() bool { return len(got.identities()) == 3 })
 	stop()
 	<-done
 	got.mu.Lock()
@@ -73,7 +73,7 @@ func TestEvents_AFollowedStreamResumesOnAnotherMember(t *testing.T) {
 	go func() {
 		done <- second.Events(rctx, api.EventPosition{Index: last.Index, Pos: last.Pos}, api.EventFilter{}, true, rest.add)
 	}()
-	testutil.WaitFor(t, "the report streamed by the other member", 30*time.Second, func() bool { return len(rest.identities()) == 1 })
+	testkit.WaitFor(t, 30*time.Second, "the report streamed by the other member", func() bool { return len(rest.identities()) == 1 })
 	stopRest()
 	<-done
 	if got := rest.identities(); !slices.Equal(got, []string{acq.Lease.Nodes[0] + ">provisioned"}) {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestForward_ClientPointedAtAFollowerWorksThroughTheLeader drives a whole lease through a client
@@ -71,7 +71,7 @@ func TestForward_ClientPointedAtAFollowerWorksThroughTheLeader(t *testing.T) {
 	}
 	// Every member converges on the provisioned nodes; a stale read on the follower shows them.
 	admin := adminClient(t, follower.url)
-	testutil.WaitFor(t, "the follower to apply the report", 30*time.Second, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the follower to apply the report", func() bool {
 		st, err := admin.StatusOf(ctx, follower.url)
 		return err == nil && st.Regions["ams"][api.StateProvisioned] == 6
 	})
@@ -173,7 +173,7 @@ func TestPause_ReplicatedFlagStopsGrantsUntilResume(t *testing.T) {
 	if err != nil || !hb.Paused {
 		t.Fatalf("heartbeat while paused: %+v %v", hb, err)
 	}
-	testutil.WaitFor(t, "every member to show the pause", 30*time.Second, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "every member to show the pause", func() bool {
 		for _, m := range ms {
 			st, err := admin.StatusOf(ctx, m.url)
 			if err != nil || !st.Paused || st.PauseReason != "maintenance window" {

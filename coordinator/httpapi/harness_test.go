@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,11 +18,11 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 const (
@@ -32,24 +31,6 @@ const (
 	maxBody    = 4096
 )
 
-// syncBuffer collects a member's log lines for the test to search.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // member is a real coordinator (Raft over TCP on 127.0.0.1, bbolt in t.TempDir) behind a real
 // HTTP server running the API.
 type member struct {
@@ -57,14 +38,14 @@ type member struct {
 	svc  *coordinator.Service
 	srv  *httptest.Server
 	url  string
-	logs *syncBuffer
+	logs *testkit.LogBuffer
 	reg  *prometheus.Registry
 }
 
 // startMember starts one member; edit may change the HTTP layer's configuration.
 func startMember(t testing.TB, dir, id string, bootstrap bool, edit func(*httpapi.Config)) *member {
 	t.Helper()
-	m := &member{id: id, logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
+	m := &member{id: id, logs: &testkit.LogBuffer{}, reg: prometheus.NewRegistry()}
 	m.srv = httptest.NewUnstartedServer(nil)
 	m.url = "http://" + m.srv.Listener.Addr().String()
 	logger := slog.New(slog.NewTextHandler(m.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -118,7 +99,7 @@ func clusterWith(t testing.TB, n int, edit func(*httpapi.Config)) []*member {
 	t.Helper()
 	dir := t.TempDir()
 	ms := []*member{startMember(t, dir, "c1", true, edit)}
-	testutil.WaitFor(t, "c1 to lead", 30*time.Second, ms[0].svc.IsLeader)
+	testkit.WaitFor(t, 30*time.Second, "c1 to lead", ms[0].svc.IsLeader)
 	admin := adminClient(t, ms[0].url)
 	for i := 2; i <= n; i++ {
 		m := startMember(t, dir, fmt.Sprintf("c%d", i), false, edit)
@@ -131,7 +112,7 @@ func clusterWith(t testing.TB, n int, edit func(*httpapi.Config)) []*member {
 		ms = append(ms, m)
 	}
 	// Every member knows the leader's API address once the member table has replicated.
-	testutil.WaitFor(t, "every member to name the leader", 30*time.Second, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "every member to name the leader", func() bool {
 		for _, m := range ms {
 			if m.svc.LeaderAPIAddress() != ms[0].url {
 				return false

@@ -14,8 +14,8 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestReadCerts_AClientCertificateOpensTheAdminReadsOnly is the status page's certificate log-in:
@@ -108,7 +108,7 @@ func TestCertBinding_TheForwardedHeaderAloneActsAsNoEdge(t *testing.T) {
 // act as any edge only when that certificate carries the member name; an edge's or the status
 // page's certificate of the same CA carrying a valid proof is still bound to no edge.
 func TestCertBinding_AForwardNeedsAMembersCertificate(t *testing.T) {
-	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors(), MemberName: testutil.MemberName,
+	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors(), MemberName: testkit.MemberName,
 		Edges: []httpapi.EdgeCredential{{Edge: "edge-1", Regions: []string{"ams"}}}})
 	mac := hmac.New(sha256.New, []byte(adminToken))
 	mac.Write([]byte("muster forwarded request v1"))
@@ -126,7 +126,7 @@ func TestCertBinding_AForwardNeedsAMembersCertificate(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, string(b)
 	}
-	if code, b := register(ca.Client(ca.IssueClient(t, "alice-statuspage")), "spoofed-1"); code != http.StatusForbidden || !strings.Contains(b, "alice-statuspage") || !strings.Contains(b, testutil.MemberName) {
+	if code, b := register(ca.Client(ca.IssueClient(t, "alice-statuspage")), "spoofed-1"); code != http.StatusForbidden || !strings.Contains(b, "alice-statuspage") || !strings.Contains(b, testkit.MemberName) {
 		t.Fatalf("a forward with the proof on a certificate without the member name: %d %s, want 403 naming the certificate and the member name", code, b)
 	}
 	if n, err := m.svc.Node(ctxT(t), "spoofed-1"); err == nil {

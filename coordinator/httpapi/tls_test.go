@@ -11,8 +11,8 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestTLS_ClientCertificateOpensTheEdgeAPIButNotTheAdminAPI serves a real member over TLS with
@@ -39,7 +39,7 @@ func TestTLS_ClientCertificateOpensTheEdgeAPIButNotTheAdminAPI(t *testing.T) {
 		t.Fatalf("register without a certificate: %v, want unauthorized", err)
 	}
 
-	stranger := testutil.NewCA(t, "someone else's CA")
+	stranger := testkit.NewCA(t, "someone else's CA")
 	foreign, _ := api.NewClient([]string{srv.URL}, api.WithHTTPClient(ca.Client(stranger.Issue(t, "edge-1", x509.ExtKeyUsageClientAuth))), api.WithAttempts(1))
 	if _, err := foreign.Register(ctx, reg); err == nil {
 		t.Fatal("a certificate from another CA was accepted")
@@ -70,10 +70,10 @@ func TestNew_RefusesAServerWithoutAnErrorTable(t *testing.T) {
 
 // tlsMember serves one member's API with cfg over TLS, verifying client certificates against a
 // new CA; the server is closed with the test.
-func tlsMember(t *testing.T, cfg httpapi.Config) (*member, *testutil.CA, *httptest.Server) {
+func tlsMember(t *testing.T, cfg httpapi.Config) (*member, *testkit.CA, *httptest.Server) {
 	t.Helper()
 	m := cluster(t, 1)[0]
-	ca := testutil.NewCA(t, "muster test CA")
+	ca := testkit.NewCA(t, "muster test CA")
 	h, err := httpapi.New(m.svc, cfg)
 	if err != nil {
 		t.Fatal(err)

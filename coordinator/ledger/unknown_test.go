@@ -7,29 +7,12 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
-
-// lockedBuffer is a log sink safe for the FSM goroutine and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // TestLedger_UnknownCommandHaltsBeforeApplyingAnything: an entry of a type this member does not
 // know, without the ignorable flag, stops the member (as Nomad and Consul do) before anything of
@@ -71,9 +54,9 @@ func TestLedger_UnknownCommandHaltsBeforeApplyingAnything(t *testing.T) {
 }
 
 // newLoggedHarness is a protocol 1 ledger (no SetProtocol applied) whose log the test reads.
-func newLoggedHarness(t *testing.T) (*harness, *lockedBuffer) {
+func newLoggedHarness(t *testing.T) (*harness, *testkit.LogBuffer) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &testkit.LogBuffer{}
 	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // direct applies proposals straight to a real ledger, one log index each, as a single member
@@ -370,7 +371,7 @@ func TestManager_LongPollAnswerCarriesTheHeldTime(t *testing.T) {
 	}()
 	// Once the poll subscribed it has read its start; a registration after the clock moved
 	// either wakes it or is seen by its first look, and both stamp the grant after the move.
-	testutil.WaitFor(t, "the poll to subscribe", 10*time.Second, func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the poll to subscribe", func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		return m.regions["eu"] != nil

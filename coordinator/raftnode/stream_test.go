@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestStream_DialRefusesAServerWhoseCertificateIsNotAMembers: a member dialling an address that
 // answers with a certificate of the CA without the member name (an edge's, behind a hijacked
 // address) does not replicate to it, and says why.
 func TestStream_DialRefusesAServerWhoseCertificateIsNotAMembers(t *testing.T) {
-	ca := testutil.NewCA(t, "muster test ca")
+	ca := testkit.NewCA(t, "muster test ca")
 	impostor, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{ca.IssueClient(t, "edge-eu-1")}, ClientCAs: ca.Pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13})
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +37,7 @@ func TestStream_DialRefusesAServerWhoseCertificateIsNotAMembers(t *testing.T) {
 			go func() { _, _ = io.Copy(io.Discard, c); c.Close() }()
 		}
 	}()
-	logs := &testutil.LogBuffer{}
+	logs := &testkit.LogBuffer{}
 	s, err := newStreamLayer("127.0.0.1:0", "", nil, ca.MutualTLS(t, "c1"), DefaultMemberName, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

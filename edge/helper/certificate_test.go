@@ -7,18 +7,15 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"math/big"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seed96588659/muster/edge/helper"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // certificatePEM is a self-signed certificate with common name cn and DNS names dns.
@@ -28,18 +25,7 @@ func certificatePEM(t testing.TB, cn string, dns ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: cn},
-		DNSNames:     dns,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: testkit.SelfSigned(t, key, cn, dns...).Raw}))
 }
 
 // TestRunners_ACertificateNotNamingTheNodeIsRefused: whatever the runner, an answer whose

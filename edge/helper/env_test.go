@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/seed96588659/muster/edge/helper"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // edgeSecrets are what an edge holds: the provisioning token, the broker password, a pause
@@ -25,7 +26,7 @@ func TestExec_StderrHidesTheConfiguredSecretsWhateverTheirLength(t *testing.T) {
 echo "token=tok9 password hunter2, pause:pause-me coordinator c00rd." >&2
 echo '{}'
 `)
-	log, buf := newLogger()
+	log, buf := testkit.NewLogger()
 	e := newExec(t, helper.Options{Command: cmd, Logger: log, Secrets: edgeSecrets})
 	if _, err := e.Run(context.Background(), &helper.Request{Identity: "n1"}); err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func TestPersistent_StderrAndErrorLinesHideTheConfiguredSecrets(t *testing.T) {
   printf '{"id":%s,"error":"CMDB refused pause-me and c00rd"}\n' "$id"
 done
 `)
-	log, buf := newLogger()
+	log, buf := testkit.NewLogger()
 	p, err := helper.NewPersistent(helper.Options{Command: cmd, Logger: log, Secrets: edgeSecrets})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/seed96588659/muster/edge/helper"
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // fullAnswer sets every key of a Response; its certificate is cert's, for n1.example.net.
@@ -197,7 +198,7 @@ echo "cannot reach the CMDB at cmdb.example.net" >&2
 echo '{"key": "-----BEGIN PRIVATE KEY-----\nSTDOUTSECRET\n-----END PRIVATE KEY-----", "certificate": "STDOUTCERT"}'
 exit 2
 `)
-	log, buf := newLogger()
+	log, buf := testkit.NewLogger()
 	e := newExec(t, helper.Options{Command: cmd + " --api-token ARGSECRET", Logger: log})
 	_, err := e.Run(context.Background(), &helper.Request{Identity: "n1"})
 	if !errors.Is(err, helper.ErrExit) {
@@ -238,7 +239,7 @@ echo "seed 0123456789abcdef0123456789abcdef0123456789abcdef" >&2
 head -c 100000 /dev/zero | tr '\0' 'x' | fold -w 30 >&2
 echo '{"msg": "ok"}'
 `)
-	log, buf := newLogger()
+	log, buf := testkit.NewLogger()
 	if _, err := newExec(t, helper.Options{Command: cmd, Logger: log}).Run(context.Background(), &helper.Request{Identity: "n1"}); err != nil {
 		t.Fatal(err)
 	}

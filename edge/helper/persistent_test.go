@@ -19,6 +19,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/helper"
 	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // lineHelper is a persistent helper in sh whose behaviour each request picks by its identity.
@@ -49,7 +50,7 @@ done
 type lineFixture struct {
 	dir string
 	p   *helper.Persistent
-	log *logBuffer
+	log *testkit.LogBuffer
 	reg *metrics.Registry
 }
 
@@ -58,7 +59,7 @@ func newLineFixture(t *testing.T, opts helper.Options) *lineFixture {
 	f := &lineFixture{dir: t.TempDir(), reg: metrics.New()}
 	var log = opts.Logger
 	if log == nil {
-		log, f.log = newLogger()
+		log, f.log = testkit.NewLogger()
 	}
 	opts.Logger, opts.Metrics, opts.Site = log, f.reg, "lon"
 	opts.Command = script(t, f.dir, "line.sh", lineHelper)
@@ -391,7 +392,7 @@ func TestPersistent_StderrIsLoggedLineByLineWithSecretsRedacted(t *testing.T) {
   printf '{"id":%s,"key":"STDOUTSECRET"}\n' "$id"
 done
 `)
-	log, buf := newLogger()
+	log, buf := testkit.NewLogger()
 	p, err := helper.NewPersistent(helper.Options{Command: cmd, Logger: log})
 	if err != nil {
 		t.Fatal(err)

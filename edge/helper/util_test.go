@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // buildDir holds the sample helper, built once for the whole test binary.
@@ -66,29 +66,6 @@ func script(tb testing.TB, dir, name, body string) string {
 	return path
 }
 
-// logBuffer is a concurrency-safe sink for a text slog handler.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newLogger() (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
-
 // helperRuns is how many runs HelperTime observed for site.
 func helperRuns(t *testing.T, reg *metrics.Registry, site string) uint64 {
 	t.Helper()
@@ -128,13 +105,7 @@ func gone(pid int) bool {
 // waitGone waits until pid has exited; a killed process may take a moment to be torn down.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 30*time.Second, fmt.Sprintf("process %d to exit", pid), func() bool { return gone(pid) })
 }
 
 // readPID reads a pid a helper wrote into path.
@@ -154,29 +125,18 @@ func readPID(t *testing.T, path string) int {
 // waitFile waits until path exists and contains want.
 func waitFile(t *testing.T, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.WaitFor(t, 30*time.Second, fmt.Sprintf("%s to contain %q", path, want), func() (bool, string) {
 		data, _ := os.ReadFile(path)
-		if strings.Contains(string(data), want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never contained %q (has %q)", path, want, data)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return strings.Contains(string(data), want), fmt.Sprintf("has %q", data)
+	})
 }
 
 // waitLog waits until the log holds want.
-func waitLog(t *testing.T, log *logBuffer, want string) {
+func waitLog(t *testing.T, log *testkit.LogBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(log.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("log never said %q: %s", want, log.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 30*time.Second, fmt.Sprintf("the log to say %q", want), func() (bool, string) {
+		return log.Contains(want), log.String()
+	})
 }
 
 // writeFile writes data to path.

@@ -6,13 +6,13 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestJWTVerifier_NoJWT(t *testing.T) {
@@ -70,12 +70,7 @@ func TestJWTVerifier_KeyFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "provisioning signer"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	rsaCert, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &rk.PublicKey, rk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rsaCert := testkit.SelfSigned(t, rk, "provisioning signer").Raw
 
 	cases := []struct {
 		name   string

@@ -5,6 +5,7 @@ package keys
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/choria-io/tokens"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestSigner_SignsVerifiableServerJWT(t *testing.T) {
@@ -116,8 +119,8 @@ func TestSigner_ServerClaimsOverride(t *testing.T) {
 
 func TestSigner_ShortExpiryClaimFallsBackToValidity(t *testing.T) {
 	clock := newFakeClock()
-	var logs logBuffer
-	s, err := NewSigner(SignerConfig{SigningKey: seedFile(t, newEdKey(t)), Validity: 24 * time.Hour, Reload: Reload{Clock: clock.Now}, Logger: logs.logger()})
+	var logs testkit.LogBuffer
+	s, err := NewSigner(SignerConfig{SigningKey: seedFile(t, newEdKey(t)), Validity: 24 * time.Hour, Reload: Reload{Clock: clock.Now}, Logger: logs.Logger(slog.LevelInfo)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@
 package lease_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // recordingCoordinator keeps the register and report requests it receives and answers them as a
@@ -49,14 +49,6 @@ func (f *recordingCoordinator) ServeHTTP(w http.ResponseWriter, r *http.Request)
 	}
 }
 
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
-func (l *syncLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // TestCoordinator_SendsNothingTheAPIRefuses: an identity discovery found that the API does not
 // take is not registered, a version too long for it is dropped and an error too long is cut
 // before the report leaves, each with a log line naming the node; the rest goes as it was.
@@ -68,7 +60,7 @@ func TestCoordinator_SendsNothingTheAPIRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncLog{}
+	logs := &testkit.LogBuffer{}
 	o := lease.DefaultCoordinatorOptions()
 	o.Client, o.Edge, o.Region, o.Logger = client, "edge-eu-1", "eu", slog.New(slog.NewTextHandler(logs, nil))
 	src, err := lease.NewCoordinator(o)

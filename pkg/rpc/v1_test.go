@@ -9,17 +9,17 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/choria-io/go-choria/protocol"
 	v1 "github.com/choria-io/go-choria/protocol/v1"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // testSigner is a self-signed RSA-2048 caller, as a TLS certificate the way go-choria loads it.
@@ -29,16 +29,8 @@ func testSigner(t testing.TB) (*requestSigner, *x509.Certificate) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "edge.mcollective"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newRequestSigner(staticTLS{&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}})
+	cert := testkit.SelfSigned(t, key, "edge.mcollective")
+	s, err := newRequestSigner(staticTLS{&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

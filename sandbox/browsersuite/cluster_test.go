@@ -88,21 +88,3 @@ func (c *cluster) waitLeader(want int, not string) api.StatusResponse {
 	}
 	return st
 }
-
-// waitFor polls cond until it holds or timeout passes, then fails the test with cond's last word.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %s", timeout, what, last)
-		}
-		time.Sleep(100 * time.Millisecond) // polling interval
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
 
@@ -189,7 +190,7 @@ func login(b *browser, m *coordproc.Member) {
 // reports through the API (either may lag the other by a poll).
 func pageAgreesWithMember(t *testing.T, b *browser, admin *api.Client, m *coordproc.Member, named string) {
 	t.Helper()
-	waitFor(t, "the page and "+m.ID+" to name the same leader", 30*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, "the page and "+m.ID+" to name the same leader", func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		st, err := admin.StatusOf(ctx, m.API)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkClusterEdge(b *testing.B) {
 					c.Workers, c.BatchSize, c.Interval, c.HelperPersistent = 64, 256, time.Minute, true
 					c.Helper += " --persistent"
 				}})
-				waitFor(b, 3*time.Minute, "1000 nodes provisioned", func() (bool, string) {
+				testkit.WaitFor(b, 3*time.Minute, "1000 nodes provisioned", func() (bool, string) {
 					s := e.app.Edge.Stats()
 					return s.Outcomes[hostflow.Provisioned] >= count, fmt.Sprintf("%+v", s)
 				})

@@ -14,10 +14,11 @@ import (
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 func emu(region string, i int) string { return fmt.Sprintf("%s%05d", lab.EmulatedPrefix(region), i) }
@@ -53,7 +54,7 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 		),
 	})
 	other := lab.ClientIdentity("eu", 3)
-	testkit.LockNode(t, l, "eu", other, locked)
+	labkit.LockNode(t, l, "eu", other, locked)
 
 	// Few workers each, so one edge cannot take the whole region before the other asks.
 	small := func(c *config.Config) { c.Workers, c.BatchSize = 4, 4 }
@@ -66,7 +67,7 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 	ctx := ctxT(t, 3*time.Minute)
 
 	var ledger map[string]api.Node
-	waitFor(t, 2*time.Minute, "every healthy node provisioned, the broken one abandoned, the locked one reported", func() (bool, string) {
+	testkit.WaitFor(t, 2*time.Minute, "every healthy node provisioned, the broken one abandoned, the locked one reported", func() (bool, string) {
 		ledger = map[string]api.Node{}
 		for _, r := range []string{"eu", "us"} {
 			ns, err := c.nodes(ctx, r)
@@ -88,7 +89,7 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 
 	// choria-provisioner's queue gauges follow the region's ledger counts through the
 	// coordinators' answers: eu's locked node waits out its lock window, us has nothing left.
-	waitFor(t, time.Minute, "the edges' queue gauges to show their region's waiting nodes", func() (bool, string) {
+	testkit.WaitFor(t, time.Minute, "the edges' queue gauges to show their region's waiting nodes", func() (bool, string) {
 		var last []string
 		ok := true
 		for _, e := range edges {
@@ -112,7 +113,7 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 	}
 
 	// Exactly once, and only by an edge of the node's own region.
-	rep := testkit.LabReport(t, l)
+	rep := labkit.LabReport(t, l)
 	if len(rep.DoubleProvisioned) > 0 {
 		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
 
@@ -63,7 +64,7 @@ func (c *cluster) urls() []string { return c.URLs() }
 // waitNodesIn waits until region's ledger holds count nodes, every one in state.
 func waitNodesIn(t testing.TB, ctx context.Context, region string, count int, state api.NodeState, limit time.Duration, what string) {
 	t.Helper()
-	waitFor(t, limit, what, func() (bool, string) {
+	testkit.WaitFor(t, limit, what, func() (bool, string) {
 		ns, err := suite.cluster.nodes(ctx, region)
 		if err != nil {
 			return false, err.Error()

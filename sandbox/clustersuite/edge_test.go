@@ -19,8 +19,9 @@ import (
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 // startLab starts a lab of emulated nodes in regions for one test.
@@ -63,7 +64,7 @@ type edgeSpec struct {
 // startEdge builds and runs the edge of spec against l until the test ends.
 func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 	t.Helper()
-	cfg := testkit.EdgeConfig(t, l, spec.region, suite.helper)
+	cfg := labkit.EdgeConfig(t, l, spec.region, suite.helper)
 	client := l.Region(spec.region).Clients()[spec.n-1]
 	cfg.ChoriaConfig, cfg.ChoriaIdentity, cfg.EdgeName = client.Config, client.Identity, client.Identity
 	// One journal per edge (the generated file's is one per region); a restarted edge finds its own.
@@ -211,20 +212,4 @@ func (c *trackedConn) Close() error {
 	delete(c.d.conns, c)
 	c.d.mu.Unlock()
 	return c.Conn.Close()
-}
-
-// waitFor polls cond until it holds, failing the test after limit.
-func waitFor(t testing.TB, limit time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s (last: %s)", limit, what, last)
-		}
-		time.Sleep(100 * time.Millisecond) // polling interval
-	}
 }

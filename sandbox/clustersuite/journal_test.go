@@ -16,8 +16,9 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 // lostReports is a lease source whose reports never arrive: as far as the ledger can tell, the
@@ -48,7 +49,7 @@ func TestCluster_EdgeDiedBeforeReporting(t *testing.T) {
 			l := startLab(t, lab.Options{Regions: []string{tc.region}, Emulated: count})
 			ctx := ctxT(t, 4*time.Minute)
 			first := startEdge(t, l, edgeSpec{region: tc.region, n: 1, tuneEdge: func(o *edge.Options) { o.Source = lostReports{o.Source} }})
-			waitFor(t, 2*time.Minute, "every node restarted by the first edge", func() (bool, string) {
+			testkit.WaitFor(t, 2*time.Minute, "every node restarted by the first edge", func() (bool, string) {
 				done := 0
 				for i := range count {
 					for _, r := range first.resultsOf(emu(tc.region, i)) {
@@ -87,7 +88,7 @@ func TestCluster_EdgeDiedBeforeReporting(t *testing.T) {
 					t.Errorf("%s is gone with error %q, want the reason it was not found", n.Identity, n.LastError)
 				}
 			}
-			rep := testkit.LabReport(t, l)
+			rep := labkit.LabReport(t, l)
 			if len(rep.DoubleProvisioned) > 0 {
 				t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
 			}

@@ -11,10 +11,11 @@ import (
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 // slowRegion makes every node of region answer each request after d, so host flows are in flight
@@ -33,14 +34,14 @@ func TestCluster_OperatorPauseAndResume(t *testing.T) {
 	c := suite.cluster
 	ctx := ctxT(t, 3*time.Minute)
 
-	waitFor(t, time.Minute, "hosts in flight", func() (bool, string) {
+	testkit.WaitFor(t, time.Minute, "hosts in flight", func() (bool, string) {
 		s := e.app.Edge.Stats()
 		return s.InFlight > 0 && s.Outcomes[hostflow.Provisioned] > 0, fmt.Sprintf("%+v", s)
 	})
 	if _, err := c.admin.Pause(ctx, api.PauseRequest{Reason: "clustersuite"}); err != nil {
 		t.Fatalf("pause: %v", err)
 	}
-	waitFor(t, 30*time.Second, "the edge to learn the pause and drain", func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, "the edge to learn the pause and drain", func() (bool, string) {
 		return e.app.Edge.ClusterPaused() && e.app.Edge.Stats().InFlight == 0, fmt.Sprintf("paused %v stats %+v", e.app.Edge.ClusterPaused(), e.app.Edge.Stats())
 	})
 	drained := time.Now()
@@ -71,7 +72,7 @@ func TestCluster_OperatorPauseAndResume(t *testing.T) {
 		}
 	}
 	t.Logf("%d nodes touched before the pause took hold, %d released by the pause", len(touched), released)
-	if rep := testkit.LabReport(t, l); len(rep.DoubleProvisioned) > 0 {
+	if rep := labkit.LabReport(t, l); len(rep.DoubleProvisioned) > 0 {
 		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
 	}
 }
@@ -105,7 +106,7 @@ func TestCluster_LeaseLossStopsHosts(t *testing.T) {
 	c := suite.cluster
 	ctx := ctxT(t, 3*time.Minute)
 
-	waitFor(t, time.Minute, "8 hosts in flight", func() (bool, string) {
+	testkit.WaitFor(t, time.Minute, "8 hosts in flight", func() (bool, string) {
 		s := e.app.Edge.Stats()
 		return s.InFlight == 8, fmt.Sprintf("%+v", s)
 	})
@@ -122,12 +123,12 @@ func TestCluster_LeaseLossStopsHosts(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, 30*time.Second, "hosts stopped by lease loss", func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, "hosts stopped by lease loss", func() (bool, string) {
 		return len(lost()) > 0 && e.app.Edge.Stats().InFlight == 0, fmt.Sprintf("lost %v stats %+v", lost(), e.app.Edge.Stats())
 	})
 	e.cut.Heal()
 	stopped := lost()
-	waitFor(t, 30*time.Second, "the ledger to record the lease loss", func() (bool, string) {
+	testkit.WaitFor(t, 30*time.Second, "the ledger to record the lease loss", func() (bool, string) {
 		for _, id := range stopped {
 			n, err := c.admin.Node(ctx, id)
 			if err != nil {
@@ -144,7 +145,7 @@ func TestCluster_LeaseLossStopsHosts(t *testing.T) {
 		return true, ""
 	})
 	waitNodesIn(t, ctx, region, count, api.StateProvisioned, 2*time.Minute, "every node provisioned after the heal")
-	rep := testkit.LabReport(t, l)
+	rep := labkit.LabReport(t, l)
 	if len(rep.DoubleProvisioned) > 0 {
 		t.Fatalf("double provisioned: %+v", rep.DoubleProvisioned)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // `muster-sandbox run` killed with SIGKILL runs no cleanup of its own: everything it started
@@ -30,7 +30,7 @@ func TestRun_KilledWithSIGKILLLeavesNoProcess(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	waitFor(t, 4*time.Minute, "the run's summary (every real node provisioned and re-executed)", func() bool {
+	testkit.WaitFor(t, 4*time.Minute, "the run's summary (every real node provisioned and re-executed)", func() bool {
 		select {
 		case err := <-exited:
 			t.Fatalf("run exited before its summary: %v\n%s", err, out)
@@ -50,18 +50,6 @@ func TestRun_KilledWithSIGKILLLeavesNoProcess(t *testing.T) {
 				_ = syscall.Kill(p.PID, syscall.SIGKILL)
 			}
 			t.Fatalf("30s after the run was killed these still ran (now killed): %v", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// waitFor polls cond every 50ms until it holds, failing the test after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestDisplay_EachRegionsBarsShowItsOwnCounts(t *testing.T) {

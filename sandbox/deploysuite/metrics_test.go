@@ -4,7 +4,6 @@ package deploysuite
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
@@ -243,7 +243,7 @@ func scrapeEdge(t *testing.T) string {
 	cfg.Helper += " --shutdown '^" + shutdown + "$'"
 	cfg.Interval = 3 * time.Second
 	cfg.MonitorPort = freePort(t)
-	logs := &lockedBuffer{}
+	logs := &testkit.LogBuffer{}
 	a, err := app.Build(context.Background(), cfg, app.Options{
 		Logger:      slog.New(slog.NewTextHandler(logs, nil)),
 		RPCTimeout:  4 * time.Second,
@@ -270,7 +270,7 @@ func scrapeEdge(t *testing.T) string {
 	})
 	url := fmt.Sprintf("http://%s/metrics", a.MonitorAddr())
 	var text string
-	ok := waitFor(2*time.Minute, func() bool {
+	ok, _ := testkit.Poll(2*time.Minute, func() bool {
 		text = get(url)
 		return strings.Contains(text, `choria_provisioner_provisioned{site="eu"} 6`) &&
 			strings.Contains(text, `choria_provisioner_helper_shutdown_requests{site="eu"} 1`) &&
@@ -324,10 +324,10 @@ func scrapeCoordinator(t *testing.T) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin, _ := api.NewClient([]string{base}, api.WithToken(adminToken))
-	if !waitFor(time.Minute, func() bool {
+	if ok, _ := testkit.Poll(time.Minute, func() bool {
 		st, err := admin.Status(ctx)
 		return err == nil && st.LeaderID == "c1"
-	}) {
+	}); !ok {
 		t.Error("the coordinator never led")
 		return ""
 	}
@@ -361,12 +361,12 @@ func scrapeCoordinator(t *testing.T) string {
 		{Identity: "n1", Outcome: api.OutcomeProvisioned},
 	}})
 	var text string
-	if !waitFor(30*time.Second, func() bool {
+	if ok, _ := testkit.Poll(30*time.Second, func() bool {
 		text = get(base + "/metrics")
 		return strings.Contains(text, `muster_coordinator_ledger_nodes{member="c1",region="eu",state="abandoned"} 1`) &&
 			strings.Contains(text, `muster_coordinator_results_applied_total{member="c1",outcome="provisioned"} 1`) &&
 			strings.Contains(text, `muster_coordinator_http_requests_total{member="c1",`)
-	}) {
+	}); !ok {
 		t.Errorf("the coordinator's /metrics never showed the abandoned and the provisioned node:\n%s", text)
 	}
 	return text
@@ -383,18 +383,6 @@ func get(url string) string {
 	return string(b)
 }
 
-// waitFor polls cond until it holds or limit passes.
-func waitFor(limit time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(100 * time.Millisecond) // polling interval
-	}
-	return true
-}
-
 // freePort is a loopback port nothing listens on right now; 0 (and a test error) if none is
 // free. It reports with Error, not Fatal: the scrapes call it from their own goroutines.
 func freePort(t *testing.T) int {
@@ -405,22 +393,4 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer is a log sink safe for the edge's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
@@ -82,7 +82,7 @@ func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	waitFor(t, 2*time.Minute, "20 nodes provisioned per /metrics", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "20 nodes provisioned per /metrics", func() bool {
 		_, body := get("/metrics")
 		return strings.Contains(body, `choria_provisioner_provisioned{site="eu"} 20`)
 	})
@@ -119,7 +119,7 @@ func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("pause with the token: %v %v", resp, err)
 	}
-	waitFor(t, 10*time.Second, "paused gauge", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "paused gauge", func() bool {
 		_, body := get("/metrics")
 		return strings.Contains(body, `choria_provisioner_paused{site="eu"} 1`)
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
@@ -114,7 +115,7 @@ func TestEdge_BrokerRestartSendsNothingPastTheLease(t *testing.T) {
 		},
 		func(o *app.Options) { o.RPCTimeout = time.Second })
 
-	waitFor(t, time.Minute, "hosts in flight after a first provisioned one", func() bool {
+	testkit.WaitFor(t, time.Minute, "hosts in flight after a first provisioned one", func() bool {
 		s := re.app.Edge.Stats()
 		return s.InFlight > 0 && s.Outcomes[hostflow.Provisioned] > 0
 	})
@@ -123,7 +124,7 @@ func TestEdge_BrokerRestartSendsNothingPastTheLease(t *testing.T) {
 	if err := l.Region(region).RestartBroker(ctx, 6*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 3*time.Minute, "every node provisioned after the broker restart", func() bool {
+	testkit.WaitFor(t, 3*time.Minute, "every node provisioned after the broker restart", func() bool {
 		for i := range count {
 			if !re.has(emu(i), hostflow.Provisioned) {
 				return false

@@ -10,10 +10,11 @@ import (
 
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 // Faulty nodes of the 1,000-node fleet, by index.
@@ -44,11 +45,11 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 	})
 	// Another provisioner takes the lock of one node before the edge starts: the edge must stop
 	// at once, report it owned elsewhere and never act on it.
-	testkit.LockNode(t, l, region, lab.ClientIdentity(region, 3), emu(idxLocked))
+	labkit.LockNode(t, l, region, lab.ClientIdentity(region, 3), emu(idxLocked))
 
 	re := startEdge(t, l, nil, nil)
 	faulty := map[int]bool{idxSilent: true, idxDuplicate: true, idxConfigFail: true, idxLocked: true, idxGone: true}
-	waitFor(t, 4*time.Minute, "every healthy node provisioned and every faulty one reported", func() bool {
+	testkit.WaitFor(t, 4*time.Minute, "every healthy node provisioned and every faulty one reported", func() bool {
 		for i := range fleetSize {
 			if faulty[i] {
 				continue
@@ -61,7 +62,7 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 			re.has(emu(idxLocked), hostflow.LockHeld) && re.has(emu(idxGone), hostflow.Failed)
 	})
 
-	rep := testkit.LabReport(t, l)
+	rep := labkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	for i := range fleetSize {
 		id := emu(i)

@@ -12,10 +12,11 @@ import (
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
@@ -35,7 +36,7 @@ func TestEdge_HelperOutcomes(t *testing.T) {
 		c.Helper += " --defer '^" + emu(1) + "$' --shutdown '^" + emu(2) + "$' --fail '^" + emu(3) + "$'"
 	}, nil)
 
-	waitFor(t, 2*time.Minute, "every helper outcome", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "every helper outcome", func() bool {
 		return re.has(emu(0), hostflow.Provisioned) && len(re.resultsOf(emu(1))) >= 2 &&
 			re.has(emu(2), hostflow.Shutdown) && re.has(emu(3), hostflow.Failed) &&
 			re.has(emu(4), hostflow.UpgradeSent) && re.has(emu(4), hostflow.Provisioned)
@@ -48,7 +49,7 @@ func TestEdge_HelperOutcomes(t *testing.T) {
 	expectError(t, re, emu(3), hostflow.Failed, nil, "could not invoke configure helper")
 	expectError(t, re, emu(3), hostflow.Failed, nil, edgefile.SampleHelper)
 
-	rep := testkit.LabReport(t, l)
+	rep := labkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	if got := acceptedCount(rep, emu(2), audit.Shutdown); got != 1 {
 		t.Fatalf("shutdown accepted %d times", got)
@@ -81,7 +82,7 @@ func TestEdge_UnansweredRestartIsConfirmedByRediscovery(t *testing.T) {
 		})),
 	})
 	re := startEdge(t, l, nil, nil)
-	waitFor(t, 2*time.Minute, "all three provisioned", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "all three provisioned", func() bool {
 		return re.has(emu(0), hostflow.Provisioned) && re.has(emu(1), hostflow.Provisioned) && re.has(emu(2), hostflow.Provisioned)
 	})
 	if got := len(re.resultsOf(emu(1))); got != 1 {
@@ -90,7 +91,7 @@ func TestEdge_UnansweredRestartIsConfirmedByRediscovery(t *testing.T) {
 	if !re.logs.Contains(`msg="host flow ended"`) && !re.logs.Contains("provisioned") {
 		t.Fatal("no log of the confirmation")
 	}
-	rep := testkit.LabReport(t, l)
+	rep := labkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	if got := acceptedCount(rep, emu(1), audit.Restart); got != 1 {
 		t.Fatalf("restart accepted %d times", got)
@@ -108,12 +109,12 @@ func TestEdge_PauseMidBatch(t *testing.T) {
 			Fault: faults.Fault{Delay: 300 * time.Millisecond, DelayActions: []string{"rpcutil#inventory"}}}),
 	})
 	re := startEdge(t, l, nil, func(o *edge.Options) { o.Workers = 16 })
-	waitFor(t, time.Minute, "the first nodes provisioned", func() bool {
+	testkit.WaitFor(t, time.Minute, "the first nodes provisioned", func() bool {
 		return re.app.Edge.Stats().Outcomes[hostflow.Provisioned] >= 10
 	})
 	re.app.Edge.Pause()
 	pausedAt := time.Now()
-	waitFor(t, time.Minute, "every flow in flight stopped", func() bool { return re.app.Edge.Stats().InFlight == 0 })
+	testkit.WaitFor(t, time.Minute, "every flow in flight stopped", func() bool { return re.app.Edge.Stats().InFlight == 0 })
 	stopped := time.Now()
 
 	// No attempt started after the pause was seen: every action the edge sent after that instant
@@ -140,7 +141,7 @@ func TestEdge_PauseMidBatch(t *testing.T) {
 	_ = stopped
 
 	re.app.Edge.Resume()
-	waitFor(t, 2*time.Minute, "every node provisioned after resume", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "every node provisioned after resume", func() bool {
 		for i := range n {
 			if !re.has(emu(i), hostflow.Provisioned) {
 				return false
@@ -148,7 +149,7 @@ func TestEdge_PauseMidBatch(t *testing.T) {
 		}
 		return true
 	})
-	rep := testkit.LabReport(t, l)
+	rep := labkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	for i := range n {
 		if got := acceptedCount(rep, emu(i), audit.Restart); got != 1 {
@@ -168,7 +169,7 @@ func TestEdge_LogsHoldNoSecrets(t *testing.T) {
 		c.Features.ED25519 = true
 		c.JWTSigningKey = seed
 	}, nil)
-	waitFor(t, time.Minute, "all provisioned", func() bool {
+	testkit.WaitFor(t, time.Minute, "all provisioned", func() bool {
 		return re.app.Edge.Stats().Outcomes[hostflow.Provisioned] >= 5
 	})
 	re.shutdown(t)

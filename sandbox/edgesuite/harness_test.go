@@ -18,11 +18,12 @@ import (
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/internal/gobuild"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
@@ -100,7 +101,7 @@ type runningEdge struct {
 // until the test ends.
 func startEdge(t *testing.T, l *lab.Lab, tune func(*config.Config), tuneEdge func(*edge.Options), opts ...func(*app.Options)) *runningEdge {
 	t.Helper()
-	cfg := testkit.EdgeConfig(t, l, region, bins.helper)
+	cfg := labkit.EdgeConfig(t, l, region, bins.helper)
 	cfg.Interval = 3 * time.Second
 	cfg.LogLevel = "debug"
 	if tune != nil {
@@ -181,18 +182,6 @@ func (re *runningEdge) has(identity string, o hostflow.Outcome) bool {
 		}
 	}
 	return false
-}
-
-// waitFor polls cond until it holds, failing the test after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // acceptedCount is how often identity accepted action (OK replies) in the lab's log.

@@ -19,10 +19,11 @@ import (
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/realnode"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 // realRestarted waits until a real node has re-executed into its new configuration and left
@@ -51,12 +52,12 @@ func TestEdge_RealNodesWithPKI(t *testing.T) {
 	}, nil)
 
 	ok := lab.RealIdentity(region, 1)
-	waitFor(t, 2*time.Minute, "the allowed real node provisioned and the denied one refused", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "the allowed real node provisioned and the denied one refused", func() bool {
 		return re.has(ok, hostflow.Provisioned) && re.has(denied, hostflow.Failed)
 	})
 	realRestarted(t, l, ok)
 	expectError(t, re, denied, hostflow.Failed, nil, "matches denied certificate pattern")
-	rep := testkit.LabReport(t, l)
+	rep := labkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	if got := acceptedCount(rep, denied, audit.Configure); got != 0 {
 		t.Fatalf("denied node accepted %d configures", got)
@@ -80,7 +81,7 @@ func TestEdge_RealNodeWithED25519AndEncryptedKey(t *testing.T) {
 		c.Helper = helper
 	}, nil)
 
-	waitFor(t, 2*time.Minute, "the real node provisioned", func() bool { return re.has(id, hostflow.Provisioned) })
+	testkit.WaitFor(t, 2*time.Minute, "the real node provisioned", func() bool { return re.has(id, hostflow.Provisioned) })
 	realRestarted(t, l, id)
 
 	raw, err := os.ReadFile(filepath.Join(l.Region(region).NodeDir(id), "server.jwt"))
@@ -94,7 +95,7 @@ func TestEdge_RealNodeWithED25519AndEncryptedKey(t *testing.T) {
 	if claims.ChoriaIdentity != id || claims.PublicKey == "" {
 		t.Fatalf("server.jwt claims identity %q public key %q", claims.ChoriaIdentity, claims.PublicKey)
 	}
-	assertNoDoubleProvisioning(t, testkit.LabReport(t, l))
+	assertNoDoubleProvisioning(t, labkit.LabReport(t, l))
 }
 
 // TestEdge_RealNodeUpgradedThenProvisioned: a real node on an older version is sent
@@ -109,7 +110,7 @@ func TestEdge_RealNodeUpgradedThenProvisioned(t *testing.T) {
 		c.Features.PKI = true
 	}, nil, withRealTimeouts)
 
-	waitFor(t, 4*time.Minute, "upgrade sent, then the node provisioned on the new version", func() bool {
+	testkit.WaitFor(t, 4*time.Minute, "upgrade sent, then the node provisioned on the new version", func() bool {
 		return re.has(id, hostflow.UpgradeSent) && re.has(id, hostflow.Provisioned)
 	})
 	res := re.resultsOf(id)
@@ -118,7 +119,7 @@ func TestEdge_RealNodeUpgradedThenProvisioned(t *testing.T) {
 		t.Fatalf("last result %s on version %q, want provisioned on %s (all: %+v)", last.Outcome, last.Version, l.UpgradeVersion(), res)
 	}
 	realRestarted(t, l, id)
-	rep := testkit.LabReport(t, l)
+	rep := labkit.LabReport(t, l)
 	assertNoDoubleProvisioning(t, rep)
 	if got := acceptedCount(rep, id, audit.ReleaseUpdate); got != 1 {
 		t.Fatalf("release_update accepted %d times, want 1", got)

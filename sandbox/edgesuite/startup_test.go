@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/journal"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/testkit"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 

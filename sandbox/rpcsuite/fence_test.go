@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/emulated"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
@@ -193,7 +194,7 @@ func TestConn_PublishWhileDisconnectedIsNeverSent(t *testing.T) {
 	restarted := make(chan error, 1)
 	go func() { restarted <- r.RestartBroker(outage, time.Hour) }()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Broker().Port()))
-	waitFor(t, 30*time.Second, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the broker's port to close", func() bool {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
@@ -226,7 +227,7 @@ func TestConn_PublishWhileDisconnectedIsNeverSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer late.Stop()
-	waitFor(t, time.Minute, func() bool { return inventory(late.Identities()[1]) == nil })
+	testkit.WaitFor(t, time.Minute, "the late fleet to answer", func() bool { return inventory(late.Identities()[1]) == nil })
 	actions, err := recorder.ReadFile(rec.Path())
 	if err != nil {
 		t.Fatal(err)

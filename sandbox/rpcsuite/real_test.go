@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestActions_EveryActionSucceedsAgainstRealNode(t *testing.T) {
@@ -34,7 +35,7 @@ func TestActions_EveryActionSucceedsAgainstRealNode(t *testing.T) {
 
 			// The restart is real: the process re-executes into its new configuration and leaves
 			// provisioning mode.
-			waitFor(t, 90*time.Second, func() bool {
+			testkit.WaitFor(t, 90*time.Second, tc.identity+" to restart out of provisioning", func() bool {
 				st, err := r.NodeStatus(tc.identity)
 				return err == nil && st.Starts >= 2 && st.Connected && !st.Provisioning
 			})
@@ -66,7 +67,7 @@ func assertUpgrade(t *testing.T, c *caller, identity string) {
 	}
 
 	probe := newCaller(t, "edge-eu-2.mcollective", time.Second)
-	waitFor(t, 120*time.Second, func() bool {
+	testkit.WaitFor(t, 120*time.Second, "the node to run the upgraded version", func() bool {
 		inv, err := probe.node(probe.conn, identity, nil).Inventory(ctx)
 		return err == nil && inv.Version == shared.UpgradeVersion()
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/emulated"
 )
 
@@ -83,7 +84,7 @@ func TestConn_VerifyingNodeRefusesUnsignedRequests(t *testing.T) {
 		if got := inv(tc.conn, secure, tc.unsigned, time.Second); len(got) != 0 {
 			t.Fatalf("%s: the verifying node answered an unsigned request: %+v", name, got)
 		}
-		waitFor(t, 10*time.Second, func() bool { return fleet.Stats().Invalid > before })
+		testkit.WaitFor(t, 10*time.Second, "the refusal to be counted", func() bool { return fleet.Stats().Invalid > before })
 	}
 
 	// The lab's nodes, emulated and real, have chs false: unsigned and signed both work.
@@ -120,7 +121,7 @@ func TestNode_SetSigningStopsSigningForThatNodeOnly(t *testing.T) {
 	if _, err := unsigned.Inventory(context.Background()); err == nil {
 		t.Fatal("the verifying node answered a node marked not to sign")
 	}
-	waitFor(t, 10*time.Second, func() bool { return fleet.Stats().Invalid >= before+rpc.TriesInventory })
+	testkit.WaitFor(t, 10*time.Second, "every try's refusal to be counted", func() bool { return fleet.Stats().Invalid >= before+rpc.TriesInventory })
 	if _, err := signed.Inventory(context.Background()); err != nil {
 		t.Fatalf("the other node stopped signing: %v", err)
 	}

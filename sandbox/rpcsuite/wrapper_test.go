@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestActions_EveryActionSucceedsAgainstEmulatedNode(t *testing.T) {
@@ -207,7 +208,7 @@ func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {
 	}()
 
 	// The first attempt's timer is observed when it returns; the wrapper is then in its backoff.
-	waitFor(t, 30*time.Second, func() bool { return reg.RPCAttempts("eu", "rpcutil#inventory") == 1 })
+	testkit.WaitFor(t, 30*time.Second, "the first attempt to be observed", func() bool { return reg.RPCAttempts("eu", "rpcutil#inventory") == 1 })
 	cancel()
 
 	select {
@@ -233,16 +234,5 @@ func TestWrapper_LockHeldByAnotherCallerEndsAtOnce(t *testing.T) {
 	}
 	if got := second.metrics.RPCAttempts("eu", "choria_provision#jwt"); got != 1 {
 		t.Fatalf("second caller made %d attempts, want 1", got)
-	}
-}
-
-func waitFor(t testing.TB, limit time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", limit)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

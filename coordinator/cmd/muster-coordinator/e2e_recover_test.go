@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestE2E_RecoverAfterLostQuorum loses two of three members for good, recovers the survivor with
@@ -35,7 +35,7 @@ func TestE2E_RecoverAfterLostQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The registration is acknowledged by a majority; wait until the survivor applied it too.
-	testutil.WaitForState(t, "the survivor to apply the registration", 60*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 60*time.Second, "the survivor to apply the registration", func() (bool, string) {
 		out, err := c.cli("status", "--json", "--addr", survivor.apiURL)
 		var st api.StatusResponse
 		if err != nil || json.Unmarshal([]byte(out), &st) != nil {

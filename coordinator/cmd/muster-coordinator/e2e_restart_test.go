@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestE2E_WholeClusterRestartKeepsTheLedger stops every member with SIGTERM, starts them again
@@ -68,7 +68,7 @@ func TestE2E_WholeClusterRestartKeepsTheLedger(t *testing.T) {
 	c.waitLeader(t, c.addrs(""), 3, "")
 
 	var after api.NodesResponse
-	testutil.WaitForState(t, "the leader to serve the ledger", 60*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 60*time.Second, "the leader to serve the ledger", func() (bool, string) {
 		after, err = admin.Nodes(ctx, api.NodeFilter{Region: "fra", Limit: 100})
 		return err == nil, fmt.Sprint(err)
 	})

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 const (
@@ -234,7 +234,7 @@ func (c *e2eCluster) cli(args ...string) (string, error) {
 // leaderWithMembers waits, through the status command, for a leader among want members.
 func (c *e2eCluster) waitLeader(t testing.TB, addrs string, want int, not string) api.StatusResponse {
 	var st api.StatusResponse
-	testutil.WaitForState(t, fmt.Sprintf("a leader (not %q) with %d members", not, want), 60*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 60*time.Second, fmt.Sprintf("a leader (not %q) with %d members", not, want), func() (bool, string) {
 		out, err := c.cli("status", "--json", "--timeout", "5s", "--addr", addrs)
 		if err != nil {
 			return false, err.Error()
@@ -344,7 +344,7 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 	<-leader.exited
 
 	var second api.AcquireResponse
-	testutil.WaitForState(t, "a lease granted by the new leader", 60*time.Second, func() (bool, string) {
+	testkit.WaitFor(t, 60*time.Second, "a lease granted by the new leader", func() (bool, string) {
 		actx, acancel := context.WithTimeout(ctx, 10*time.Second)
 		defer acancel()
 		r, err := edge.Acquire(actx, api.AcquireRequest{Edge: "edge-ams-2", Region: "ams", MaxNodes: 4, Wait: api.Duration(2 * time.Second)})
@@ -436,7 +436,7 @@ func (c *e2eCluster) cliSteps(t *testing.T, addr, leasedNode string) {
 			continue
 		}
 		// status is the member's own view: the follower shows the pause once it applied it.
-		testutil.WaitForState(t, "the follower's status to show the pause", 30*time.Second, func() (bool, string) {
+		testkit.WaitFor(t, 30*time.Second, "the follower's status to show the pause", func() (bool, string) {
 			out, err := c.cli("status", "--addr", addr)
 			return err == nil && strings.Contains(out, "paused yes (change freeze)"), out
 		})

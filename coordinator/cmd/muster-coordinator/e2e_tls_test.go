@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator/config"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestE2E_TLSWithClientCertificates runs two members over HTTPS with Raft over mutual TLS: they
@@ -23,8 +23,8 @@ func TestE2E_TLSWithClientCertificates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two coordinator processes")
 	}
-	pki, dir := testutil.NewCA(t, "muster e2e CA"), t.TempDir()
-	cert, key := testutil.WriteCert(t, dir, "coordinator", pki.IssueMember(t, "coordinator"))
+	pki, dir := testkit.NewCA(t, "muster e2e CA"), t.TempDir()
+	cert, key := testkit.WriteCert(t, dir, "coordinator", pki.IssueMember(t, "coordinator"))
 	ca := pki.WriteCA(t, dir)
 	c := &e2eCluster{
 		t: t, bin: buildBinary(t), dir: t.TempDir(), https: pki.Client(),
@@ -86,14 +86,14 @@ func TestE2E_TLSWithClientCertificates(t *testing.T) {
 // own certificate lacks tls.member_name would be refused by every other member; it stops at
 // start and says what to reissue.
 func TestTLSSetup_RaftRefusesAMemberCertificateWithoutTheMemberName(t *testing.T) {
-	pki, dir := testutil.NewCA(t, "muster test CA"), t.TempDir()
+	pki, dir := testkit.NewCA(t, "muster test CA"), t.TempDir()
 	cfg := config.Config{Raft: config.Raft{TLS: true}}
-	cfg.TLS.Cert, cfg.TLS.Key = testutil.WriteCert(t, dir, "edge", pki.IssueClient(t, "edge-eu-1"))
-	cfg.TLS.CA, cfg.TLS.MemberName = pki.WriteCA(t, dir), testutil.MemberName
-	if _, _, _, err := tlsSetup(cfg); err == nil || !strings.Contains(err.Error(), "tls.member_name="+testutil.MemberName) {
+	cfg.TLS.Cert, cfg.TLS.Key = testkit.WriteCert(t, dir, "edge", pki.IssueClient(t, "edge-eu-1"))
+	cfg.TLS.CA, cfg.TLS.MemberName = pki.WriteCA(t, dir), testkit.MemberName
+	if _, _, _, err := tlsSetup(cfg); err == nil || !strings.Contains(err.Error(), "tls.member_name="+testkit.MemberName) {
 		t.Fatalf("raft tls with a certificate lacking the member name: %v", err)
 	}
-	cfg.TLS.Cert, cfg.TLS.Key = testutil.WriteCert(t, dir, "member", pki.IssueMember(t, "c1"))
+	cfg.TLS.Cert, cfg.TLS.Key = testkit.WriteCert(t, dir, "member", pki.IssueMember(t, "c1"))
 	if _, _, raft, err := tlsSetup(cfg); err != nil || raft == nil {
 		t.Fatalf("raft tls with a member's certificate: %v", err)
 	}

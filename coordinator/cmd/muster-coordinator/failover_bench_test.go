@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // BenchmarkFailover_SIGKILLToNextGrantedLease measures, per iteration, the time from SIGKILL of
@@ -48,7 +48,7 @@ func BenchmarkFailover_SIGKILLToNextGrantedLease(b *testing.B) {
 		b.StopTimer()
 		// Every member agrees on the leader before the kill, so each run starts from a healthy cluster.
 		var leaderID string
-		testutil.WaitForState(b, "all members to agree on a leader", 60*time.Second, func() (bool, string) {
+		testkit.WaitFor(b, 60*time.Second, "all members to agree on a leader", func() (bool, string) {
 			ids := map[string]bool{}
 			for _, u := range urls {
 				st, err := admin.StatusOf(ctx, u)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
-	"github.com/seed96588659/muster/coordinator/internal/testutil"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // inProcessMember runs one real member (Raft on 127.0.0.1, bbolt in a temporary directory) behind
@@ -38,7 +38,7 @@ func inProcessMember(t *testing.T) string {
 		srv.Close()
 		svc.Close()
 	})
-	testutil.WaitFor(t, "c1 to lead", 30*time.Second, svc.IsLeader)
+	testkit.WaitFor(t, 30*time.Second, "c1 to lead", svc.IsLeader)
 	return url
 }
 

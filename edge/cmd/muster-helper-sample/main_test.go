@@ -12,18 +12,17 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/choria-io/go-choria/config"
 	"github.com/seed96588659/muster/edge/helper"
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 var binary string
@@ -134,7 +133,8 @@ func TestSample_DeferShutdownAndFail(t *testing.T) {
 
 func TestSample_SignsTheNodesCSR(t *testing.T) {
 	dir := t.TempDir()
-	caCert, caFile, keyFile := newCA(t, dir)
+	ca := testkit.NewCA(t, "test CA")
+	caCert, caFile, keyFile := ca.Cert(), ca.WriteCA(t, dir), ca.WriteKey(t, dir)
 	for mode, r := range runners(t, flags+" --ca "+caFile+" --ca-key "+keyFile) {
 		t.Run(mode, func(t *testing.T) {
 			nodeKey, csrPEM := newCSR(t, "n1.example.net")
@@ -187,39 +187,6 @@ func TestSample_RefusesBadFlags(t *testing.T) {
 			t.Errorf("%q: %v, want ErrExit", args, err)
 		}
 	}
-}
-
-func newCA(t *testing.T, dir string) (*x509.Certificate, string, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cert, caFile, keyFile
 }
 
 func newCSR(t *testing.T, cn string) (*ecdsa.PrivateKey, string) {

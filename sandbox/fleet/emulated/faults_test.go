@@ -11,6 +11,7 @@ import (
 
 	"github.com/choria-io/go-choria/protocol"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 )
 
@@ -34,7 +35,7 @@ func TestFaults_SilentNodeIsNeitherDiscoveredNorAnswers(t *testing.T) {
 		t.Fatalf("silent node answered inventory %d times", len(got))
 	}
 	// The empty window above ends on its own clock, not on the node having seen the request.
-	eventually(t, 30*time.Second, "the unanswered inventory to be recorded", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the unanswered inventory to be recorded", func() bool {
 		return len(l.readActions(t, "emu-eu-00003")) >= 1
 	})
 	acts := l.readActions(t, "emu-eu-00003")
@@ -55,7 +56,7 @@ func TestFaults_DuplicateIdentityAnswersTwice(t *testing.T) {
 	}
 	// go-choria's client stops reading once its one target answered; both servers still get it.
 	inventory(t, l.rpcutil(t, fw, "emu-eu-00002"))
-	eventually(t, 10*time.Second, "both twins to record both inventories", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "both twins to record both inventories", func() bool {
 		return len(l.readActions(t, "emu-eu-00002")) == 4
 	})
 	if got := len(l.fleet.Identities()); got != 4 {
@@ -106,7 +107,7 @@ func TestFaults_SlowDelaysOnlyItsActions(t *testing.T) {
 	if len(res2.AllOutputs()) == 0 {
 		// rpcutil's DDL timeout is 2s; on a loaded machine the delayed reply may miss it, which
 		// is the behaviour a slow node is for. The node must still have handled it.
-		eventually(t, 10*time.Second, "the slow reply to be recorded", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "the slow reply to be recorded", func() bool {
 			return len(l.readActions(t, "emu-eu-00000")) == 2
 		})
 	}
@@ -141,7 +142,7 @@ func TestFaults_DisconnectAfterAnActionAndComeBack(t *testing.T) {
 	if found := l.discover(t, fw, 0, 2*time.Second, func(f *protocol.Filter) { f.AddIdentityFilter("/emu-eu-00001/") }); len(found) != 0 {
 		t.Fatalf("disconnected node discovered")
 	}
-	eventually(t, time.Minute, "the node to come back", func() bool {
+	testkit.WaitFor(t, time.Minute, "the node to come back", func() bool {
 		return len(l.rawInventory(t, fw, "emu-eu-00001", 1, time.Second)) == 1
 	})
 	st, _ = l.fleet.State("emu-eu-00001")
@@ -191,7 +192,7 @@ func TestFaults_RestartWhileDisconnectedStillRestarts(t *testing.T) {
 	if res, err := pc.Restart(token).Splay(1).Do(ctx); err != nil || len(res.AllOutputs()) != 1 || !res.AllOutputs()[0].ResultDetails().OK() {
 		t.Fatalf("restart: %v", err)
 	}
-	eventually(t, time.Minute, "the disconnected node to restart out of provisioning", func() bool {
+	testkit.WaitFor(t, time.Minute, "the disconnected node to restart out of provisioning", func() bool {
 		st, _ := l.fleet.State("emu-eu-00000")
 		return st.Mode == "provisioned"
 	})

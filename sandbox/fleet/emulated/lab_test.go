@@ -19,6 +19,7 @@ import (
 	"github.com/choria-io/go-choria/providers/discovery/broadcast"
 	"github.com/nats-io/nats.go"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/broker"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
@@ -264,18 +265,6 @@ func (l *testLab) readActions(t testing.TB, node string) []recorder.Action {
 	return out
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		<-time.After(50 * time.Millisecond)
-	}
-}
-
 func TestFleet_BroadcastDiscoveryFindsEveryNode(t *testing.T) {
 	l := startLab(t, 200, nil, nil)
 	fw := l.framework(t, "edge-eu-1.mcollective")
@@ -367,7 +356,7 @@ func TestFleet_InventoryConfigureRestart(t *testing.T) {
 	if got := restart.AllOutputs()[0].ResultDetails(); !got.OK() {
 		t.Fatalf("restart after configure: %q", got.StatusMessage())
 	}
-	eventually(t, 30*time.Second, "the restarted node to leave provisioning", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the restarted node to leave provisioning", func() bool {
 		st, _ := l.fleet.State(id)
 		return st.Mode == "provisioned"
 	})

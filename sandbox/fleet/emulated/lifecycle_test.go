@@ -11,6 +11,8 @@ import (
 
 	"github.com/choria-io/go-choria/lifecycle"
 	"github.com/nats-io/nats.go"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // events collects lifecycle events as go-choria decodes them.
@@ -70,7 +72,7 @@ func TestLifecycle_ProvisionedRestartAndReprovisionAreAnnounced(t *testing.T) {
 		t.Fatalf("restart: %v", err)
 	}
 	// the shutdown event comes when the restart is accepted, before the splay ends it
-	eventually(t, 30*time.Second, "provisioned and shutdown events and the restart", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "provisioned and shutdown events and the restart", func() bool {
 		st, _ := l.fleet.State(id)
 		return ev.has(lifecycle.Provisioned, id) && ev.has(lifecycle.Shutdown, id) && st.Mode == "provisioned"
 	})
@@ -85,7 +87,7 @@ func TestLifecycle_ProvisionedRestartAndReprovisionAreAnnounced(t *testing.T) {
 	if err := l.fleet.Reprovision(id); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the startup event of the reprovisioned node", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the startup event of the reprovisioned node", func() bool {
 		return ev.has(lifecycle.Startup, id)
 	})
 	if got := l.rawInventory(t, l.framework(t, "edge-eu-1.mcollective"), id, 1, 30*time.Second); len(got) != 1 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/choria-io/go-choria/lifecycle"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 )
 
@@ -68,7 +69,7 @@ func TestProvision_LockExpiresAfterItsWindow(t *testing.T) {
 	if _, err := first.Jwt(l.broker.Token()).Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the lock to expire", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the lock to expire", func() bool {
 		st, _ := l.fleet.State(id)
 		return st.LockedBy == ""
 	})
@@ -164,7 +165,7 @@ func TestProvision_ReleaseUpdateChangesTheVersion(t *testing.T) {
 	if d := res.AllOutputs()[0]; !d.ResultDetails().OK() || d.Message() != "Restarting Choria Server after 2s" {
 		t.Fatalf("release_update: %q", d.ResultDetails().StatusMessage())
 	}
-	eventually(t, 30*time.Second, "the node to restart into 0.31.0", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the node to restart into 0.31.0", func() bool {
 		st, _ := l.fleet.State("emu-eu-00000")
 		return st.Mode == "provisioning" && st.Version == "0.31.0"
 	})
@@ -191,7 +192,7 @@ func TestProvision_ShutdownTakesTheNodeAway(t *testing.T) {
 	if err != nil || !res.AllOutputs()[0].ResultDetails().OK() {
 		t.Fatalf("shutdown: %v", err)
 	}
-	eventually(t, 30*time.Second, "the node to shut down", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the node to shut down", func() bool {
 		st, _ := l.fleet.State("emu-eu-00001")
 		return st.Mode == "shutdown"
 	})
@@ -252,7 +253,7 @@ func TestProvision_PendingRestartLeavesLaterActionsUnanswered(t *testing.T) {
 		t.Fatalf("a second restart during the pending one got %d replies, want none", len(got))
 	}
 	// configure, restart, then the unanswered restart (recorded once the node has seen it)
-	eventually(t, 30*time.Second, "the second restart to be recorded", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the second restart to be recorded", func() bool {
 		return len(l.readActions(t, id)) >= 3
 	})
 	if acts := l.readActions(t, id); len(acts) != 3 || acts[2].Action != "choria_provision#restart" || acts[2].OK || acts[2].Error != pendingExit {
@@ -270,7 +271,7 @@ func TestProvision_PendingRestartLeavesLaterActionsUnanswered(t *testing.T) {
 		t.Fatalf("inventory during the pending restart: %d replies", len(outs))
 	}
 	// the real agent announces the shutdown when the restart starts, before its splay
-	eventually(t, 30*time.Second, "the shutdown event of the restarting node", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the shutdown event of the restarting node", func() bool {
 		return ev.has(lifecycle.Shutdown, id)
 	})
 	if st, _ := l.fleet.State(id); st.Mode != "provisioning" {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // Stop while broadcasts keep arriving: nats.Conn.Close does not wait for a subscription's
@@ -47,7 +49,7 @@ func TestFleet_StopWhileRequestsArriveLeavesNothingRunning(t *testing.T) {
 				_ = nc.Flush()
 			}
 		}()
-		eventually(t, 30*time.Second, "the fleet to be answering", func() bool { return l.fleet.Stats().Replies > 50 })
+		testkit.WaitFor(t, 30*time.Second, "the fleet to be answering", func() bool { return l.fleet.Stats().Replies > 50 })
 		if err := l.fleet.Stop(); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/pki"
 )
 
@@ -46,7 +47,7 @@ func TestVerify_SecureNodesAnswerOnlyCallersOfTheirCA(t *testing.T) {
 	}
 	// The empty windows above end on their own clock, not on the fleets having seen the
 	// requests: on a loaded machine a refusal may be counted only later.
-	eventually(t, 30*time.Second, "both refusals to be counted", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "both refusals to be counted", func() bool {
 		return secure.Stats().Invalid >= 1 && foreign.Stats().Invalid >= 1
 	})
 	if secure.Stats().Invalid != 1 || foreign.Stats().Invalid != 1 {

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package testutil holds what the coordinator's tests in several packages share. Only tests
-// import it.
-package testutil
+package testkit
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -24,7 +23,6 @@ import (
 // CA is a throwaway certificate authority for one test; what it issues is valid for 127.0.0.1.
 type CA struct {
 	cert *x509.Certificate
-	der  []byte
 	key  *ecdsa.PrivateKey
 	// Pool trusts the CA alone.
 	Pool *x509.CertPool
@@ -39,20 +37,17 @@ func NewCA(t testing.TB, name string) *CA {
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := create(t, tmpl, tmpl, &key.PublicKey, key)
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
-	return &CA{cert: cert, der: der, key: key, Pool: pool}
+	return &CA{cert: cert, key: key, Pool: pool}
 }
 
-// MemberName is the DNS name a member's certificate carries in the tests (tls.member_name's default).
+// Cert is the CA's own certificate.
+func (ca *CA) Cert() *x509.Certificate { return ca.cert }
+
+// MemberName is the DNS name a coordinator member's certificate carries in the tests
+// (tls.member_name's default).
 const MemberName = "member.muster"
 
 // Issue returns a certificate for 127.0.0.1 named cn with the given extended key usages.
@@ -69,11 +64,8 @@ func (ca *CA) issue(t testing.TB, cn string, dnsNames []string, usage ...x509.Ex
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage,
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: dnsNames,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	cert := create(t, tmpl, ca.cert, &key.PublicKey, ca.key)
+	return tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key}
 }
 
 // IssueMember returns a certificate a member presents both as server and as client: it carries
@@ -107,26 +99,64 @@ func (ca *CA) Client(certs ...tls.Certificate) *http.Client {
 // WriteCA writes the CA certificate as dir/ca.pem and returns its path.
 func (ca *CA) WriteCA(t testing.TB, dir string) string {
 	t.Helper()
-	return writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", ca.der)
+	return WritePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", ca.cert.Raw)
+}
+
+// WriteKey writes the CA's private key as dir/ca-key.pem and returns its path, for a signer
+// under test that issues with this CA.
+func (ca *CA) WriteKey(t testing.TB, dir string) string {
+	t.Helper()
+	return WritePEM(t, filepath.Join(dir, "ca-key.pem"), "EC PRIVATE KEY", marshalEC(t, ca.key))
 }
 
 // WriteCert writes c as dir/name.pem and its key as dir/name.key.
 func WriteCert(t testing.TB, dir, name string, c tls.Certificate) (certPath, keyPath string) {
 	t.Helper()
-	kder, err := x509.MarshalECPrivateKey(c.PrivateKey.(*ecdsa.PrivateKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", c.Certificate[0]),
-		writePEM(t, filepath.Join(dir, name+".key"), "EC PRIVATE KEY", kder)
+	return WritePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", c.Certificate[0]),
+		WritePEM(t, filepath.Join(dir, name+".key"), "EC PRIVATE KEY", marshalEC(t, c.PrivateKey.(*ecdsa.PrivateKey)))
 }
 
-func writePEM(t testing.TB, path, typ string, der []byte) string {
+// SelfSigned is a certificate named cn (and dns) signed by key itself: a caller's or a node's
+// certificate where no chain is checked. It is valid from an hour ago for a day.
+func SelfSigned(t testing.TB, key crypto.Signer, cn string, dns ...string) *x509.Certificate {
+	t.Helper()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn}, DNSNames: dns,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+	}
+	return create(t, tmpl, tmpl, key.Public(), key)
+}
+
+// WritePEM writes der as one PEM block of typ at path, readable by the owner only, and returns
+// path.
+func WritePEM(t testing.TB, path, typ string, der []byte) string {
 	t.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+func create(t testing.TB, tmpl, parent *x509.Certificate, pub, signer any) *x509.Certificate {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
+	if err != nil {
+		t.Fatalf("create certificate %s: %v", tmpl.Subject.CommonName, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatalf("parse certificate %s: %v", tmpl.Subject.CommonName, err)
+	}
+	return cert
+}
+
+func marshalEC(t testing.TB, key *ecdsa.PrivateKey) []byte {
+	t.Helper()
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
 }
 
 func newKey(t testing.TB) *ecdsa.PrivateKey {

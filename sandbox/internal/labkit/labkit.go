@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package testkit holds what the sandbox's end-to-end test packages share: a log sink safe for
-// many goroutines, the lab's report, a second provisioner taking a node's lock, and a lab
-// region's edge configuration.
-package testkit
+// Package labkit holds what the sandbox's end-to-end test packages share about the lab: its
+// report, a second provisioner taking a node's lock, and a region's edge configuration.
+package labkit
 
 import (
-	"bytes"
 	"context"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,38 +16,6 @@ import (
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
-
-// LogBuffer is a log sink safe for concurrent writers.
-type LogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (s *LogBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String is everything written so far.
-func (s *LogBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// Tail is the last n bytes written.
-func (s *LogBuffer) Tail(n int) string {
-	out := s.String()
-	if len(out) > n {
-		out = out[len(out)-n:]
-	}
-	return out
-}
-
-// Contains reports whether sub was written.
-func (s *LogBuffer) Contains(sub string) bool { return strings.Contains(s.String(), sub) }
 
 // LabReport builds the sandbox report from the lab's action log.
 func LabReport(t testing.TB, l *lab.Lab) audit.Report {

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package testkit_test
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/testkit"
+)
+
+func TestWaitFor_ReturnsOnceEitherKindOfConditionHolds(t *testing.T) {
+	var n atomic.Int32
+	testkit.WaitFor(t, 5*time.Second, "three polls", func() bool { return n.Add(1) >= 3 })
+	testkit.WaitFor(t, 5*time.Second, "six polls", func() (bool, string) { return n.Add(1) >= 6, "not yet" })
+}
+
+func TestLogBuffer_LoggerWritesTextLinesFromItsLevel(t *testing.T) {
+	var b testkit.LogBuffer
+	log := b.Logger(slog.LevelInfo)
+	log.Debug("hidden")
+	log.Info("shown", "node", "n1")
+	if !b.Contains("msg=shown node=n1") || b.Contains("hidden") {
+		t.Fatalf("log: %q", b.String())
+	}
+	if tail := b.Tail(5); len(tail) != 5 {
+		t.Fatalf("tail %q", tail)
+	}
+}
+
+func TestCA_IssuesWhatItsClientTrusts(t *testing.T) {
+	ca := testkit.NewCA(t, "test CA")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "server", x509.ExtKeyUsageServerAuth)}}
+	srv.StartTLS()
+	defer srv.Close()
+	resp, err := ca.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := (&http.Client{}).Get(srv.URL); err == nil {
+		t.Fatal("a client without the CA trusted its certificate")
+	}
+}
