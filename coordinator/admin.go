@@ -44,7 +44,7 @@ func (s *Service) setPause(ctx context.Context, paused bool, reason string) (api
 func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 	resp := api.StatusResponse{
 		ID: s.cfg.ID, State: s.node.State(), Term: s.node.Term(), CommitIndex: s.node.CommitIndex(),
-		Regions: map[string]map[api.NodeState]int{}, Protocol: s.announced(), Warnings: s.cfg.Warnings,
+		Regions: map[string]map[api.NodeState]int{}, Protocol: s.announced(), Warnings: slices.Clone(s.cfg.Warnings),
 	}
 	_, leaderID := s.node.Leader()
 	resp.LeaderID = leaderID
@@ -69,6 +69,9 @@ func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 			Voter: srv.Suffrage == raft.Voter, Leader: string(srv.ID) == leaderID}
 		if m.ID == s.cfg.ID {
 			m.APIAddress = s.cfg.APIAddress
+		} else if rtt, ok := s.rtt.least(m.ID); ok {
+			m.RoundTrip = api.Duration(rtt)
+			resp.Warnings = append(resp.Warnings, s.roundTripWarnings(m.ID, rtt)...)
 		}
 		resp.Members = append(resp.Members, m)
 	}

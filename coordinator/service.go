@@ -64,6 +64,9 @@ type Config struct {
 	// sends: a leader reads each member's protocol from its status. Nil takes a plain client.
 	MemberClient *http.Client
 	AdminToken   string
+	// RoundTripInterval is how often this member times a request to every other member
+	// (roundtrip.go); zero takes 5s.
+	RoundTripInterval time.Duration
 	// ProtocolInterval is how often a leader asks the members for their protocol while the
 	// cluster protocol may still rise; zero takes 2s.
 	ProtocolInterval time.Duration
@@ -117,6 +120,7 @@ type Service struct {
 	applied   chan struct{}
 
 	closing   chan struct{}
+	rtt       roundTrips
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ready     atomic.Bool
@@ -142,6 +146,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.MemberClient == nil {
 		cfg.MemberClient = &http.Client{}
+	}
+	if cfg.RoundTripInterval <= 0 {
+		cfg.RoundTripInterval = defaultRoundTripInterval
 	}
 	if cfg.ProtocolInterval <= 0 {
 		cfg.ProtocolInterval = defaultProtocolInterval
@@ -192,8 +199,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.leases.Store(mgr)
 
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.monitorLeadership()
+	go s.probeRoundTrips()
 	return s, nil
 }
 

@@ -34,8 +34,10 @@ type Raft struct {
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 	CommitTimeout      time.Duration
-	SnapshotThreshold  uint64
-	SnapshotInterval   time.Duration
+	// RoundTrip is the longest round trip between two members the operator expects; 0 unknown.
+	RoundTrip         time.Duration
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
 }
 
 // HTTP configures the edge and admin API listener.

@@ -123,6 +123,8 @@ func TestLoad_RefusesBadValuesNamingTheKey(t *testing.T) {
 		{"short edge token", []string{"--auth-edge-tokens", "short"}, "", "auth.edge_tokens[1]: shorter than 16"},
 		{"admin equals edge", []string{"--auth-admin-token", edgeTok}, "", "auth.admin_token: equals an edge token"},
 		{"lease over heartbeat", []string{"--raft-leader-lease-timeout", "1s"}, "", "raft.leader_lease_timeout: 1s must not exceed raft.heartbeat_timeout"},
+		{"heartbeat under five round trips", []string{"--raft-round-trip", "150ms", "--raft-election-timeout", "2s"}, "", "raft.heartbeat_timeout: 500ms is under 5 round trips between members (raft.round_trip 150ms): elections would flap; use at least 750ms"},
+		{"negative round trip", []string{"--raft-round-trip", "-1s"}, "", "raft.round_trip: -1s is negative"},
 		{"max attempts zero", []string{"--lease-max-attempts", "0"}, "", "lease.max_attempts: 0 is outside 1..1000"},
 		{"max attempts text", []string{"--lease-max-attempts", "many"}, "", `lease.max_attempts: "many" is not a whole number`},
 		{"whole number beyond int64 in file", nil, "raft:\n  snapshot_threshold: 1e20\n", "raft.snapshot_threshold: 1e+20 is out of range"},

@@ -23,6 +23,7 @@ const (
 	KeyRaftElection      = "raft.election_timeout"
 	KeyRaftLeaderLease   = "raft.leader_lease_timeout"
 	KeyRaftCommit        = "raft.commit_timeout"
+	KeyRaftRoundTrip     = "raft.round_trip"
 	KeyRaftSnapThreshold = "raft.snapshot_threshold"
 	KeyRaftSnapInterval  = "raft.snapshot_interval"
 	KeyHTTPBind          = "http.bind"
@@ -69,6 +70,7 @@ func schema() *settings.Schema {
 		{Name: KeyRaftElection, Kind: settings.Duration, Default: 500 * time.Millisecond, Usage: "Raft election timeout"},
 		{Name: KeyRaftLeaderLease, Kind: settings.Duration, Default: 250 * time.Millisecond, Usage: "Raft leader lease timeout"},
 		{Name: KeyRaftCommit, Kind: settings.Duration, Default: 10 * time.Millisecond, Usage: "Raft commit timeout"},
+		{Name: KeyRaftRoundTrip, Kind: settings.Duration, Default: time.Duration(0), Usage: "the longest round trip between two members (e.g. 80ms across datacenters); heartbeat and election timeouts under 5 of it are refused; 0: judged only against the round trips members measure (status)"},
 		{Name: KeyRaftSnapThreshold, Kind: settings.Int, Default: 8192, Usage: "Raft log entries between snapshots"},
 		{Name: KeyRaftSnapInterval, Kind: settings.Duration, Default: 2 * time.Minute, Usage: "how often Raft checks whether to snapshot"},
 		{Name: KeyHTTPBind, Kind: settings.String, Default: "127.0.0.1:8000", Usage: "host:port the edge and admin API listens on"},

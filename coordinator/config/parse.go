@@ -40,6 +40,7 @@ func parse(r *settings.Reader) (Config, error) {
 			TLS:                r.Bool(KeyRaftTLS),
 			HeartbeatTimeout:   r.Duration(KeyRaftHeartbeat),
 			ElectionTimeout:    r.Duration(KeyRaftElection),
+			RoundTrip:          r.Duration(KeyRaftRoundTrip),
 			LeaderLeaseTimeout: r.Duration(KeyRaftLeaderLease),
 			CommitTimeout:      r.Duration(KeyRaftCommit),
 			SnapshotInterval:   r.Duration(KeyRaftSnapInterval),

@@ -158,6 +158,9 @@ func (n *Node) BoundAddr() string { return n.stream.Listener.Addr().String() }
 // ElectionTimeout is the configured election timeout (the lease extension on promotion).
 func (n *Node) ElectionTimeout() time.Duration { return n.cfg.Timeouts.withDefaults().Election }
 
+// HeartbeatTimeout is the follower's heartbeat timeout in use.
+func (n *Node) HeartbeatTimeout() time.Duration { return n.cfg.Timeouts.withDefaults().Heartbeat }
+
 // Apply replicates data and returns the FSM's response; an error response of the FSM is returned
 // as the error. ctx's deadline bounds the enqueue (default 10s); the wait for the result ends
 // early when ctx is done or the member shuts down (the entry may then still be applied).

@@ -11,6 +11,9 @@ type Member struct {
 	APIAddress  string `json:"api_address,omitempty"` // base URL, e.g. https://10.0.0.1:8443
 	Voter       bool   `json:"voter"`
 	Leader      bool   `json:"leader"`
+	// RoundTrip is the round trip to this member as the answering member measures it (the least
+	// of its last probes); absent for itself and before the first probe.
+	RoundTrip Duration `json:"round_trip,omitempty"`
 }
 
 // StatusResponse is one member's view of the cluster and of the ledger it has applied.

@@ -56,9 +56,13 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MEMBER\tRAFT\tAPI\tVOTER\tLEADER")
+	fmt.Fprintln(tw, "MEMBER\tRAFT\tAPI\tVOTER\tLEADER\tROUND TRIP")
 	for _, m := range st.Members {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.RaftAddress, m.APIAddress, yesNo(m.Voter), yesNo(m.Leader))
+		rtt := "-" // itself, or not measured yet
+		if m.RoundTrip > 0 {
+			rtt = time.Duration(m.RoundTrip).Round(10 * time.Microsecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.RaftAddress, m.APIAddress, yesNo(m.Voter), yesNo(m.Leader), rtt)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -83,6 +83,22 @@ func TestStatusOutput_ShowsTheConfigurationsWarnings(t *testing.T) {
 	}
 }
 
+// TestStatusOutput_ShowsTheRoundTripToEachMember: the member table has the round trip the
+// answering member measured to each other member, "-" for itself.
+func TestStatusOutput_ShowsTheRoundTripToEachMember(t *testing.T) {
+	st := api.StatusResponse{ID: "c1", State: "Leader", Members: []api.Member{
+		{ID: "c1", Voter: true, Leader: true}, {ID: "c2", Voter: true, RoundTrip: api.Duration(42 * time.Millisecond)},
+	}}
+	var b bytes.Buffer
+	if err := printStatus(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "ROUND TRIP") || !strings.Contains(out, "42ms") {
+		t.Fatalf("member table lacks the round trip:\n%s", out)
+	}
+}
+
 // TestNodesOutput_SaysWhenAMemberAnsweredFromItsOwnCopy: an operator cut off from the quorum
 // reads nodes and node from the local member; the text says so before anything else, with
 // the member, why, how long since it heard from a leader and how far its copy goes.

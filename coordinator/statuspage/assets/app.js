@@ -123,7 +123,8 @@
         el('td', {}, el('span', { class: 'badge ' + (isLeader ? 'leader' : 'follower') }, isLeader ? 'leader' : 'follower')),
         el('td', {}, m.voter ? 'yes' : 'no'),
         el('td', {}, m.api_address || ''),
-        el('td', {}, m.raft_address));
+        el('td', {}, m.raft_address),
+        el('td', { class: 'num', 'data-round-trip': m.round_trip || '' }, m.round_trip || (m.id === st.id ? '' : '-')));
     });
     $('members').tBodies[0].replaceChildren(...rows);
     renderRegions(st.regions || {});

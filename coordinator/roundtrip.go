@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Round trips to the other members: every interval this member times one request to each
+// other member's API over its kept-alive connection, and keeps the least of the last few, as
+// NTP keeps the shortest of its samples (queueing only ever adds). Raft's timeouts are judged
+// against them: an election or heartbeat timeout of a few round trips makes elections flap.
+const (
+	defaultRoundTripInterval = 5 * time.Second
+	roundTripSamples         = 4
+	roundTripProbeTimeout    = 10 * time.Second
+	// minRoundTrips is how many of the longest measured round trip the heartbeat and election
+	// timeouts should span (config.MinRoundTrips is the same rule for raft.round_trip).
+	minRoundTrips = 5
+)
+
+// roundTrips holds the last probes to each other member.
+type roundTrips struct {
+	mu      sync.Mutex
+	samples map[string][]time.Duration
+}
+
+func (r *roundTrips) add(id string, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.samples == nil {
+		r.samples = map[string][]time.Duration{}
+	}
+	s := append(r.samples[id], d)
+	if len(s) > roundTripSamples {
+		s = s[len(s)-roundTripSamples:]
+	}
+	r.samples[id] = s
+}
+
+// least is the shortest of the last probes to id; false before the first answered one.
+func (r *roundTrips) least(id string) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.samples[id]
+	if len(s) == 0 {
+		return 0, false
+	}
+	return slices.Min(s), true
+}
+
+// probeRoundTrips times a request to every other member each interval until the member closes.
+func (s *Service) probeRoundTrips() {
+	defer s.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.closing
+		cancel()
+	}()
+	t := time.NewTicker(s.cfg.RoundTripInterval)
+	defer t.Stop()
+	for {
+		s.probeOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// probeOnce times one request to each other member whose API address the ledger records.
+func (s *Service) probeOnce(ctx context.Context) {
+	addrs, err := s.ledger.Members()
+	if err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for id, addr := range addrs {
+		if id == s.cfg.ID || addr == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := s.timeRequest(ctx, addr)
+			if err != nil {
+				s.log.Debug("round trip probe", "peer", id, "error", err)
+				return
+			}
+			s.rtt.add(id, d)
+		}()
+	}
+	wg.Wait()
+}
+
+// timeRequest is the time from sending a request to addr's /healthz to its answer's first byte;
+// any answer will do, only its timing is kept.
+func (s *Service) timeRequest(ctx context.Context, addr string) (time.Duration, error) {
+	pctx, cancel := context.WithTimeout(ctx, roundTripProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(pctx, http.MethodGet, addr+"/healthz", nil)
+	if err != nil {
+		return 0, fmt.Errorf("probe %s: %w", addr, err)
+	}
+	start := s.clock.Monotonic()
+	resp, err := s.cfg.MemberClient.Do(req)
+	took := s.clock.Monotonic() - start
+	if err != nil {
+		return 0, fmt.Errorf("probe %s: %w", addr, err)
+	}
+	// Drained so the connection is kept for the next probe (no handshake in its timing).
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	return took, nil
+}
+
+// roundTripWarnings names the Raft timeouts that span fewer than minRoundTrips of the round trip
+// measured to a member.
+func (s *Service) roundTripWarnings(id string, rtt time.Duration) []string {
+	var out []string
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"raft.heartbeat_timeout", s.node.HeartbeatTimeout()}, {"raft.election_timeout", s.node.ElectionTimeout()}} {
+		if t.d < minRoundTrips*rtt {
+			out = append(out, fmt.Sprintf("%s %s is under %d round trips to member %s (measured %s): elections may flap; raise it to at least %s",
+				t.name, t.d, minRoundTrips, id, rtt.Round(time.Millisecond), (minRoundTrips*rtt).Round(time.Millisecond)))
+		}
+	}
+	return out
+}
