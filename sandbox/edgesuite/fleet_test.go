@@ -72,8 +72,16 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 		if got := acceptedCount(rep, id, audit.Restart); got != 1 {
 			t.Errorf("%s accepted %d restarts, want exactly 1", id, got)
 		}
-		if got := len(re.resultsOf(id)); got != 1 {
-			t.Errorf("%s has %d results, want 1: %+v", id, got, re.resultsOf(id))
+		// A skip (choria-provisioner's refusal of a queue entry older than two intervals, which a
+		// loaded machine reaches) sends the node nothing; it is queued again by the next sweep.
+		var acted []hostflow.Result
+		for _, r := range re.resultsOf(id) {
+			if r.Outcome != hostflow.Skipped {
+				acted = append(acted, r)
+			}
+		}
+		if len(acted) != 1 {
+			t.Errorf("%s has %d results that acted on it, want 1: %+v", id, len(acted), re.resultsOf(id))
 		}
 	}
 
