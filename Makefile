@@ -60,6 +60,7 @@ test: build
 		(cd $$m && go test $(RACE) -count=1 -timeout 20m $$tags $(TESTFLAGS) ./...); \
 	done
 	@$(MAKE) --no-print-directory sim
+	@$(MAKE) --no-print-directory sim SEEDS=300 SIMPROFILE=3dc
 
 # sandbox/edgebench runs muster-edge from bin/ against labs of 1,000 and 10,000 emulated nodes
 # (minutes, hence the timeout); with MUSTER_ANCHOR_BIN=/path/to/choria-provisioner it runs the
@@ -145,9 +146,11 @@ chaos:
 
 # sim: the deterministic simulator of the lease protocol (sandbox/sim): SEEDS seeds on every
 # core, without -race (go test ./... runs 20 with it); a failing seed prints its trace and the
-# command that replays it.
+# command that replays it. SIMPROFILE places members and edges in datacenters: lan, 3dc or
+# far-region (sandbox/sim/profile.go). make test runs 2000 seeds on lan and 300 on 3dc.
 SEEDS ?= 2000
+SIMPROFILE ?= lan
 .PHONY: sim
 sim:
-	@echo "== sim ($(SEEDS) seeds)"
-	cd sandbox && go run ./cmd/muster-sim --seeds $(SEEDS)
+	@echo "== sim ($(SEEDS) seeds, $(SIMPROFILE))"
+	cd sandbox && go run ./cmd/muster-sim --seeds $(SEEDS) --profile $(SIMPROFILE)

@@ -86,7 +86,7 @@ func (n *network) healAll() {
 
 func (n *network) latency(m *message) time.Duration {
 	s := n.s
-	d := s.between(200*time.Microsecond, 2*time.Millisecond) + s.expo(2*time.Millisecond)
+	d := s.between(200*time.Microsecond, 2*time.Millisecond) + s.expo(2*time.Millisecond) + s.wanDelay(m.from, m.to)
 	if s.now < n.slowUntil[m.from] || s.now < n.slowUntil[m.to] || s.chance(n.late) {
 		d += s.between(5*time.Second, 3*time.Minute)
 	}

@@ -216,7 +216,7 @@ func (m *member) propose(inc int, cmd ledger.Command) (any, error) {
 		proposedAt: s.now, wake: make(chan outcome, 1),
 	}
 	e.stampErr = m.checkStamp(cmd)
-	e.commitAt = s.now + int64(s.commitDelay())
+	e.commitAt = s.now + int64(s.commitDelay()+s.quorumDelay(m))
 	if k := len(m.pending); k > 0 {
 		e.commitAt = max(e.commitAt, m.pending[k-1].commitAt)
 	}

@@ -24,6 +24,8 @@ type Options struct {
 	// KeepGoing records the first violation of each invariant and runs to the end, instead of
 	// stopping at the first: it measures which defects a sweep finds.
 	KeepGoing bool
+	// Profile places members and edges in datacenters (profile.go); empty is lan.
+	Profile Profile
 }
 
 // DefaultDuration is the simulated time of a run, before the quiet end that lets it settle.
@@ -89,6 +91,9 @@ type Sim struct {
 func Run(opts Options) (Result, error) {
 	if opts.Duration <= 0 {
 		opts.Duration = DefaultDuration
+	}
+	if opts.Profile == "" {
+		opts.Profile = ProfileLAN
 	}
 	dir := opts.Dir
 	if dir == "" {

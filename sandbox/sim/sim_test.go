@@ -13,13 +13,14 @@ var (
 	flagFirst = flag.Uint64("sim.first", 1, "first seed TestSim runs")
 	flagSeed  = flag.Uint64("sim.seed", 0, "run only this seed and print its trace")
 	flagTrace = flag.Bool("sim.trace", false, "with -sim.seed, print every event, not only those about the violation")
+	flagProf  = flag.String("sim.profile", "", "latency profile: lan (default), 3dc or far-region")
 )
 
 // TestSim runs seeds of the lease protocol simulation (20, or 5 with -short: make sim runs
 // thousands without -race); a failing seed names the command that replays it with its trace.
 func TestSim(t *testing.T) {
 	if *flagSeed != 0 {
-		res, err := Explain(os.Stdout, *flagSeed, *flagTrace, false)
+		res, err := Explain(os.Stdout, *flagSeed, *flagTrace, false, Profile(*flagProf))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,12 +33,12 @@ func TestSim(t *testing.T) {
 	if testing.Short() {
 		n = min(n, 5)
 	}
-	sum := Sweep(*flagFirst, n, 0, false)
+	sum := Sweep(*flagFirst, n, 0, false, Profile(*flagProf))
 	for _, err := range sum.Errors {
 		t.Error(err)
 	}
 	for _, res := range sum.Failed {
-		t.Errorf("seed %d: %v\nreplay: %s", res.Seed, res.Violation, Replay(res.Seed))
+		t.Errorf("seed %d: %v\nreplay: %s", res.Seed, res.Violation, Replay(res.Seed, Profile(*flagProf)))
 	}
 	t.Logf("%d seeds in %s: %d events, %d entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes",
 		sum.Seeds, sum.Elapsed, sum.Stats.Events, sum.Stats.Entries, sum.Stats.Grants, sum.Stats.Renewals, sum.Stats.Reports, sum.Stats.Acts, sum.Stats.LeaderChanges)

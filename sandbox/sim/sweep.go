@@ -25,7 +25,7 @@ type Summary struct {
 }
 
 // Sweep runs seeds first..first+n-1 on workers goroutines (GOMAXPROCS when 0), without traces.
-func Sweep(first uint64, n, workers int, keepGoing bool) Summary {
+func Sweep(first uint64, n, workers int, keepGoing bool, profile Profile) Summary {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -39,7 +39,7 @@ func Sweep(first uint64, n, workers int, keepGoing bool) Summary {
 		go func() {
 			defer wg.Done()
 			for seed := range seeds {
-				res, err := Run(Options{Seed: seed, KeepGoing: keepGoing})
+				res, err := Run(Options{Seed: seed, KeepGoing: keepGoing, Profile: profile})
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -84,14 +84,17 @@ func (s *Stats) add(o Stats) {
 }
 
 // Replay is the command that runs one seed again with its whole trace.
-func Replay(seed uint64) string {
-	return fmt.Sprintf("cd sandbox && go run ./cmd/muster-sim --seed %d --trace", seed)
+func Replay(seed uint64, profile Profile) string {
+	if profile == "" || profile == ProfileLAN {
+		return fmt.Sprintf("cd sandbox && go run ./cmd/muster-sim --seed %d --trace", seed)
+	}
+	return fmt.Sprintf("cd sandbox && go run ./cmd/muster-sim --seed %d --profile %s --trace", seed, profile)
 }
 
 // Explain runs seed again with its trace and writes the violation, the events about its
 // subjects (or every event, with full) and the replay command.
-func Explain(w io.Writer, seed uint64, full, keepGoing bool) (Result, error) {
-	res, err := Run(Options{Seed: seed, Trace: true, KeepGoing: keepGoing})
+func Explain(w io.Writer, seed uint64, full, keepGoing bool, profile Profile) (Result, error) {
+	res, err := Run(Options{Seed: seed, Trace: true, KeepGoing: keepGoing, Profile: profile})
 	if err != nil {
 		return res, err
 	}
@@ -112,7 +115,7 @@ func Explain(w io.Writer, seed uint64, full, keepGoing bool) (Result, error) {
 		fmt.Fprintf(w, "also VIOLATION %v\n", v)
 	}
 	if res.Violation != nil {
-		fmt.Fprintf(w, "VIOLATION %v\nreplay: %s\n", res.Violation, Replay(seed))
+		fmt.Fprintf(w, "VIOLATION %v\nreplay: %s\n", res.Violation, Replay(seed, profile))
 	}
 	return res, nil
 }

@@ -25,13 +25,19 @@ func main() {
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "seeds run at once")
 	explain := flag.Int("explain", 1, "failing seeds whose trace is printed")
 	keepGoing := flag.Bool("keep-going", false, "run each seed to its end, recording the first violation of every invariant")
+	profileName := flag.String("profile", "lan", "latency profile: lan, 3dc (members 20/40/80 ms apart, each edge next to one) or far-region (one edge 150 ms from every member)")
 	flag.Parse()
-	os.Exit(run(*seeds, *first, *seed, *trace, *workers, *explain, *keepGoing))
+	profile, err := sim.ParseProfile(*profileName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "muster-sim: --"+err.Error())
+		os.Exit(2)
+	}
+	os.Exit(run(*seeds, *first, *seed, *trace, *workers, *explain, *keepGoing, profile))
 }
 
-func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGoing bool) int {
+func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGoing bool, profile sim.Profile) int {
 	if seed != 0 {
-		res, err := sim.Explain(os.Stdout, seed, trace, keepGoing)
+		res, err := sim.Explain(os.Stdout, seed, trace, keepGoing, profile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
@@ -42,8 +48,9 @@ func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGo
 		fmt.Printf("seed %d: every invariant held\n", seed)
 		return 0
 	}
-	sum := sim.Sweep(first, seeds, workers, keepGoing)
+	sum := sim.Sweep(first, seeds, workers, keepGoing, profile)
 	st := sum.Stats
+	fmt.Printf("profile %s: ", profile)
 	fmt.Printf("%d seeds (%d..%d) in %s on %d workers (%.0f seeds/s): %d events, %d log entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes, %d late takeovers\n",
 		sum.Seeds, first, first+uint64(seeds)-1, sum.Elapsed.Round(1e6), workers, float64(sum.Seeds)/sum.Elapsed.Seconds(),
 		st.Events, st.Entries, st.Grants, st.Renewals, st.Reports, st.Acts, st.LeaderChanges, st.LateTakeovers)
@@ -53,7 +60,7 @@ func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGo
 	for i, res := range sum.Failed {
 		if i < explain {
 			fmt.Println()
-			if _, err := sim.Explain(os.Stdout, res.Seed, false, keepGoing); err != nil {
+			if _, err := sim.Explain(os.Stdout, res.Seed, false, keepGoing, profile); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 			}
 		}
@@ -71,7 +78,7 @@ func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGo
 		}
 		fmt.Printf("\n%d of %d seeds failed:\n", len(sum.Failed), sum.Seeds)
 		for _, res := range sum.Failed {
-			fmt.Printf("  seed %d: %v\n    replay: %s\n", res.Seed, res.Violation, sim.Replay(res.Seed))
+			fmt.Printf("  seed %d: %v\n    replay: %s\n", res.Seed, res.Violation, sim.Replay(res.Seed, profile))
 		}
 	}
 	switch {
