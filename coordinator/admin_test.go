@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // metric returns the value of the sample of name whose labels include want, or -1.
@@ -129,7 +130,7 @@ func TestService_AdminReadsMembershipAndMetrics(t *testing.T) {
 		}
 	}
 	// Two members may both claim leadership for a moment during an election: wait for one.
-	waitFor(t, "exactly one member's leader gauge at 1", func() bool { return sum("muster_coordinator_leader", nil) == 1 })
+	testkit.WaitFor(t, waitLimit, "exactly one member's leader gauge at 1", func() bool { return sum("muster_coordinator_leader", nil) == 1 })
 	if got := sum("muster_coordinator_apply_seconds", map[string]string{"command": "grant"}); got < 1 {
 		t.Errorf("apply latency of grants not observed: %v", got)
 	}
@@ -164,7 +165,7 @@ func TestService_AdminReadsMembershipAndMetrics(t *testing.T) {
 		}
 		return err
 	})
-	waitFor(t, "the member to leave the configuration", func() bool {
+	testkit.WaitFor(t, waitLimit, "the member to leave the configuration", func() bool {
 		st, err := c.waitLeader().svc.Status(ctx)
 		return err == nil && len(st.Members) == 2
 	})
@@ -232,7 +233,7 @@ func TestService_JoinNamingTheLeaderItselfIsRefused(t *testing.T) {
 		t.Fatalf("members after refused joins: %+v %v", st.Members, err)
 	}
 	for _, sm := range st.Members {
-		if m := c.memberByID(sm.ID); m == nil || sm.RaftAddress != m.front.addr() {
+		if m := c.memberByID(sm.ID); m == nil || sm.RaftAddress != m.front.Addr() {
 			t.Fatalf("member %+v changed", sm)
 		}
 	}

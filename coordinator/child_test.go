@@ -21,6 +21,8 @@ import (
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
+	"github.com/seed96588659/muster/pkg/testkit/proxy"
 )
 
 // Members as child processes: the test binary re-executes itself with MUSTER_CORE_CHILD set and
@@ -222,16 +224,16 @@ type child struct {
 	t     testing.TB
 	id    string
 	dir   string
-	front *forwarder
+	front *proxy.Proxy
 	cmd   *exec.Cmd
 	stdin *json.Encoder
 	lines chan string
 }
 
-func startChild(t testing.TB, id, dir string, front *forwarder, env ...string) *child {
+func startChild(t testing.TB, id, dir string, front *proxy.Proxy, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "MUSTER_ID="+id, "MUSTER_DIR="+dir, "MUSTER_ADVERTISE="+front.addr())
+	cmd.Env = append(os.Environ(), childEnv+"=1", "MUSTER_ID="+id, "MUSTER_DIR="+dir, "MUSTER_ADVERTISE="+front.Addr())
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -260,7 +262,7 @@ func startChild(t testing.TB, id, dir string, front *forwarder, env ...string) *
 	if !ok {
 		t.Fatalf("child %s: first line %q", id, first)
 	}
-	front.setTarget(addr)
+	front.SetTarget(addr)
 	return c
 }
 
@@ -297,7 +299,7 @@ func (c *child) kill() {
 	}
 	c.cmd.Process.Signal(syscall.SIGKILL)
 	c.cmd.Wait()
-	c.front.setTarget("")
+	c.front.SetTarget("")
 }
 
 type childCluster struct {
@@ -309,10 +311,10 @@ type childCluster struct {
 func startChildCluster(t testing.TB) *childCluster {
 	t.Helper()
 	root := t.TempDir()
-	fronts := []*forwarder{newForwarder(t), newForwarder(t), newForwarder(t)}
+	fronts := []*proxy.Proxy{newFront(t), newFront(t), newFront(t)}
 	var peers []string
 	for i, f := range fronts {
-		peers = append(peers, fmt.Sprintf("c%d=%s", i+1, f.addr()))
+		peers = append(peers, fmt.Sprintf("c%d=%s", i+1, f.Addr()))
 	}
 	cc := &childCluster{t: t}
 	for i, f := range fronts {
@@ -325,7 +327,7 @@ func startChildCluster(t testing.TB) *childCluster {
 func (cc *childCluster) leader() *child {
 	cc.t.Helper()
 	var l *child
-	waitFor(cc.t, "a leader among the child members", func() bool {
+	testkit.WaitFor(cc.t, waitLimit, "a leader among the child members", func() bool {
 		n := 0
 		for _, c := range cc.children {
 			if c.cmd.ProcessState == nil && c.call(childRequest{Op: "status"}).Leader {
@@ -389,7 +391,7 @@ func TestChildCluster_SIGKILLLeaderThenNewLeaderGrants(t *testing.T) {
 			cc.children[i] = startChild(t, c.id, c.dir, c.front)
 		}
 	}
-	waitFor(t, "the restarted member to converge", func() bool {
+	testkit.WaitFor(t, waitLimit, "the restarted member to converge", func() bool {
 		var first childResponse
 		for i, c := range cc.children {
 			r := c.call(childRequest{Op: "status"})
@@ -407,8 +409,8 @@ func TestChildCluster_SIGKILLLeaderThenNewLeaderGrants(t *testing.T) {
 // files in this process and checks that every acknowledged batch is in the ledger.
 func crashAndCheck(t *testing.T, snapshots bool, acks int) {
 	dir := t.TempDir()
-	front := newForwarder(t)
-	env := []string{"MUSTER_MODE=writer", "MUSTER_PEERS=c1=" + front.addr(), "MUSTER_SNAPSHOT_THRESHOLD=16"}
+	front := newFront(t)
+	env := []string{"MUSTER_MODE=writer", "MUSTER_PEERS=c1=" + front.Addr(), "MUSTER_SNAPSHOT_THRESHOLD=16"}
 	if snapshots {
 		env = append(env, "MUSTER_SNAPSHOTS=1")
 	}
@@ -443,7 +445,7 @@ func crashAndCheck(t *testing.T, snapshots bool, acks int) {
 	t.Cleanup(cl.closeAll)
 	cl.start(m, false)
 	cl.waitLeader()
-	waitFor(t, "the log to be applied after restart", func() bool {
+	testkit.WaitFor(t, waitLimit, "the log to be applied after restart", func() bool {
 		_, err := m.svc.Ledger().Node(fmt.Sprintf("b%05d-%03d", last, 199))
 		return err == nil
 	})
@@ -533,8 +535,8 @@ func TestCrash_KillDuringLeaseWritesLosesNoneAndAppliesNoneTwice(t *testing.T) {
 	for _, acks := range []int{7, 41, 90} {
 		t.Run(strconv.Itoa(acks), func(t *testing.T) {
 			dir := t.TempDir()
-			front := newForwarder(t)
-			c := startChild(t, "c1", dir, front, "MUSTER_MODE=lease-writer", "MUSTER_PEERS=c1="+front.addr(), "MUSTER_SNAPSHOT_THRESHOLD=64")
+			front := newFront(t)
+			c := startChild(t, "c1", dir, front, "MUSTER_MODE=lease-writer", "MUSTER_PEERS=c1="+front.Addr(), "MUSTER_SNAPSHOT_THRESHOLD=64")
 			var acked []leaseAck
 			read := func(l string) {
 				var a leaseAck
@@ -559,7 +561,7 @@ func TestCrash_KillDuringLeaseWritesLosesNoneAndAppliesNoneTwice(t *testing.T) {
 			cl.waitLeader()
 			l := m.svc.Ledger()
 			last := acked[len(acked)-1]
-			waitFor(t, "the log to be applied after restart", func() bool {
+			testkit.WaitFor(t, waitLimit, "the log to be applied after restart", func() bool {
 				_, err := l.Node(leaseBatch(last.Batch)[0])
 				return err == nil
 			})

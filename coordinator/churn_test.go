@@ -15,6 +15,7 @@ import (
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestCluster_NoDoubleGrantUnderChurn runs edges that acquire (some retrying with the same request
@@ -117,7 +118,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 
 	for round := range 3 {
 		target := grants.Load() + 15
-		waitFor(t, "edges to make progress", func() bool {
+		testkit.WaitFor(t, waitLimit, "edges to make progress", func() bool {
 			c.clock.Advance(2 * time.Second)
 			return grants.Load() >= target
 		})
@@ -132,7 +133,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 		t.Logf("round %d: %d grants so far", round, grants.Load())
 	}
 	target := grants.Load() + 15
-	waitFor(t, "edges to make progress after the last failover", func() bool {
+	testkit.WaitFor(t, waitLimit, "edges to make progress after the last failover", func() bool {
 		c.clock.Advance(2 * time.Second)
 		return grants.Load() >= target
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // edgeCalls drives one edge against whichever member leads, recording every acknowledged acquire
@@ -117,7 +118,7 @@ func TestCluster_ClockStepsSkewAndFailoverNeverOverlapHolds(t *testing.T) {
 	}
 	if got := f.acquire(4); got == nil {
 		// Liveness: by now e's lease ran out on every count, and its nodes are f's to take.
-		waitFor(t, "edge e's nodes to return", func() bool {
+		testkit.WaitFor(t, waitLimit, "edge e's nodes to return", func() bool {
 			c.clock.Advance(time.Second)
 			c.expireDue()
 			return f.acquire(4) != nil

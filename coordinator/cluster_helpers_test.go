@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
+	"github.com/seed96588659/muster/pkg/testkit/proxy"
 )
 
 // newTestClock is the time the leaders stamp; tests move it, so lease expiry is decided by the test.
@@ -31,19 +31,16 @@ func newTestClock() *testutil.Clock {
 	return testutil.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
-// waitFor polls cond until it holds or the generous deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	testkit.WaitFor(t, 30*time.Second, what, cond)
-}
+// waitLimit is how long the cluster tests wait for a condition: generous, for a loaded machine.
+const waitLimit = 30 * time.Second
 
 type member struct {
 	c   *cluster
 	id  string
 	dir string
-	// front is the member's advertised Raft address for the whole test: a forwarder to whatever
+	// front is the member's advertised Raft address for the whole test: a proxy to whatever
 	// port the member bound last, so a restart never depends on getting its old port back.
-	front *forwarder
+	front *proxy.Proxy
 	svc   *coordinator.Service
 	reg   *prometheus.Registry
 }
@@ -90,10 +87,10 @@ func newCluster(t testing.TB, n int, withNet bool) *cluster {
 	}
 	root := t.TempDir()
 	for i := range n {
-		m := &member{c: c, id: fmt.Sprintf("c%d", i+1), dir: filepath.Join(root, fmt.Sprintf("c%d", i+1)), front: newForwarder(t)}
+		m := &member{c: c, id: fmt.Sprintf("c%d", i+1), dir: filepath.Join(root, fmt.Sprintf("c%d", i+1)), front: newFront(t)}
 		c.members = append(c.members, m)
 		if c.net != nil {
-			c.net.name(m.front.addr(), m.id)
+			c.net.name(m.front.Addr(), m.id)
 		}
 	}
 	t.Cleanup(c.closeAll)
@@ -104,7 +101,7 @@ func (c *cluster) start(m *member, bootstrap bool) {
 	c.t.Helper()
 	m.reg = prometheus.NewRegistry()
 	cfg := coordinator.Config{
-		ID: m.id, DataDir: m.dir, RaftBind: "127.0.0.1:0", RaftAdvertise: m.front.addr(), APIAddress: c.apiAddress(m.id),
+		ID: m.id, DataDir: m.dir, RaftBind: "127.0.0.1:0", RaftAdvertise: m.front.Addr(), APIAddress: c.apiAddress(m.id),
 		Bootstrap: bootstrap, Timeouts: raftnode.LoopbackTimeouts(), Leases: c.leases,
 		Clock: c.clockOfID(m.id), Registry: m.reg, LedgerNoSync: c.ledgerNoSync, RaftNoSync: c.raftNoSync,
 		AdminToken: testAdminToken, ProtocolInterval: cmp.Or(c.protocolInterval, 50*time.Millisecond), AnnounceProtocol: c.announce[m.id],
@@ -125,7 +122,7 @@ func (c *cluster) start(m *member, bootstrap bool) {
 	c.memberMu.Lock()
 	m.svc = svc
 	c.memberMu.Unlock()
-	m.front.setTarget(svc.BoundRaftAddress())
+	m.front.SetTarget(svc.BoundRaftAddress())
 	if f := c.apis[m.id]; f != nil {
 		f.serve(c.t, svc)
 	}
@@ -212,7 +209,7 @@ func (c *cluster) running() []*member {
 func (c *cluster) waitLeader() *member {
 	c.t.Helper()
 	var leader *member
-	waitFor(c.t, "an established leader", func() bool {
+	testkit.WaitFor(c.t, waitLimit, "an established leader", func() bool {
 		leader = nil
 		n := 0
 		for _, m := range c.running() {
@@ -229,7 +226,7 @@ func (c *cluster) waitLeader() *member {
 // waitConverged waits until the members have applied the same index and hold identical ledgers.
 func (c *cluster) waitConverged(ms ...*member) {
 	c.t.Helper()
-	waitFor(c.t, "ledgers to converge", func() bool {
+	testkit.WaitFor(c.t, waitLimit, "ledgers to converge", func() bool {
 		var first []byte
 		var idx uint64
 		for i, m := range ms {
@@ -265,7 +262,7 @@ func (c *cluster) stop(m *member) {
 	if err := svc.Close(); err != nil {
 		c.t.Logf("close %s: %v", m.id, err)
 	}
-	m.front.setTarget("")
+	m.front.SetTarget("")
 }
 
 func (c *cluster) closeAll() {
@@ -314,18 +311,18 @@ type netem struct {
 	t       testing.TB
 	mu      sync.Mutex
 	names   map[string]string // raft address -> member id
-	proxies map[string]*proxy // "from>addr"
+	proxies map[string]*link  // "from>addr"
 	blocked map[string]bool
 }
 
-// proxy is the link from one member to another's raft address.
-type proxy struct {
-	*relay
+// link is the proxy from one member to another's raft address.
+type link struct {
+	*proxy.Proxy
 	from, to string
 }
 
 func newNetem(t testing.TB) *netem {
-	n := &netem{t: t, names: map[string]string{}, proxies: map[string]*proxy{}, blocked: map[string]bool{}}
+	n := &netem{t: t, names: map[string]string{}, proxies: map[string]*link{}, blocked: map[string]bool{}}
 	t.Cleanup(n.close)
 	return n
 }
@@ -338,174 +335,72 @@ func (n *netem) name(addr, id string) {
 
 func (n *netem) dialer(from string) func(string, time.Duration) (net.Conn, error) {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
-		p, err := n.proxy(from, addr)
+		l, err := n.link(from, addr)
 		if err != nil {
 			return nil, err
 		}
-		return net.DialTimeout("tcp", p.addr(), timeout)
+		return net.DialTimeout("tcp", l.Addr(), timeout)
 	}
 }
 
-func (n *netem) proxy(from, addr string) (*proxy, error) {
+func (n *netem) link(from, addr string) (*link, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	key := from + ">" + addr
-	if p, ok := n.proxies[key]; ok {
-		return p, nil
+	if l, ok := n.proxies[key]; ok {
+		return l, nil
 	}
-	p := &proxy{from: from, to: n.names[addr]}
-	r, err := newRelay(func() string {
-		if n.isBlocked(p) {
-			return ""
-		}
-		return addr
-	})
+	l := &link{from: from, to: n.names[addr]}
+	p, err := proxy.New(proxy.Options{Name: key, Target: addr})
 	if err != nil {
 		return nil, err
 	}
-	p.relay = r
-	n.proxies[key] = p
-	return p, nil
-}
-
-func (n *netem) isBlocked(p *proxy) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.blocked[p.from] || n.blocked[p.to]
+	l.Proxy = p
+	if n.blocked[l.from] || n.blocked[l.to] {
+		p.Partition()
+	}
+	n.proxies[key] = l
+	return l, nil
 }
 
 // partition cuts every link to and from id, including open connections.
 func (n *netem) partition(id string) {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	n.blocked[id] = true
-	var ps []*proxy
-	for _, p := range n.proxies {
-		if p.from == id || p.to == id {
-			ps = append(ps, p)
+	for _, l := range n.proxies {
+		if l.from == id || l.to == id {
+			l.Partition()
 		}
-	}
-	n.mu.Unlock()
-	for _, p := range ps {
-		p.dropAll()
 	}
 }
 
+// heal restores the links of id whose other end is not cut off too.
 func (n *netem) heal(id string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.blocked, id)
+	for _, l := range n.proxies {
+		if (l.from == id || l.to == id) && !n.blocked[l.from] && !n.blocked[l.to] {
+			l.Heal()
+		}
+	}
 }
 
 func (n *netem) close() {
 	n.mu.Lock()
-	ps := make([]*proxy, 0, len(n.proxies))
-	for _, p := range n.proxies {
-		ps = append(ps, p)
-	}
-	n.mu.Unlock()
-	for _, p := range ps {
-		p.close()
+	defer n.mu.Unlock()
+	for _, l := range n.proxies {
+		l.Close()
 	}
 }
 
-// relay accepts on 127.0.0.1 and pipes each connection to the address route gives at that
-// moment; when it gives none, the connection is closed.
-type relay struct {
-	ln    net.Listener
-	route func() string
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-}
-
-func newRelay(route func() string) (*relay, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	r := &relay{ln: ln, route: route, conns: map[net.Conn]struct{}{}}
-	go r.serve()
-	return r, nil
-}
-
-func (r *relay) addr() string { return r.ln.Addr().String() }
-
-func (r *relay) serve() {
-	for {
-		in, err := r.ln.Accept()
-		if err != nil {
-			return
-		}
-		target := r.route()
-		if target == "" {
-			in.Close()
-			continue
-		}
-		out, err := net.DialTimeout("tcp", target, 2*time.Second)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		r.mu.Lock()
-		r.conns[in], r.conns[out] = struct{}{}, struct{}{}
-		r.mu.Unlock()
-		// A partition (or a new target) that came while this connection was being dialled has
-		// already dropped the open ones: this one must not slip through it.
-		if r.route() != target {
-			in.Close()
-			out.Close()
-			continue
-		}
-		pipe := func(dst, src net.Conn) {
-			io.Copy(dst, src)
-			dst.Close()
-			src.Close()
-		}
-		go pipe(out, in)
-		go pipe(in, out)
-	}
-}
-
-// dropAll closes the open connections; new ones are still accepted.
-func (r *relay) dropAll() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for c := range r.conns {
-		c.Close()
-		delete(r.conns, c)
-	}
-}
-
-func (r *relay) close() {
-	r.ln.Close()
-	r.dropAll()
-}
-
-// forwarder is a relay on a fixed address to a target that may change or be absent.
-type forwarder struct {
-	*relay
-	mu     sync.Mutex
-	target string
-}
-
-func newForwarder(t testing.TB) *forwarder {
-	f := &forwarder{}
-	r, err := newRelay(func() string {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.target
-	})
+// newFront is a proxy on a fixed address to a target that may change (SetTarget) or be absent.
+func newFront(t testing.TB) *proxy.Proxy {
+	p, err := proxy.New(proxy.Options{Name: "front"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.relay = r
-	t.Cleanup(r.close)
-	return f
-}
-
-// setTarget points new connections at target and drops the open ones.
-func (f *forwarder) setTarget(target string) {
-	f.mu.Lock()
-	f.target = target
-	f.mu.Unlock()
-	f.dropAll()
+	t.Cleanup(func() { p.Close() })
+	return p
 }

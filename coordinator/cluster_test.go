@@ -91,7 +91,7 @@ func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
 		t.Fatalf("lease expired before expires_at+grace: %v", err)
 	}
 	c.clock.Advance(time.Millisecond)
-	waitFor(t, "edge-b's lease to expire", func() bool {
+	testkit.WaitFor(t, waitLimit, "edge-b's lease to expire", func() bool {
 		cur, err := c.waitLeader().svc.Ledger().Lease(other.ID)
 		if err == nil {
 			// An election on a loaded machine extends the lease again: follow its new expiry.
@@ -141,7 +141,7 @@ func TestCluster_PartitionedLeaderCannotWriteAndCatchesUp(t *testing.T) {
 
 	old := c.waitLeader()
 	c.net.partition(old.id)
-	waitFor(t, "a leader on the majority side", func() bool {
+	testkit.WaitFor(t, waitLimit, "a leader on the majority side", func() bool {
 		for _, m := range c.running() {
 			if m != old && m.svc.IsLeader() {
 				return true
@@ -303,7 +303,7 @@ func TestCluster_RecoverFromLostQuorum(t *testing.T) {
 	// c2 and c3 are gone for good: c1 alone is made the whole cluster.
 	survivor := c.members[0]
 	if err := coordinator.RecoverCluster(coordinator.Config{ID: survivor.id, DataDir: survivor.dir, Timeouts: raftnode.LoopbackTimeouts()},
-		[]raftnode.Peer{{ID: survivor.id, Address: survivor.front.addr()}}); err != nil {
+		[]raftnode.Peer{{ID: survivor.id, Address: survivor.front.Addr()}}); err != nil {
 		t.Fatal(err)
 	}
 	c.start(survivor, false)
@@ -376,7 +376,7 @@ func TestCluster_LostLedgerFileIsRebuiltFromSnapshotAndLog(t *testing.T) {
 	}
 	c.start(m, false)
 	c.waitLeader()
-	waitFor(t, "the ledger to be rebuilt", func() bool {
+	testkit.WaitFor(t, waitLimit, "the ledger to be rebuilt", func() bool {
 		got, err := m.svc.Ledger().Counts()
 		return err == nil && got["eu"][api.StateWaiting] == want["eu"][api.StateWaiting]
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // TestCluster_CutOffLeaderNeverAnswersNotPaused: a leader cut off from its quorum may still
@@ -45,7 +46,7 @@ func TestCluster_LosingLeadershipForgetsEdgeHeartbeats(t *testing.T) {
 		t.Fatalf("edges after a heartbeat: %v", old.svc.Edges())
 	}
 	c.net.partition(old.id)
-	waitFor(t, "the cut-off leader to step down and forget its edges", func() bool {
+	testkit.WaitFor(t, waitLimit, "the cut-off leader to step down and forget its edges", func() bool {
 		return !old.svc.IsLeader() && len(old.svc.Edges()) == 0
 	})
 }

@@ -9,11 +9,12 @@ import (
 	"github.com/seed96588659/muster/coordinator/ledger"
 )
 
-// pollUntil checks cond every millisecond (a polling interval, for the measurement's
-// resolution) and returns when it holds, failing after 30s.
-func pollUntil(b *testing.B, what string, cond func() bool) {
+// pollUntil checks cond every millisecond (a polling interval, for the resolution of the
+// benchmarks that time the wait; testkit.WaitFor backs off to 100ms) and returns when it holds,
+// failing after limit.
+func pollUntil(b *testing.B, limit time.Duration, what string, cond func() bool) {
 	b.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			b.Fatalf("timed out waiting for %s", what)
@@ -38,7 +39,7 @@ func BenchmarkCluster_BootstrapToReadyAtProtocol2(b *testing.B) {
 				c.announce = map[string]int{m.id: bc.announce}
 				start := time.Now()
 				c.start(m, true)
-				pollUntil(b, "leadership established", m.svc.IsLeader)
+				pollUntil(b, 30*time.Second, "leadership established", m.svc.IsLeader)
 				total += time.Since(start)
 				want := ledger.Protocol
 				if bc.announce > 0 {
@@ -71,7 +72,7 @@ func BenchmarkCluster_LastUpgradeToProtocol2(b *testing.B) {
 		delete(c.announce, old.id)
 		start := time.Now()
 		c.start(old, false)
-		pollUntil(b, "cluster protocol 2 everywhere", func() bool {
+		pollUntil(b, 30*time.Second, "cluster protocol 2 everywhere", func() bool {
 			for _, m := range c.running() {
 				if v, _ := m.svc.ClusterProtocol(); v != 2 {
 					return false

@@ -89,7 +89,7 @@ func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
 		c.waitLeader()
 		c.start(old, false)
 	}
-	waitFor(t, "the leader to hold the protocol on the old member's answer", func() bool {
+	testkit.WaitFor(t, waitLimit, "the leader to hold the protocol on the old member's answer", func() bool {
 		return strings.Contains(c.logs.String(), fmt.Sprintf(`members="c1=1 c2=%d c3=%d"`, ledger.Protocol, ledger.Protocol))
 	})
 	for _, m := range c.running() {
@@ -154,7 +154,7 @@ func TestCluster_OlderMemberHoldsTheClusterProtocolUntilUpgraded(t *testing.T) {
 	c.stop(old)
 	delete(c.announce, old.id)
 	c.start(old, false)
-	waitFor(t, "the newest cluster protocol on every member", func() bool {
+	testkit.WaitFor(t, waitLimit, "the newest cluster protocol on every member", func() bool {
 		for _, m := range c.running() {
 			if v, err := m.svc.ClusterProtocol(); err != nil || v != ledger.Protocol {
 				return false

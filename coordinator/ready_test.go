@@ -2,7 +2,11 @@
 
 package coordinator_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/seed96588659/muster/pkg/testkit"
+)
 
 // TestService_ReadyOnceALeaderIsKnownAndCaughtUp: every member of a running cluster becomes
 // ready; a member left alone (its peers stopped) loses its leader and stops being ready.
@@ -11,12 +15,12 @@ func TestService_ReadyOnceALeaderIsKnownAndCaughtUp(t *testing.T) {
 	leader := c.startAll()
 	c.register("ams", nodeIDs("r", 10)...)
 	for _, m := range c.running() {
-		waitFor(t, "member "+m.id+" ready", func() bool { return m.service().Ready() == nil })
+		testkit.WaitFor(t, waitLimit, "member "+m.id+" ready", func() bool { return m.service().Ready() == nil })
 	}
 	for _, m := range c.running() {
 		if m != leader {
 			c.stop(m)
 		}
 	}
-	waitFor(t, "the lone member not ready", func() bool { return leader.service().Ready() != nil })
+	testkit.WaitFor(t, waitLimit, "the lone member not ready", func() bool { return leader.service().Ready() != nil })
 }

@@ -111,7 +111,7 @@ func startScaleLeader(b *testing.B) *scaleCluster {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { svc.Close() })
-	waitForB(b, "c1 to lead", svc.IsLeader)
+	pollUntil(b, 5*time.Minute, "c1 to lead", svc.IsLeader)
 	s.leader = svc
 	return s
 }
@@ -201,7 +201,8 @@ func (s *scaleCluster) snapshotAndJoin(b *testing.B) (snapshot, catchup time.Dur
 		b.Fatal(err)
 	}
 	want, _, _ := s.leader.Ledger().AppliedIndex()
-	waitForB(b, id+" to catch up", func() bool {
+	// A snapshot of a million nodes crossing loopback may take minutes.
+	pollUntil(b, 5*time.Minute, id+" to catch up", func() bool {
 		got, _, _ := joiner.Ledger().AppliedIndex()
 		return got >= want
 	})
@@ -317,17 +318,4 @@ func (s *scaleCluster) reportFiles(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(fi.Size())/(1<<20), "ledger-file-MB")
-}
-
-// waitForB polls cond until it holds, for waits that may last longer than waitFor allows (a
-// snapshot of a million nodes crossing loopback).
-func waitForB(b *testing.B, what string, cond func() bool) {
-	b.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -57,7 +57,7 @@ func TestCluster_RaftRefusesACertificateOfTheCAThatIsNotAMembers(t *testing.T) {
 	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the raft port accepted an edge's certificate of the members' CA (%v)", err)
 	}
-	waitFor(t, "the refusal logged with the certificate's name", func() bool {
+	testkit.WaitFor(t, waitLimit, "the refusal logged with the certificate's name", func() bool {
 		return strings.Contains(c.logs.String(), "edge-eu-1") && strings.Contains(c.logs.String(), testkit.MemberName)
 	})
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/choria-io/go-choria/choria"
 	"github.com/choria-io/tokens"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // signerOf returns the key a chained server JWT was signed with, after checking the chain
@@ -215,7 +217,7 @@ func TestFileCache_RecentFileRereadUntilSettled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{now: fi.ModTime()}
+	clock := testkit.NewClock(fi.ModTime())
 	var parses atomic.Int32
 	c := newFileCache("test_key", path, Reload{Clock: clock.Now}, func(b []byte) (string, error) {
 		parses.Add(1)

@@ -8,34 +8,18 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/choria-io/tokens"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
-// fakeClock is a settable clock; it starts a minute before the real time so that tokens' own
-// checks against time.Now (not before, expiry) accept what it dates, after a few advances too.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Now().Add(-time.Minute).Truncate(time.Second)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock is a settable clock a minute before the real time, so that tokens' own checks
+// against time.Now (not before, expiry) accept what it dates, after a few advances too.
+func newFakeClock() *testkit.Clock {
+	return testkit.NewClock(time.Now().Add(-time.Minute).Truncate(time.Second))
 }
 
 // edKey is an ed25519 key pair with its seed.

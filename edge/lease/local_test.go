@@ -5,33 +5,15 @@ package lease_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
-// clock is a settable monotonic test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *testkit.Clock { return testkit.NewClock(time.Now()) }
 
 func found(ids ...string) []lease.Found {
 	out := make([]lease.Found, len(ids))

@@ -47,12 +47,12 @@ func BenchmarkClusterEdge(b *testing.B) {
 					c.Helper += " --persistent"
 				}})
 				testkit.WaitFor(b, 3*time.Minute, "1000 nodes provisioned", func() (bool, string) {
-					s := e.app.Edge.Stats()
+					s := e.App.Edge.Stats()
 					return s.Outcomes[hostflow.Provisioned] >= count, fmt.Sprintf("%+v", s)
 				})
 				total += time.Since(start)
 				b.StopTimer()
-				e.shutdown(b)
+				e.Shutdown(b)
 				_ = l.Stop()
 				b.StartTimer()
 			}

@@ -93,11 +93,11 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 		var last []string
 		ok := true
 		for _, e := range edges {
-			want := map[string]float64{"eu": 1, "us": 0}[e.app.Config.Region]
-			entries := testutil.ToFloat64(e.app.Metrics.WorkQueueEntries.WithLabelValues(e.app.Config.Site))
-			waiting := testutil.ToFloat64(e.app.Metrics.WaitingNodes.WithLabelValues(e.app.Config.Site))
+			want := map[string]float64{"eu": 1, "us": 0}[e.App.Config.Region]
+			entries := testutil.ToFloat64(e.App.Metrics.WorkQueueEntries.WithLabelValues(e.App.Config.Site))
+			waiting := testutil.ToFloat64(e.App.Metrics.WaitingNodes.WithLabelValues(e.App.Config.Site))
 			ok = ok && entries == want && waiting == want
-			last = append(last, fmt.Sprintf("%s: work_queue_entries %v waiting_nodes %v, want %v", e.name, entries, waiting, want))
+			last = append(last, fmt.Sprintf("%s: work_queue_entries %v waiting_nodes %v, want %v", e.Name, entries, waiting, want))
 		}
 		return ok, strings.Join(last, "; ")
 	})
@@ -144,8 +144,8 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 	}
 	// The region's work was shared by both of its edges.
 	for _, e := range edges[:2] {
-		if len(e.touched()) == 0 {
-			t.Errorf("edge %s provisioned nothing in eu", e.name)
+		if len(e.Touched()) == 0 {
+			t.Errorf("edge %s provisioned nothing in eu", e.Name)
 		}
 	}
 

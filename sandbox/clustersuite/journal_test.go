@@ -52,7 +52,7 @@ func TestCluster_EdgeDiedBeforeReporting(t *testing.T) {
 			testkit.WaitFor(t, 2*time.Minute, "every node restarted by the first edge", func() (bool, string) {
 				done := 0
 				for i := range count {
-					for _, r := range first.resultsOf(emu(tc.region, i)) {
+					for _, r := range first.ResultsOf(emu(tc.region, i)) {
 						if r.Outcome == hostflow.Provisioned {
 							done++
 							break
@@ -61,9 +61,9 @@ func TestCluster_EdgeDiedBeforeReporting(t *testing.T) {
 				}
 				return done == count, fmt.Sprintf("%d of %d", done, count)
 			})
-			first.shutdown(t)
+			first.Shutdown(t)
 			if !tc.keepState {
-				if err := os.RemoveAll(filepath.Join(filepath.Dir(l.InfoFile()), "edge-state", first.name)); err != nil {
+				if err := os.RemoveAll(filepath.Join(filepath.Dir(l.InfoFile()), "edge-state", first.Name)); err != nil {
 					t.Fatal(err)
 				}
 			}

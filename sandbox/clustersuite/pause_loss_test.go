@@ -35,14 +35,14 @@ func TestCluster_OperatorPauseAndResume(t *testing.T) {
 	ctx := ctxT(t, 3*time.Minute)
 
 	testkit.WaitFor(t, time.Minute, "hosts in flight", func() (bool, string) {
-		s := e.app.Edge.Stats()
+		s := e.App.Edge.Stats()
 		return s.InFlight > 0 && s.Outcomes[hostflow.Provisioned] > 0, fmt.Sprintf("%+v", s)
 	})
 	if _, err := c.admin.Pause(ctx, api.PauseRequest{Reason: "clustersuite"}); err != nil {
 		t.Fatalf("pause: %v", err)
 	}
 	testkit.WaitFor(t, 30*time.Second, "the edge to learn the pause and drain", func() (bool, string) {
-		return e.app.Edge.ClusterPaused() && e.app.Edge.Stats().InFlight == 0, fmt.Sprintf("paused %v stats %+v", e.app.Edge.ClusterPaused(), e.app.Edge.Stats())
+		return e.App.Edge.ClusterPaused() && e.App.Edge.Stats().InFlight == 0, fmt.Sprintf("paused %v stats %+v", e.App.Edge.ClusterPaused(), e.App.Edge.Stats())
 	})
 	drained := time.Now()
 	touched := firstTouch(t, l)
@@ -107,14 +107,14 @@ func TestCluster_LeaseLossStopsHosts(t *testing.T) {
 	ctx := ctxT(t, 3*time.Minute)
 
 	testkit.WaitFor(t, time.Minute, "8 hosts in flight", func() (bool, string) {
-		s := e.app.Edge.Stats()
+		s := e.App.Edge.Stats()
 		return s.InFlight == 8, fmt.Sprintf("%+v", s)
 	})
-	e.cut.Cut()
+	e.cut.Partition()
 	lost := func() []string {
 		var out []string
 		for i := range count {
-			for _, r := range e.resultsOf(emu(region, i)) {
+			for _, r := range e.ResultsOf(emu(region, i)) {
 				if r.Err != nil && strings.Contains(r.Err.Error(), "stopped by lease loss") {
 					out = append(out, r.Identity)
 					break
@@ -124,7 +124,7 @@ func TestCluster_LeaseLossStopsHosts(t *testing.T) {
 		return out
 	}
 	testkit.WaitFor(t, 30*time.Second, "hosts stopped by lease loss", func() (bool, string) {
-		return len(lost()) > 0 && e.app.Edge.Stats().InFlight == 0, fmt.Sprintf("lost %v stats %+v", lost(), e.app.Edge.Stats())
+		return len(lost()) > 0 && e.App.Edge.Stats().InFlight == 0, fmt.Sprintf("lost %v stats %+v", lost(), e.App.Edge.Stats())
 	})
 	e.cut.Heal()
 	stopped := lost()

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,6 +30,7 @@ import (
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/internal/loopback"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 
@@ -386,11 +386,9 @@ func get(url string) string {
 // freePort is a loopback port nothing listens on right now; 0 (and a test error) if none is
 // free. It reports with Error, not Fatal: the scrapes call it from their own goroutines.
 func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := loopback.Port()
 	if err != nil {
 		t.Errorf("free port: %v", err)
-		return 0
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,7 +33,7 @@ func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bins.edge, "run", "--config", file, "--monitor-port", fmt.Sprint(freePort(t)), "--loglevel", "info")
+	cmd := exec.Command(bins.edge, "run", "--config", file, "--monitor-port", fmt.Sprint(testkit.FreePort(t)), "--loglevel", "info")
 	cmd.Env = append(os.Environ(), "MUSTER_EDGE_PAUSE_TOKEN=pause-secret-0123")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with a panicking test
 	stderr, err := cmd.StderrPipe()
@@ -138,15 +137,4 @@ func TestBinary_RunsAgainstALabWithNoOtherSetUp(t *testing.T) {
 	if strings.Contains(logs.String(), "pause-secret-0123") || strings.Contains(logs.String(), l.Info().Regions[region].ProvisioningToken) {
 		t.Fatal("a secret reached the log")
 	}
-}
-
-// freePort is a loopback port nothing listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

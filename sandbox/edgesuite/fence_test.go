@@ -116,7 +116,7 @@ func TestEdge_BrokerRestartSendsNothingPastTheLease(t *testing.T) {
 		func(o *app.Options) { o.RPCTimeout = time.Second })
 
 	testkit.WaitFor(t, time.Minute, "hosts in flight after a first provisioned one", func() bool {
-		s := re.app.Edge.Stats()
+		s := re.App.Edge.Stats()
 		return s.InFlight > 0 && s.Outcomes[hostflow.Provisioned] > 0
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -126,7 +126,7 @@ func TestEdge_BrokerRestartSendsNothingPastTheLease(t *testing.T) {
 	}
 	testkit.WaitFor(t, 3*time.Minute, "every node provisioned after the broker restart", func() bool {
 		for i := range count {
-			if !re.has(emu(i), hostflow.Provisioned) {
+			if !re.Has(emu(i), hostflow.Provisioned) {
 				return false
 			}
 		}
@@ -143,7 +143,7 @@ func TestEdge_BrokerRestartSendsNothingPastTheLease(t *testing.T) {
 	}
 	lost := 0
 	for i := range count {
-		for _, r := range re.resultsOf(emu(i)) {
+		for _, r := range re.ResultsOf(emu(i)) {
 			if r.Outcome != hostflow.Provisioned {
 				lost++
 			}

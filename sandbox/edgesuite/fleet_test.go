@@ -54,12 +54,12 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 			if faulty[i] {
 				continue
 			}
-			if !re.has(emu(i), hostflow.Provisioned) {
+			if !re.Has(emu(i), hostflow.Provisioned) {
 				return false
 			}
 		}
-		return re.has(emu(idxDuplicate), hostflow.Failed) && re.has(emu(idxConfigFail), hostflow.Failed) &&
-			re.has(emu(idxLocked), hostflow.LockHeld) && re.has(emu(idxGone), hostflow.Failed)
+		return re.Has(emu(idxDuplicate), hostflow.Failed) && re.Has(emu(idxConfigFail), hostflow.Failed) &&
+			re.Has(emu(idxLocked), hostflow.LockHeld) && re.Has(emu(idxGone), hostflow.Failed)
 	})
 
 	rep := labkit.LabReport(t, l)
@@ -75,18 +75,18 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 		// A skip (choria-provisioner's refusal of a queue entry older than two intervals, which a
 		// loaded machine reaches) sends the node nothing; it is queued again by the next sweep.
 		var acted []hostflow.Result
-		for _, r := range re.resultsOf(id) {
+		for _, r := range re.ResultsOf(id) {
 			if r.Outcome != hostflow.Skipped {
 				acted = append(acted, r)
 			}
 		}
 		if len(acted) != 1 {
-			t.Errorf("%s has %d results that acted on it, want 1: %+v", id, len(acted), re.resultsOf(id))
+			t.Errorf("%s has %d results that acted on it, want 1: %+v", id, len(acted), re.ResultsOf(id))
 		}
 	}
 
 	// The silent node never answers discovery, so the edge never queues it.
-	if got := re.resultsOf(emu(idxSilent)); len(got) != 0 {
+	if got := re.ResultsOf(emu(idxSilent)); len(got) != 0 {
 		t.Errorf("silent node has results: %+v", got)
 	}
 	expectError(t, re, emu(idxDuplicate), hostflow.Failed, rpc.ErrResponseCount, "received 2 responses")
@@ -105,9 +105,9 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 
 // expectError checks identity's first result: its outcome, the sentinel it wraps (unless nil)
 // and its text.
-func expectError(t *testing.T, re *runningEdge, identity string, o hostflow.Outcome, sentinel error, text string) {
+func expectError(t *testing.T, re *labkit.Edge, identity string, o hostflow.Outcome, sentinel error, text string) {
 	t.Helper()
-	res := re.resultsOf(identity)
+	res := re.ResultsOf(identity)
 	if len(res) == 0 {
 		t.Errorf("%s: no result", identity)
 		return

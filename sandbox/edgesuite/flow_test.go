@@ -37,11 +37,11 @@ func TestEdge_HelperOutcomes(t *testing.T) {
 	}, nil)
 
 	testkit.WaitFor(t, 2*time.Minute, "every helper outcome", func() bool {
-		return re.has(emu(0), hostflow.Provisioned) && len(re.resultsOf(emu(1))) >= 2 &&
-			re.has(emu(2), hostflow.Shutdown) && re.has(emu(3), hostflow.Failed) &&
-			re.has(emu(4), hostflow.UpgradeSent) && re.has(emu(4), hostflow.Provisioned)
+		return re.Has(emu(0), hostflow.Provisioned) && len(re.ResultsOf(emu(1))) >= 2 &&
+			re.Has(emu(2), hostflow.Shutdown) && re.Has(emu(3), hostflow.Failed) &&
+			re.Has(emu(4), hostflow.UpgradeSent) && re.Has(emu(4), hostflow.Provisioned)
 	})
-	for _, r := range re.resultsOf(emu(1)) {
+	for _, r := range re.ResultsOf(emu(1)) {
 		if r.Outcome != hostflow.Deferred || !strings.Contains(r.Err.Error(), "configuration deferred") {
 			t.Fatalf("deferred node: %s %v", r.Outcome, r.Err)
 		}
@@ -83,12 +83,12 @@ func TestEdge_UnansweredRestartIsConfirmedByRediscovery(t *testing.T) {
 	})
 	re := startEdge(t, l, nil, nil)
 	testkit.WaitFor(t, 2*time.Minute, "all three provisioned", func() bool {
-		return re.has(emu(0), hostflow.Provisioned) && re.has(emu(1), hostflow.Provisioned) && re.has(emu(2), hostflow.Provisioned)
+		return re.Has(emu(0), hostflow.Provisioned) && re.Has(emu(1), hostflow.Provisioned) && re.Has(emu(2), hostflow.Provisioned)
 	})
-	if got := len(re.resultsOf(emu(1))); got != 1 {
-		t.Fatalf("the slow restarter has %d results: %+v", got, re.resultsOf(emu(1)))
+	if got := len(re.ResultsOf(emu(1))); got != 1 {
+		t.Fatalf("the slow restarter has %d results: %+v", got, re.ResultsOf(emu(1)))
 	}
-	if !re.logs.Contains(`msg="host flow ended"`) && !re.logs.Contains("provisioned") {
+	if !re.Logs.Contains(`msg="host flow ended"`) && !re.Logs.Contains("provisioned") {
 		t.Fatal("no log of the confirmation")
 	}
 	rep := labkit.LabReport(t, l)
@@ -110,11 +110,11 @@ func TestEdge_PauseMidBatch(t *testing.T) {
 	})
 	re := startEdge(t, l, nil, func(o *edge.Options) { o.Workers = 16 })
 	testkit.WaitFor(t, time.Minute, "the first nodes provisioned", func() bool {
-		return re.app.Edge.Stats().Outcomes[hostflow.Provisioned] >= 10
+		return re.App.Edge.Stats().Outcomes[hostflow.Provisioned] >= 10
 	})
-	re.app.Edge.Pause()
+	re.App.Edge.Pause()
 	pausedAt := time.Now()
-	testkit.WaitFor(t, time.Minute, "every flow in flight stopped", func() bool { return re.app.Edge.Stats().InFlight == 0 })
+	testkit.WaitFor(t, time.Minute, "every flow in flight stopped", func() bool { return re.App.Edge.Stats().InFlight == 0 })
 	stopped := time.Now()
 
 	// No attempt started after the pause was seen: every action the edge sent after that instant
@@ -131,19 +131,19 @@ func TestEdge_PauseMidBatch(t *testing.T) {
 			t.Errorf("%s was first touched at %s, after the pause at %s", node, at.Format(time.StampMicro), pausedAt.Format(time.StampMicro))
 		}
 	}
-	provisionedWhilePaused := re.app.Edge.Stats().Outcomes[hostflow.Provisioned]
+	provisionedWhilePaused := re.App.Edge.Stats().Outcomes[hostflow.Provisioned]
 	if provisionedWhilePaused >= n {
 		t.Fatalf("pause came too late to test anything: %d of %d provisioned", provisionedWhilePaused, n)
 	}
-	if re.app.Edge.Stats().Outcomes[hostflow.Paused] == 0 {
+	if re.App.Edge.Stats().Outcomes[hostflow.Paused] == 0 {
 		t.Fatal("no flow was stopped by the pause")
 	}
 	_ = stopped
 
-	re.app.Edge.Resume()
+	re.App.Edge.Resume()
 	testkit.WaitFor(t, 2*time.Minute, "every node provisioned after resume", func() bool {
 		for i := range n {
-			if !re.has(emu(i), hostflow.Provisioned) {
+			if !re.Has(emu(i), hostflow.Provisioned) {
 				return false
 			}
 		}
@@ -170,10 +170,10 @@ func TestEdge_LogsHoldNoSecrets(t *testing.T) {
 		c.JWTSigningKey = seed
 	}, nil)
 	testkit.WaitFor(t, time.Minute, "all provisioned", func() bool {
-		return re.app.Edge.Stats().Outcomes[hostflow.Provisioned] >= 5
+		return re.App.Edge.Stats().Outcomes[hostflow.Provisioned] >= 5
 	})
-	re.shutdown(t)
-	logs := re.logs.String()
+	re.Shutdown(t)
+	logs := re.Logs.String()
 	info := l.Info().Regions[region]
 	seedText, err := os.ReadFile(seed)
 	if err != nil {

@@ -53,7 +53,7 @@ func TestEdge_RealNodesWithPKI(t *testing.T) {
 
 	ok := lab.RealIdentity(region, 1)
 	testkit.WaitFor(t, 2*time.Minute, "the allowed real node provisioned and the denied one refused", func() bool {
-		return re.has(ok, hostflow.Provisioned) && re.has(denied, hostflow.Failed)
+		return re.Has(ok, hostflow.Provisioned) && re.Has(denied, hostflow.Failed)
 	})
 	realRestarted(t, l, ok)
 	expectError(t, re, denied, hostflow.Failed, nil, "matches denied certificate pattern")
@@ -81,7 +81,7 @@ func TestEdge_RealNodeWithED25519AndEncryptedKey(t *testing.T) {
 		c.Helper = helper
 	}, nil)
 
-	testkit.WaitFor(t, 2*time.Minute, "the real node provisioned", func() bool { return re.has(id, hostflow.Provisioned) })
+	testkit.WaitFor(t, 2*time.Minute, "the real node provisioned", func() bool { return re.Has(id, hostflow.Provisioned) })
 	realRestarted(t, l, id)
 
 	raw, err := os.ReadFile(filepath.Join(l.Region(region).NodeDir(id), "server.jwt"))
@@ -111,9 +111,9 @@ func TestEdge_RealNodeUpgradedThenProvisioned(t *testing.T) {
 	}, nil, withRealTimeouts)
 
 	testkit.WaitFor(t, 4*time.Minute, "upgrade sent, then the node provisioned on the new version", func() bool {
-		return re.has(id, hostflow.UpgradeSent) && re.has(id, hostflow.Provisioned)
+		return re.Has(id, hostflow.UpgradeSent) && re.Has(id, hostflow.Provisioned)
 	})
-	res := re.resultsOf(id)
+	res := re.ResultsOf(id)
 	last := res[len(res)-1]
 	if last.Outcome != hostflow.Provisioned || last.Version != l.UpgradeVersion() {
 		t.Fatalf("last result %s on version %q, want provisioned on %s (all: %+v)", last.Outcome, last.Version, l.UpgradeVersion(), res)

@@ -135,7 +135,7 @@ func TestBinary_StartupFailuresEndWithTheErrorAndItsRemedy(t *testing.T) {
 		{
 			name: "broker unreachable",
 			start: func(t *testing.T) startupExit {
-				cfg := edgeFile(t, clientConfig(t, fmt.Sprintf("127.0.0.1:%d", freePort(t)), ""), true)
+				cfg := edgeFile(t, clientConfig(t, fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)), ""), true)
 				return runUntilExit(t, []string{"MUSTER_EDGE_BROKER_CONNECT_TIMEOUT=2s"}, "run", "--config", cfg)
 			},
 			says:   "broker",

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,17 +35,6 @@ func buildBinary(t testing.TB) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// freePort reserves a port on 127.0.0.1 and releases it for a child process to bind.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // proc is one member running as a child process.
@@ -82,8 +70,8 @@ func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
 	// A port freed by freePort may be taken by another process before the member binds it:
 	// then the member exits at once and is started again on fresh ports.
 	for try := 1; ; try++ {
-		p.apiURL = fmt.Sprintf("%s://127.0.0.1:%d", c.scheme(), freePort(c.t))
-		p.raft = fmt.Sprintf("127.0.0.1:%d", freePort(c.t))
+		p.apiURL = fmt.Sprintf("%s://127.0.0.1:%d", c.scheme(), testkit.FreePort(c.t))
+		p.raft = fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(c.t))
 		c.launch(p, bootstrap, join)
 		if c.listening(p) || try == 3 {
 			break
