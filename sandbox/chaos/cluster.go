@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit/proxy"
 	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
 
@@ -36,11 +37,11 @@ type ClusterSpec struct {
 // address), and its failpoints directory.
 type Member struct {
 	*coordproc.Member
-	RaftProxy *Proxy
+	RaftProxy *proxy.Proxy
 	// APIProxy is the advertised API address (http.advertise): leaders name it to edges and
 	// members forward through it, so an edge cut off by socket owner stays cut off after the
 	// client follows a leader address.
-	APIProxy *Proxy
+	APIProxy *proxy.Proxy
 	fpDir    string
 }
 
@@ -110,10 +111,10 @@ func (c *Cluster) front(m *coordproc.MemberConfig, fronts map[string]*Member) er
 	f := &Member{fpDir: filepath.Join(c.spec.Dir, m.ID, "failpoints")}
 	fronts[m.ID] = f
 	var err error
-	if f.RaftProxy, err = NewProxy("raft-"+m.ID, m.Raft, c.origin); err != nil {
+	if f.RaftProxy, err = proxy.New(proxy.Options{Name: "raft-" + m.ID, Target: m.Raft, Origin: c.origin}); err != nil {
 		return err
 	}
-	if f.APIProxy, err = NewProxy("api-"+m.ID, strings.TrimPrefix(m.API, "http://"), c.origin); err != nil {
+	if f.APIProxy, err = proxy.New(proxy.Options{Name: "api-" + m.ID, Target: strings.TrimPrefix(m.API, "http://"), Origin: c.origin}); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(f.fpDir, 0o755); err != nil {
@@ -127,7 +128,7 @@ func (c *Cluster) front(m *coordproc.MemberConfig, fronts map[string]*Member) er
 
 // closeProxies closes m's proxies.
 func (m *Member) closeProxies() {
-	for _, p := range []*Proxy{m.RaftProxy, m.APIProxy} {
+	for _, p := range []*proxy.Proxy{m.RaftProxy, m.APIProxy} {
 		if p != nil {
 			_ = p.Close()
 		}

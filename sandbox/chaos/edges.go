@@ -5,7 +5,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,9 +12,10 @@ import (
 
 	"github.com/kballard/go-shellquote"
 
+	"github.com/seed96588659/muster/pkg/testkit/proxy"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/loopback"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
+	"github.com/seed96588659/muster/sandbox/stack/edgeproc"
 )
 
 // EdgeSpec is what every edge shares.
@@ -33,8 +33,8 @@ type EdgeSpec struct {
 type Edge struct {
 	Name    string // its Choria identity, which is also its edge name and its caller id's tail
 	Region  string
-	Proc    *Proc
-	Proxies []*Proxy
+	Proc    *edgeproc.Edge
+	Proxies []*proxy.Proxy
 	Monitor string // http://127.0.0.1:PORT
 	// CallHistory is the file the edge records its calls to the coordinators in (call_history).
 	CallHistory string
@@ -59,18 +59,13 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 	e := &Edge{Name: client.Identity, Region: region, cluster: c}
 	var urls []string
 	for _, m := range c.Members {
-		p, err := NewProxy(fmt.Sprintf("%s->%s", e.Name, m.ID), strings.TrimPrefix(m.API, "http://"), nil)
+		p, err := proxy.New(proxy.Options{Name: fmt.Sprintf("%s->%s", e.Name, m.ID), Target: strings.TrimPrefix(m.API, "http://")})
 		if err != nil {
 			return nil, err
 		}
 		e.Proxies = append(e.Proxies, p)
 		urls = append(urls, "http://"+p.Addr())
 	}
-	port, err := loopback.Port()
-	if err != nil {
-		return nil, err
-	}
-	e.Monitor = "http://127.0.0.1:" + strconv.Itoa(port)
 	e.CallHistory = filepath.Join(spec.Dir, e.Name+".calls.jsonl")
 	sample := filepath.Join(spec.BinDir, edgefile.SampleHelper)
 	file, err := edgefile.Write(l, region, sample)
@@ -78,25 +73,25 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 		return nil, err
 	}
 	info := l.Info().Regions[region]
-	helper := shellquote.Join(sample, "--persistent",
-		"--broker", info.BrokerURL, "--upgrade", l.UpgradeVersion(), "--ca", info.CA, "--ca-key", info.CAKey)
-	e.Proc = &Proc{
-		Name: "edge " + e.Name, Bin: filepath.Join(spec.BinDir, "muster-edge"),
-		LogPath: filepath.Join(spec.Dir, e.Name+".log"),
-		Args: []string{"run", "--config", file,
-			"--choria-config", client.Config, "--choria-identity", client.Identity, "--edge-name", client.Identity,
-			"--coordinators", strings.Join(urls, ","), "--monitor-port", strconv.Itoa(port),
-			"--state-dir", filepath.Join(spec.Dir, e.Name+".state"),
-			"--helper", helper, "--helper-persistent", "--workers", strconv.Itoa(spec.Workers)},
+	e.Proc, err = edgeproc.New(edgeproc.Spec{
+		Bin: filepath.Join(spec.BinDir, "muster-edge"), Config: file,
+		Identity: client.Identity, ChoriaConfig: client.Config, Coordinators: urls, Token: spec.EdgeToken,
+		Helper: shellquote.Join(sample, "--persistent",
+			"--broker", info.BrokerURL, "--upgrade", l.UpgradeVersion(), "--ca", info.CA, "--ca-key", info.CAKey),
+		Workers: spec.Workers, LogPath: filepath.Join(spec.Dir, e.Name+".log"),
+		Args: []string{"--state-dir", filepath.Join(spec.Dir, e.Name+".state")},
 		Env: []string{
-			"MUSTER_EDGE_COORDINATOR_TOKEN=" + spec.EdgeToken,
 			"MUSTER_EDGE_FEATURES_PKI=true",
 			"MUSTER_EDGE_LEASE_MARGIN=" + spec.LeaseMargin.String(),
 			"MUSTER_EDGE_BATCH_SIZE=" + strconv.Itoa(spec.BatchSize),
 			"MUSTER_EDGE_CALL_HISTORY=" + e.CallHistory,
 			"MCOLLECTIVE_CERTNAME=" + client.Identity,
 		},
+	})
+	if err != nil {
+		return nil, err
 	}
+	e.Monitor = e.Proc.Monitor
 	return e, nil
 }
 
@@ -106,20 +101,9 @@ func (e *Edge) Start(ctx context.Context) error {
 		return err
 	}
 	e.cluster.Track(e.Name, e.Proc.PID())
-	hc := &http.Client{Timeout: 2 * time.Second}
-	return waitFor(ctx, "edge "+e.Name+" ready", 90*time.Second, func() (bool, string) {
-		select {
-		case <-e.Proc.Exited():
-			return false, fmt.Sprintf("exited: %v (see %s)", e.Proc.ExitErr(), e.Proc.LogPath)
-		default:
-		}
-		resp, err := hc.Get(e.Monitor + "/readyz")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	return e.Proc.WaitReady(ctx)
 }
 
 // Partition cuts the edge from every coordinator member: its own proxies (the configured

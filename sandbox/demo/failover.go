@@ -85,7 +85,7 @@ func (r *runner) pauseStep(ctx context.Context, paused bool, call func(context.C
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for _, e := range r.edges {
-		s := &scraper{url: e.monitor + "/metrics", client: client}
+		s := &scraper{url: e.Monitor + "/metrics", client: client}
 		for {
 			snap, err := s.scrape(cctx)
 			if err == nil && snap.Paused == paused {
@@ -94,8 +94,8 @@ func (r *runner) pauseStep(ctx context.Context, paused bool, call func(context.C
 			select {
 			case <-cctx.Done():
 				return fmt.Errorf("edge %s did not learn the %s within %v (last error: %v)", e.region, what, failoverTimeout, err)
-			case <-e.exited:
-				return fmt.Errorf("edge %s exited: %v (log: %s)", e.region, e.waitErr, logTail(e.logPath))
+			case <-e.Exited():
+				return fmt.Errorf("edge %s exited: %v (log: %s)", e.region, e.ExitErr(), logTail(e.LogPath))
 			case <-tick.C:
 			}
 		}

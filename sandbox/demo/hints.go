@@ -45,7 +45,7 @@ func (r *runner) hints() {
 		}
 	}
 	for _, e := range r.edges {
-		r.say("   curl -s %s/metrics | grep -E '^(choria_provisioner|muster_edge)_'    # the %s edge", e.monitor, e.region)
+		r.say("   curl -s %s/metrics | grep -E '^(choria_provisioner|muster_edge)_'    # the %s edge", e.Monitor, e.region)
 	}
 	r.say("   tail -f %s", filepath.Join(o.Dir, EdgeLogName(o.Regions[0])))
 	r.say("   %s report --dir %s | less", cmd, filepath.Join(o.Dir, LabDirName))
@@ -95,7 +95,7 @@ func (r *runner) watch(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case e := <-exited:
-			return fmt.Errorf("edge %s exited while idle: %v (log: %s)", e.region, e.waitErr, logTail(e.logPath))
+			return fmt.Errorf("edge %s exited while idle: %v (log: %s)", e.region, e.ExitErr(), logTail(e.LogPath))
 		case <-tick.C:
 		}
 	}

@@ -245,14 +245,14 @@ func (r *runner) startEdges(ctx context.Context, sec secrets) error {
 		}
 		r.edges = append(r.edges, e)
 		r.res.Started = append(r.res.Started, e.PID())
-		r.res.MonitorURLs[region] = e.monitor
+		r.res.MonitorURLs[region] = e.Monitor
 	}
 	for _, e := range r.edges {
 		readyCtx, cancel := context.WithTimeout(ctx, edgeReadyTimeout)
-		err := e.waitReady(readyCtx)
+		err := e.WaitReady(readyCtx)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("edge %s: %w (log: %s)", e.region, err, logTail(e.logPath))
+			return fmt.Errorf("edge %s: %w (log: %s)", e.region, err, logTail(e.LogPath))
 		}
 	}
 	return nil
@@ -300,7 +300,7 @@ func (r *runner) follow(ctx context.Context, start time.Time) (Summary, error) {
 	scrapers := map[string]*scraper{}
 	for i, region := range r.o.Regions {
 		sizes = append(sizes, regionSize{name: region, nodes: len(r.plans[region].nodes)})
-		scrapers[region] = &scraper{url: r.edges[i].monitor + "/metrics", client: &http.Client{Timeout: 2 * time.Second}}
+		scrapers[region] = &scraper{url: r.edges[i].Monitor + "/metrics", client: &http.Client{Timeout: 2 * time.Second}}
 	}
 	disp := newDisplay(r.o.Out, r.o.TTY, sizes, start)
 	deadline := time.NewTimer(r.o.Timeout)
@@ -320,7 +320,7 @@ func (r *runner) follow(ctx context.Context, start time.Time) (Summary, error) {
 		case <-ctx.Done():
 			return finish(false), fmt.Errorf("interrupted before done: %w", context.Cause(ctx))
 		case e := <-exited:
-			return finish(false), fmt.Errorf("edge %s exited: %v (log: %s)", e.region, e.waitErr, logTail(e.logPath))
+			return finish(false), fmt.Errorf("edge %s exited: %v (log: %s)", e.region, e.ExitErr(), logTail(e.LogPath))
 		case <-deadline.C:
 			return finish(false), nil
 		case <-tick.C:
@@ -385,7 +385,7 @@ func (r *runner) anyEdgeExited() <-chan *edgeProc {
 	ch := make(chan *edgeProc, len(r.edges))
 	for _, e := range r.edges {
 		go func() {
-			<-e.exited
+			<-e.Exited()
 			ch <- e
 		}()
 	}
@@ -400,7 +400,7 @@ func (r *runner) stop() error {
 		r.say("== stopping")
 	}
 	for _, e := range r.edges {
-		if err := e.stop(); err != nil {
+		if err := e.Stop(e.grace); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/sandbox/internal/childproc"
 	"github.com/seed96588659/muster/sandbox/internal/loopback"
 )
 
@@ -209,8 +210,11 @@ func (c *Cluster) newMember(cfg *MemberConfig, join string) *Member {
 	return &Member{
 		ID: cfg.ID, API: cfg.API, Raft: cfg.Raft, DataDir: cfg.DataDir,
 		LogPath: filepath.Join(s.Dir, cfg.ID+".log"),
-		bin:     s.Bin, args: args, env: append(s.Auth.env(), cfg.Env...),
-		group: s.ProcessGroup, timeout: s.StartTimeout, grace: s.StopGrace, onStart: s.OnStart,
+		proc: &childproc.Proc{
+			Name: "member " + cfg.ID, Bin: s.Bin, Args: args, Env: append(s.Auth.env(), cfg.Env...),
+			LogPath: filepath.Join(s.Dir, cfg.ID+".log"), Group: s.ProcessGroup,
+		},
+		timeout: s.StartTimeout, grace: s.StopGrace, onStart: s.OnStart,
 	}
 }
 

@@ -2,9 +2,9 @@
 
 //go:build !linux
 
-package coordproc
+package childproc
 
 import "syscall"
 
-// procAttr gives a member its own process group with group (no parent-death signal off Linux).
+// procAttr gives a child its own process group with group (no parent-death signal off Linux).
 func procAttr(group bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: group} }
