@@ -4,9 +4,6 @@ package helper_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -21,11 +18,7 @@ import (
 // certificatePEM is a self-signed certificate with common name cn and DNS names dns.
 func certificatePEM(t testing.TB, cn string, dns ...string) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: testkit.SelfSigned(t, key, cn, dns...).Raw}))
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: testkit.SelfSigned(t, testkit.NewKey(t), cn, dns...).Raw}))
 }
 
 // TestRunners_ACertificateNotNamingTheNodeIsRefused: whatever the runner, an answer whose

@@ -3,29 +3,19 @@
 package keys
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // csrPEM is a real CSR for cn with dns names, as a node's csr reply carries it.
 func csrPEM(t testing.TB, cn string, dns ...string) string {
 	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn}, DNSNames: dns}, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+	_, csr := testkit.CSR(t, cn, dns...)
+	return csr
 }
 
 func TestDenyList_ValidateCSR(t *testing.T) {

@@ -31,7 +31,7 @@ type CA struct {
 // NewCA makes a CA named name.
 func NewCA(t testing.TB, name string) *CA {
 	t.Helper()
-	key := newKey(t)
+	key := NewKey(t)
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t), Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
@@ -57,7 +57,7 @@ func (ca *CA) Issue(t testing.TB, cn string, usage ...x509.ExtKeyUsage) tls.Cert
 
 func (ca *CA) issue(t testing.TB, cn string, dnsNames []string, usage ...x509.ExtKeyUsage) tls.Certificate {
 	t.Helper()
-	key := newKey(t)
+	key := NewKey(t)
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
@@ -159,7 +159,8 @@ func marshalEC(t testing.TB, key *ecdsa.PrivateKey) []byte {
 	return der
 }
 
-func newKey(t testing.TB) *ecdsa.PrivateKey {
+// NewKey is a fresh P-256 key, a node's or a caller's.
+func NewKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -176,4 +177,16 @@ func serial(t testing.TB) *big.Int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// CSR is a certificate request for cn (and dns) as a node's csr reply carries it, in PEM, with
+// the node's new key.
+func CSR(t testing.TB, cn string, dns ...string) (*ecdsa.PrivateKey, string) {
+	t.Helper()
+	key := NewKey(t)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn}, DNSNames: dns}, key)
+	if err != nil {
+		t.Fatalf("certificate request %s: %v", cn, err)
+	}
+	return key, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
 }

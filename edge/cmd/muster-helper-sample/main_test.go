@@ -4,11 +4,7 @@ package main_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -137,7 +133,7 @@ func TestSample_SignsTheNodesCSR(t *testing.T) {
 	caCert, caFile, keyFile := ca.Cert(), ca.WriteCA(t, dir), ca.WriteKey(t, dir)
 	for mode, r := range runners(t, flags+" --ca "+caFile+" --ca-key "+keyFile) {
 		t.Run(mode, func(t *testing.T) {
-			nodeKey, csrPEM := newCSR(t, "n1.example.net")
+			nodeKey, csrPEM := testkit.CSR(t, "n1.example.net")
 			ssldir := filepath.Join(dir, "node", "ssl")
 			res, err := r.Run(context.Background(), &helper.Request{Identity: "n1.example.net", CSR: &rpc.CSR{CSR: csrPEM, SSLDir: ssldir}})
 			if err != nil {
@@ -169,7 +165,7 @@ func TestSample_SignsTheNodesCSR(t *testing.T) {
 			}
 
 			// a CSR for another identity is refused
-			_, other := newCSR(t, "intruder.example.net")
+			_, other := testkit.CSR(t, "intruder.example.net")
 			if _, err := r.Run(context.Background(), &helper.Request{Identity: "n1.example.net", CSR: &rpc.CSR{CSR: other, SSLDir: ssldir}}); err == nil {
 				t.Fatal("signed a CSR for another identity")
 			}
@@ -187,17 +183,4 @@ func TestSample_RefusesBadFlags(t *testing.T) {
 			t.Errorf("%q: %v, want ErrExit", args, err)
 		}
 	}
-}
-
-func newCSR(t *testing.T, cn string) (*ecdsa.PrivateKey, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
 }
