@@ -5,8 +5,8 @@
 // a filter picks. It depends on the standard library only, so the coordinator's in-process
 // tests, the sandbox suites and the chaos runner all use it.
 //
-// A one-way delay with jitter per link, for the multi-datacenter work, belongs in Options: each
-// direction's copy would hold what it reads for the delay before writing it on.
+// A link may also have a one-way delay with jitter (Options.Latency, by who opened the
+// connection), so one loopback models datacenters tens of milliseconds apart.
 package proxy
 
 import (
@@ -32,6 +32,12 @@ type Options struct {
 	Origin func(remote *net.TCPAddr) string
 	// DialTimeout bounds the dial of the target for each connection; 2s when 0.
 	DialTimeout time.Duration
+	// Latency, when not nil, is the one-way delay of a connection by its origin (as Origin named
+	// it, "" when unknown), applied to both directions: a round trip through the proxy takes
+	// twice it. Nil forwards at once.
+	Latency func(origin string) Latency
+	// Jitter draws a duration in [0, max] for Latency's jitter; nil draws none.
+	Jitter func(max time.Duration) time.Duration
 }
 
 // Proxy is a TCP forwarder on 127.0.0.1 in front of one address. A partition closes its
@@ -55,6 +61,9 @@ type Proxy struct {
 type conn struct {
 	client, server net.Conn
 	origin         string // "" while the owner lookup has not found who opened it
+	// ended is closed with the connection: a delayed copy stops holding bytes for it.
+	ended   chan struct{}
+	endOnce sync.Once
 }
 
 // New listens on a free loopback port and forwards every connection to o.Target.
@@ -95,7 +104,7 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		pc := &conn{client: c}
+		pc := &conn{client: c, ended: make(chan struct{})}
 		p.resolve(pc)
 		p.mu.Lock()
 		target := p.target
@@ -141,8 +150,20 @@ func (p *Proxy) serve(pc *conn, target string) {
 		return
 	}
 	done := make(chan struct{}, 2)
+	var lat Latency
+	if p.opts.Latency != nil {
+		lat = p.opts.Latency(pc.origin)
+	}
+	jitter := p.opts.Jitter
+	if jitter == nil {
+		jitter = func(time.Duration) time.Duration { return 0 }
+	}
 	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+		if lat == (Latency{}) {
+			_, _ = io.Copy(dst, src)
+		} else {
+			delayedCopy(dst, src, lat, jitter, pc.ended)
+		}
 		done <- struct{}{}
 	}
 	go pipe(s, pc.client)
@@ -197,6 +218,7 @@ func (p *Proxy) takeLocked(pick func(*conn) bool) []*conn {
 }
 
 func (c *conn) close() {
+	c.endOnce.Do(func() { close(c.ended) })
 	c.client.Close()
 	if c.server != nil {
 		c.server.Close()

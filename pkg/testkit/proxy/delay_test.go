@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"testing"
+	"time"
+)
+
+// A link with a one-way latency holds each direction for it: a round trip through the proxy
+// takes at least twice the latency, and with jitter the bytes still arrive in the order sent.
+func TestProxy_LatencyDelaysBothDirectionsAndKeepsOrder(t *testing.T) {
+	const oneWay = 40 * time.Millisecond
+	p, err := New(Options{
+		Name: "wan", Target: echoServer(t),
+		Latency: func(string) Latency { return Latency{Base: oneWay, Jitter: 10 * time.Millisecond} },
+		Jitter:  func(max time.Duration) time.Duration { return rand.N(max + 1) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	start := time.Now()
+	if got, err := roundTrip(c, "ping"); err != nil || got != "ping\n" {
+		t.Fatalf("round trip: %q %v", got, err)
+	}
+	if took := time.Since(start); took < 2*oneWay {
+		t.Fatalf("a round trip took %v through a link of %v each way", took, oneWay)
+	}
+
+	// Many small writes, each a chunk of its own with its own jitter, come back in order.
+	const lines = 200
+	go func() {
+		for i := range lines {
+			_, _ = fmt.Fprintf(c, "%d\n", i)
+		}
+	}()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	r := bufio.NewReader(c)
+	for i := range lines {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if line != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("line %d came back as %q: reordered", i, line)
+		}
+	}
+}
+
+// A connection whose origin has no latency is forwarded at once, beside delayed ones.
+func TestProxy_LatencyIsPerOrigin(t *testing.T) {
+	p, err := New(Options{
+		Name: "wan", Target: echoServer(t),
+		Origin: func(*net.TCPAddr) string { return "near" },
+		Latency: func(origin string) Latency {
+			if origin == "near" {
+				return Latency{}
+			}
+			return Latency{Base: time.Hour}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got, err := roundTrip(c, "near"); err != nil || got != "near\n" {
+		t.Fatalf("round trip from a near origin: %q %v", got, err)
+	}
+}
+
+// A partition drops what a slow link still holds: closing the proxy does not wait out the delay.
+func TestProxy_APartitionDropsWhatTheLinkHolds(t *testing.T) {
+	p, err := New(Options{Name: "slow", Target: echoServer(t), Latency: func(string) Latency { return Latency{Base: time.Hour} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := fmt.Fprintln(c, "held"); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close waited for bytes a link of an hour still held")
+	}
+}
