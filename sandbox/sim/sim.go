@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime/debug"
 	"time"
+
+	"github.com/seed96588659/muster/sandbox/stack/wan"
 )
 
 // Options choose one run of the simulator.
@@ -93,7 +95,7 @@ func Run(opts Options) (Result, error) {
 		opts.Duration = DefaultDuration
 	}
 	if opts.Profile == "" {
-		opts.Profile = ProfileLAN
+		opts.Profile = wan.LAN
 	}
 	dir := opts.Dir
 	if dir == "" {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/seed96588659/muster/sandbox/stack/wan"
 )
 
 // Summary is what a sweep over many seeds found.
@@ -85,7 +87,7 @@ func (s *Stats) add(o Stats) {
 
 // Replay is the command that runs one seed again with its whole trace.
 func Replay(seed uint64, profile Profile) string {
-	if profile == "" || profile == ProfileLAN {
+	if profile == "" || profile == wan.LAN {
 		return fmt.Sprintf("cd sandbox && go run ./cmd/muster-sim --seed %d --trace", seed)
 	}
 	return fmt.Sprintf("cd sandbox && go run ./cmd/muster-sim --seed %d --profile %s --trace", seed, profile)
