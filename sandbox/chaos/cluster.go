@@ -5,10 +5,12 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit/proxy"
 	"github.com/seed96588659/muster/sandbox/stack/coordproc"
+	"github.com/seed96588659/muster/sandbox/stack/wan"
 )
 
 // ClusterSpec is how the coordinator members run.
@@ -30,6 +33,9 @@ type ClusterSpec struct {
 	ReprovisionAfter time.Duration
 	EdgeToken        string
 	AdminToken       string
+	// Profile places the members (and, through Place, the edges) in datacenters: the proxies
+	// hold each link for half its round trip (sandbox/stack/wan); lan adds nothing.
+	Profile wan.Profile
 }
 
 // Member is one coordinator process (its API on a fixed port, restarted with the same flags)
@@ -52,14 +58,15 @@ type Cluster struct {
 	Members []*Member
 	admin   *api.Client
 
-	mu   sync.Mutex
-	pids map[string]int
+	mu    sync.Mutex
+	pids  map[string]int
+	sites map[string]int // where each member and edge runs, by name (Place)
 }
 
 // StartCluster starts the first member with --bootstrap, waits for it to lead, starts the
 // others with --join, and waits for a leader of all of them.
 func StartCluster(ctx context.Context, spec ClusterSpec) (*Cluster, error) {
-	c := &Cluster{spec: spec, pids: map[string]int{}}
+	c := &Cluster{spec: spec, pids: map[string]int{}, sites: map[string]int{}}
 	fronts := map[string]*Member{} // each member's proxies and failpoints, from its last try
 	closeFronts := func() {
 		for _, f := range fronts {
@@ -110,11 +117,13 @@ func (c *Cluster) front(m *coordproc.MemberConfig, fronts map[string]*Member) er
 	}
 	f := &Member{fpDir: filepath.Join(c.spec.Dir, m.ID, "failpoints")}
 	fronts[m.ID] = f
+	site := c.spec.Profile.MemberSite(memberIndex(m.ID))
+	c.Place(m.ID, site)
 	var err error
-	if f.RaftProxy, err = proxy.New(proxy.Options{Name: "raft-" + m.ID, Target: m.Raft, Origin: c.origin}); err != nil {
+	if f.RaftProxy, err = proxy.New(proxy.Options{Name: "raft-" + m.ID, Target: m.Raft, Origin: c.origin, Latency: c.latencyTo(site), Jitter: jitter}); err != nil {
 		return err
 	}
-	if f.APIProxy, err = proxy.New(proxy.Options{Name: "api-" + m.ID, Target: strings.TrimPrefix(m.API, "http://"), Origin: c.origin}); err != nil {
+	if f.APIProxy, err = proxy.New(proxy.Options{Name: "api-" + m.ID, Target: strings.TrimPrefix(m.API, "http://"), Origin: c.origin, Latency: c.latencyTo(site), Jitter: jitter}); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(f.fpDir, 0o755); err != nil {
@@ -141,6 +150,45 @@ func (c *Cluster) Track(name string, pid int) {
 	c.mu.Lock()
 	c.pids[name] = pid
 	c.mu.Unlock()
+}
+
+// Place records where the member or edge name runs, for the latency of its links.
+func (c *Cluster) Place(name string, site int) {
+	c.mu.Lock()
+	c.sites[name] = site
+	c.mu.Unlock()
+}
+
+// latencyTo is the one-way latency of a link into site, by who opened it: half the round trip
+// between their places, with up to 5% more as jitter; none from a process it does not know
+// (the runner's own checks).
+func (c *Cluster) latencyTo(site int) func(origin string) proxy.Latency {
+	return func(origin string) proxy.Latency {
+		c.mu.Lock()
+		from, ok := c.sites[origin]
+		c.mu.Unlock()
+		if !ok {
+			return proxy.Latency{}
+		}
+		return oneWay(c.spec.Profile.RoundTrip(from, site))
+	}
+}
+
+// oneWay is the latency of one direction of a link with round trip rtt.
+func oneWay(rtt time.Duration) proxy.Latency {
+	return proxy.Latency{Base: rtt / 2, Jitter: rtt / 20}
+}
+
+// jitter draws a link's jitter; it is the network's, not the seed's, so it is not replayed.
+func jitter(max time.Duration) time.Duration { return rand.N(max + 1) }
+
+// memberIndex is the index of member id (c1 is 0), as coordproc names them.
+func memberIndex(id string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "c"))
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n - 1
 }
 
 // CutOff blocks, at every member's advertised API, the connections name's process opens (one

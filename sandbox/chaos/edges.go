@@ -45,8 +45,9 @@ type Edge struct {
 // Caller is the caller id nodes record for the edge.
 func (e *Edge) Caller() string { return "choria=" + e.Name }
 
-// NewEdge prepares (does not start) edge n of region with proxies to every member.
-func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge, error) {
+// NewEdge prepares (does not start) edge n of region, running at site, with proxies to every
+// member that hold each link for half the round trip between their places.
+func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n, site int) (*Edge, error) {
 	r := l.Region(region)
 	if r == nil {
 		return nil, fmt.Errorf("edge: no region %s in the lab", region)
@@ -57,9 +58,12 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n int) (*Edge
 	}
 	client := clients[n-1]
 	e := &Edge{Name: client.Identity, Region: region, cluster: c}
+	c.Place(e.Name, site)
 	var urls []string
 	for _, m := range c.Members {
-		p, err := proxy.New(proxy.Options{Name: fmt.Sprintf("%s->%s", e.Name, m.ID), Target: strings.TrimPrefix(m.API, "http://")})
+		lat := oneWay(c.spec.Profile.RoundTrip(site, c.spec.Profile.MemberSite(memberIndex(m.ID))))
+		p, err := proxy.New(proxy.Options{Name: fmt.Sprintf("%s->%s", e.Name, m.ID), Target: strings.TrimPrefix(m.API, "http://"),
+			Latency: func(string) proxy.Latency { return lat }, Jitter: jitter})
 		if err != nil {
 			return nil, err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
+	"github.com/seed96588659/muster/sandbox/stack/wan"
 )
 
 // Options configure a chaos run; start from DefaultOptions.
@@ -59,6 +60,9 @@ type Options struct {
 	LeaseTTL, LeaseGrace, MaxWait, LeaseMargin time.Duration
 	// KeepGoing runs the remaining rounds after one failed its checks (the run still fails).
 	KeepGoing bool
+	// Profile places the members and edges in datacenters (sandbox/stack/wan): lan (default),
+	// 3dc or far-region; the proxies between them add the round trips.
+	Profile wan.Profile
 	// RoundTimeout bounds one round; default 2 minutes (a round takes seconds when nothing is stuck).
 	RoundTimeout time.Duration
 	// Out receives progress lines and the summary table; the default discards them.
@@ -70,7 +74,7 @@ type Options struct {
 // DefaultOptions returns the options every run starts from; Dir and Rounds have no default.
 func DefaultOptions() Options {
 	return Options{
-		Regions: []string{"eu", "us"}, Emulated: 300, Kinds: AllKinds,
+		Regions: []string{"eu", "us"}, Emulated: 300, Kinds: AllKinds, Profile: wan.LAN,
 		ReprovisionAfter: 4 * time.Second,
 		LeaseTTL:         6 * time.Second, LeaseGrace: time.Second, MaxWait: 2 * time.Second, LeaseMargin: time.Second,
 		RoundTimeout: 2 * time.Minute, Out: io.Discard, Logger: slog.New(slog.DiscardHandler),
@@ -97,6 +101,9 @@ func (o Options) Validate() error {
 	case o.MaxWait <= 0 || o.MaxWait > o.LeaseTTL/3:
 		// The coordinators refuse a long poll that leaves an edge less than 2/3 of its lease.
 		return fmt.Errorf("chaos: MaxWait is %s, want a positive duration of at most a third of LeaseTTL (%s)", o.MaxWait, o.LeaseTTL/3)
+	case o.Profile != wan.LAN && o.Profile != wan.ThreeDC && o.Profile != wan.FarRegion:
+		_, err := wan.Parse(string(o.Profile))
+		return fmt.Errorf("chaos: %w", err)
 	case o.Out == nil || o.Logger == nil:
 		return errors.New("chaos: Out and Logger are required (io.Discard, slog.DiscardHandler)")
 	}
@@ -244,7 +251,7 @@ func (r *Runner) start(ctx context.Context) error {
 	r.cluster, err = StartCluster(ctx, ClusterSpec{
 		Bin: filepath.Join(binDir, "muster-coordinator"), Dir: filepath.Join(o.Dir, "coordinators"), Members: 3,
 		LeaseTTL: o.LeaseTTL, LeaseGrace: o.LeaseGrace, MaxWait: o.MaxWait, ReprovisionAfter: o.ReprovisionAfter,
-		EdgeToken: edgeToken, AdminToken: adminToken,
+		EdgeToken: edgeToken, AdminToken: adminToken, Profile: o.Profile,
 	})
 	if err != nil {
 		return err
@@ -271,7 +278,7 @@ func (r *Runner) start(ctx context.Context) error {
 			n = 2
 		}
 		for k := 1; k <= n; k++ {
-			e, err := NewEdge(spec, l, r.cluster, reg, k)
+			e, err := NewEdge(spec, l, r.cluster, reg, k, o.Profile.EdgeSite(len(r.edges)))
 			if err != nil {
 				return err
 			}
@@ -291,8 +298,8 @@ func (r *Runner) start(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	r.printf("up in %s: lab %v (%d real + %d emulated per region), 3 coordinators, %d edges\n",
-		time.Since(t).Round(time.Millisecond), o.Regions, o.Real, o.Emulated, len(r.edges))
+	r.printf("up in %s: lab %v (%d real + %d emulated per region), 3 coordinators, %d edges, profile %s\n",
+		time.Since(t).Round(time.Millisecond), o.Regions, o.Real, o.Emulated, len(r.edges), o.Profile)
 	return nil
 }
 

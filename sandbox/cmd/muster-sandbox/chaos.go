@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seed96588659/muster/sandbox/chaos"
+	"github.com/seed96588659/muster/sandbox/stack/wan"
 )
 
 type chaosFlags struct {
@@ -29,6 +30,7 @@ type chaosFlags struct {
 	binDir   string
 	ttl      time.Duration
 	round    time.Duration
+	profile  string
 }
 
 func newChaosCommand() *cobra.Command {
@@ -53,6 +55,7 @@ func newChaosCommand() *cobra.Command {
 	fl.StringVar(&f.binDir, "bin-dir", "", "prebuilt muster-coordinator (-tags muster_failpoints), muster-edge, muster-helper-sample")
 	fl.DurationVar(&f.ttl, "lease-ttl", 6*time.Second, "lease TTL of coordinators and edges")
 	fl.DurationVar(&f.round, "round-timeout", 2*time.Minute, "longest a round may take to provision every node")
+	fl.StringVar(&f.profile, "profile", "lan", "where members and edges run: lan, 3dc (members 20/40/80 ms apart, each edge next to one) or far-region (one edge 150 ms from every member)")
 	return cmd
 }
 
@@ -60,6 +63,10 @@ func runChaos(ctx context.Context, f *chaosFlags) error {
 	kinds, err := chaos.ParseKinds(f.faults)
 	if err != nil {
 		return fmt.Errorf("flag --faults: %w", err)
+	}
+	profile, err := wan.Parse(f.profile)
+	if err != nil {
+		return fmt.Errorf("flag --profile: %w", err)
 	}
 	dir := f.dir
 	if dir == "" {
@@ -83,7 +90,7 @@ func runChaos(ctx context.Context, f *chaosFlags) error {
 	defer logf.Close()
 	o := chaos.DefaultOptions()
 	o.Dir, o.Rounds, o.Seed, o.Emulated, o.Real, o.NodeBinary = dir, f.rounds, f.seed, f.emulated, f.real, self
-	o.BinDir, o.KeepGoing, o.RoundTimeout, o.Out = f.binDir, f.goOn, f.round, os.Stdout
+	o.BinDir, o.KeepGoing, o.RoundTimeout, o.Out, o.Profile = f.binDir, f.goOn, f.round, os.Stdout, profile
 	// The long poll is a third of the lease, the most the coordinators allow.
 	o.LeaseTTL, o.MaxWait = f.ttl, f.ttl/3
 	if len(kinds) > 0 {
