@@ -254,6 +254,28 @@ func (c *Cluster) Isolate(m *Member) {
 	}
 }
 
+// CutDC cuts the datacenter of m from the rest: inside names m and the processes next to it.
+// m's proxies refuse what anyone outside opened (the runner's own reads, whose owner is not a
+// member or edge, still pass its API), and the other members' proxies refuse what the inside
+// opened; a Raft connection of unknown owner is cut, as Isolate does.
+func (c *Cluster) CutDC(m *Member, inside map[string]bool) {
+	known := func(origin string) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.sites[origin]
+		return ok
+	}
+	for _, o := range c.Members {
+		if o == m {
+			o.RaftProxy.Partition()
+			o.APIProxy.Block(func(origin string) bool { return known(origin) && !inside[origin] })
+			continue
+		}
+		o.RaftProxy.Block(func(origin string) bool { return inside[origin] || origin == "" })
+		o.APIProxy.Block(func(origin string) bool { return inside[origin] })
+	}
+}
+
 // HealRaft lifts every Raft partition.
 func (c *Cluster) HealRaft() {
 	for _, m := range c.Members {

@@ -119,6 +119,24 @@ func (e *Edge) Partition() {
 	e.cluster.CutOff(e.Name)
 }
 
+// CutOutside cuts the edge from every member but m (a datacenter cut off with m).
+func (e *Edge) CutOutside(m *Member) {
+	for i, p := range e.Proxies {
+		if e.cluster.Members[i] != m {
+			p.Partition()
+		}
+	}
+}
+
+// CutFrom cuts the edge from member m only (m's datacenter is cut off from the edge's).
+func (e *Edge) CutFrom(m *Member) {
+	for i, p := range e.Proxies {
+		if e.cluster.Members[i] == m {
+			p.Partition()
+		}
+	}
+}
+
 // Heal reconnects the edge to the coordinators.
 func (e *Edge) Heal() {
 	for _, p := range e.Proxies {
