@@ -15,20 +15,10 @@ import (
 // takes at least twice the latency, and with jitter the bytes still arrive in the order sent.
 func TestProxy_LatencyDelaysBothDirectionsAndKeepsOrder(t *testing.T) {
 	const oneWay = 40 * time.Millisecond
-	p, err := New(Options{
-		Name: "wan", Target: echoServer(t),
+	_, c := dialed(t, Options{
 		Latency: func(string) Latency { return Latency{Base: oneWay, Jitter: 10 * time.Millisecond} },
 		Jitter:  func(max time.Duration) time.Duration { return rand.N(max + 1) },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 
 	start := time.Now()
 	if got, err := roundTrip(c, "ping"); err != nil || got != "ping\n" {
@@ -60,8 +50,7 @@ func TestProxy_LatencyDelaysBothDirectionsAndKeepsOrder(t *testing.T) {
 
 // A connection whose origin has no latency is forwarded at once, beside delayed ones.
 func TestProxy_LatencyIsPerOrigin(t *testing.T) {
-	p, err := New(Options{
-		Name: "wan", Target: echoServer(t),
+	_, c := dialed(t, Options{
 		Origin: func(*net.TCPAddr) string { return "near" },
 		Latency: func(origin string) Latency {
 			if origin == "near" {
@@ -70,15 +59,6 @@ func TestProxy_LatencyIsPerOrigin(t *testing.T) {
 			return Latency{Base: time.Hour}
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	if got, err := roundTrip(c, "near"); err != nil || got != "near\n" {
 		t.Fatalf("round trip from a near origin: %q %v", got, err)
 	}
@@ -86,15 +66,7 @@ func TestProxy_LatencyIsPerOrigin(t *testing.T) {
 
 // A partition drops what a slow link still holds: closing the proxy does not wait out the delay.
 func TestProxy_APartitionDropsWhatTheLinkHolds(t *testing.T) {
-	p, err := New(Options{Name: "slow", Target: echoServer(t), Latency: func(string) Latency { return Latency{Base: time.Hour} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	p, c := dialed(t, Options{Latency: func(string) Latency { return Latency{Base: time.Hour} }})
 	if _, err := fmt.Fprintln(c, "held"); err != nil {
 		t.Fatal(err)
 	}
@@ -108,4 +80,21 @@ func TestProxy_APartitionDropsWhatTheLinkHolds(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close waited for bytes a link of an hour still held")
 	}
+}
+
+// dialed is a connection through a proxy with o in front of an echo server.
+func dialed(t *testing.T, o Options) (*Proxy, net.Conn) {
+	t.Helper()
+	o.Name, o.Target = "wan", echoServer(t)
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return p, c
 }

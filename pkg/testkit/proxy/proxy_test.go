@@ -161,16 +161,7 @@ func TestProxy_BlockCutsAConnectionWhoseOriginWasUnknownAtAccept(t *testing.T) {
 // through it that has carried a round trip; both are closed with the test.
 func connected(t *testing.T, origin func(*net.TCPAddr) string) (*Proxy, net.Conn) {
 	t.Helper()
-	p, err := New(Options{Name: "test", Target: echoServer(t), Origin: origin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	p, c := dialed(t, Options{Origin: origin})
 	if got, err := roundTrip(c, "up"); err != nil || got != "up\n" {
 		t.Fatalf("through the proxy: %q %v", got, err)
 	}
