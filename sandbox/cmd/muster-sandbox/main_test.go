@@ -88,7 +88,7 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 	}
 	dir := filepath.Join(tmp, "lab")
 	var stdout, stderr bytes.Buffer
-	example, err := filepath.Abs("../../faults/testdata/example.yaml")
+	example, err := filepath.Abs("../../fleet/faults/testdata/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
