@@ -53,6 +53,11 @@ func applyExpire(t *txn, c *Expire) (any, error) {
 				return nil, storageError{err}
 			}
 		}
+		if readProtocol(t.meta) >= fenceLockProtocol {
+			if err := lockFenced(t, ls, c.Policy); err != nil {
+				return nil, storageError{err}
+			}
+		}
 		if err := t.unfence(ls); err != nil {
 			return nil, storageError{err}
 		}
@@ -73,4 +78,25 @@ const expiredReason = "lease expired"
 // than a result it reported: only the expiry leaves the lease's late facts to be recorded.
 func byExpiry(tr Transition) bool {
 	return tr.From == api.StateLeased && strings.HasPrefix(tr.Reason, expiredReason)
+}
+
+// lockFenced gives each node an ending lease still fences the lock window of that lease's edge
+// from the lease's end (fenceLockProtocol), unless a later window is already recorded.
+func lockFenced(t *txn, ls *Lease, p Policy) error {
+	until := ls.ExpiresAt.Add(p.LockWindow)
+	for _, id := range ls.Fenced {
+		old, err := getNode(t.nodes, id)
+		if err != nil {
+			return err
+		}
+		if old == nil || !old.LockUntil.Before(until) {
+			continue
+		}
+		n := *old
+		n.LockEdge, n.LockUntil = ls.Edge, until
+		if err := t.putNode(old, &n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
