@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/seed96588659/muster/coordinator/raftnode"
 )
 
 // Round trips to the other members: every interval this member times one request to each
@@ -20,9 +22,6 @@ const (
 	defaultRoundTripInterval = 5 * time.Second
 	roundTripSamples         = 4
 	roundTripProbeTimeout    = 10 * time.Second
-	// minRoundTrips is how many of the longest measured round trip the heartbeat and election
-	// timeouts should span (config.MinRoundTrips is the same rule for raft.round_trip).
-	minRoundTrips = 5
 )
 
 // roundTrips holds the last probes to each other member.
@@ -122,7 +121,7 @@ func (s *Service) timeRequest(ctx context.Context, addr string) (time.Duration, 
 	return took, nil
 }
 
-// roundTripWarnings names the Raft timeouts that span fewer than minRoundTrips of the round trip
+// roundTripWarnings names the Raft timeouts that span fewer than raftnode.MinRoundTrips of the round trip
 // measured to a member.
 func (s *Service) roundTripWarnings(id string, rtt time.Duration) []string {
 	var out []string
@@ -130,9 +129,9 @@ func (s *Service) roundTripWarnings(id string, rtt time.Duration) []string {
 		name string
 		d    time.Duration
 	}{{"raft.heartbeat_timeout", s.node.HeartbeatTimeout()}, {"raft.election_timeout", s.node.ElectionTimeout()}} {
-		if t.d < minRoundTrips*rtt {
+		if t.d < raftnode.MinRoundTrips*rtt {
 			out = append(out, fmt.Sprintf("%s %s is under %d round trips to member %s (measured %s): elections may flap; raise it to at least %s",
-				t.name, t.d, minRoundTrips, id, rtt.Round(time.Millisecond), (minRoundTrips*rtt).Round(time.Millisecond)))
+				t.name, t.d, raftnode.MinRoundTrips, id, rtt.Round(time.Millisecond), (raftnode.MinRoundTrips*rtt).Round(time.Millisecond)))
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -124,12 +125,6 @@ func (c *Config) validateRaftTiming() error {
 	return r.validateRoundTrip()
 }
 
-// MinRoundTrips is how many of the longest round trip between members the heartbeat and
-// election timeouts must span: a follower that misses a few heartbeats in transit, or a vote
-// that takes most of a timeout to come back, starts elections that flap. (The coordinator
-// warns in status by the same rule against the round trips it measures.)
-const MinRoundTrips = 5
-
 func (r Raft) validateRoundTrip() error {
 	if r.RoundTrip < 0 {
 		return fmt.Errorf("%s: %s is negative", KeyRaftRoundTrip, r.RoundTrip)
@@ -139,8 +134,8 @@ func (r Raft) validateRoundTrip() error {
 	}
 	// The election timeout is at least the heartbeat timeout (validateRaftTiming), so the
 	// heartbeat timeout is the one to check.
-	if least := MinRoundTrips * r.RoundTrip; r.HeartbeatTimeout < least {
-		return fmt.Errorf("%s: %s is under %d round trips between members (%s %s): elections would flap; use at least %s", KeyRaftHeartbeat, r.HeartbeatTimeout, MinRoundTrips, KeyRaftRoundTrip, r.RoundTrip, least)
+	if least := raftnode.MinRoundTrips * r.RoundTrip; r.HeartbeatTimeout < least {
+		return fmt.Errorf("%s: %s is under %d round trips between members (%s %s): elections would flap; use at least %s", KeyRaftHeartbeat, r.HeartbeatTimeout, raftnode.MinRoundTrips, KeyRaftRoundTrip, r.RoundTrip, least)
 	}
 	return nil
 }

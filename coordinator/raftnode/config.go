@@ -59,6 +59,13 @@ type Timeouts struct {
 	Commit      time.Duration
 }
 
+// MinRoundTrips is how many of the longest round trip between members the heartbeat and
+// election timeouts must span: a follower that misses a few heartbeats in transit, or a vote
+// that takes most of a timeout to come back, starts elections that flap. The configuration
+// refuses timeouts under it for raft.round_trip; a member warns in status by it against the
+// round trips it measures.
+const MinRoundTrips = 5
+
 // LoopbackTimeouts suit members on one host or a LAN: a lost leader is replaced in about a second
 // while a loaded 2-core machine does not flap.
 func LoopbackTimeouts() Timeouts {
