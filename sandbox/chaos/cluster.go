@@ -159,24 +159,31 @@ func (c *Cluster) Place(name string, site int) {
 	c.mu.Unlock()
 }
 
-// latencyTo is the one-way latency of a link into site, by who opened it: half the round trip
-// between their places, with up to 5% more as jitter; none from a process it does not know
-// (the runner's own checks).
+// siteOf is where the member or edge name runs; false for a process Place never named (the
+// runner's own checks).
+func (c *Cluster) siteOf(name string) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	site, ok := c.sites[name]
+	return site, ok
+}
+
+// link is the one-way latency between two places (wan.Profile.OneWay).
+func (c *Cluster) link(a, b int) proxy.Latency {
+	base, jitter := c.spec.Profile.OneWay(a, b)
+	return proxy.Latency{Base: base, Jitter: jitter}
+}
+
+// latencyTo is the one-way latency of a link into site, by who opened it; none from a process
+// it does not know.
 func (c *Cluster) latencyTo(site int) func(origin string) proxy.Latency {
 	return func(origin string) proxy.Latency {
-		c.mu.Lock()
-		from, ok := c.sites[origin]
-		c.mu.Unlock()
+		from, ok := c.siteOf(origin)
 		if !ok {
 			return proxy.Latency{}
 		}
-		return oneWay(c.spec.Profile.RoundTrip(from, site))
+		return c.link(from, site)
 	}
-}
-
-// oneWay is the latency of one direction of a link with round trip rtt.
-func oneWay(rtt time.Duration) proxy.Latency {
-	return proxy.Latency{Base: rtt / 2, Jitter: rtt / 20}
 }
 
 // jitter draws a link's jitter; it is the network's, not the seed's, so it is not replayed.
@@ -260,9 +267,7 @@ func (c *Cluster) Isolate(m *Member) {
 // opened; a Raft connection of unknown owner is cut, as Isolate does.
 func (c *Cluster) CutDC(m *Member, inside map[string]bool) {
 	known := func(origin string) bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		_, ok := c.sites[origin]
+		_, ok := c.siteOf(origin)
 		return ok
 	}
 	for _, o := range c.Members {

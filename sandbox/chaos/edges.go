@@ -61,7 +61,8 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n, site int) 
 	c.Place(e.Name, site)
 	var urls []string
 	for _, m := range c.Members {
-		lat := oneWay(c.spec.Profile.RoundTrip(site, c.spec.Profile.MemberSite(memberIndex(m.ID))))
+		to, _ := c.siteOf(m.ID)
+		lat := c.link(site, to)
 		p, err := proxy.New(proxy.Options{Name: fmt.Sprintf("%s->%s", e.Name, m.ID), Target: strings.TrimPrefix(m.API, "http://"),
 			Latency: func(string) proxy.Latency { return lat }, Jitter: jitter})
 		if err != nil {
@@ -119,19 +120,11 @@ func (e *Edge) Partition() {
 	e.cluster.CutOff(e.Name)
 }
 
-// CutOutside cuts the edge from every member but m (a datacenter cut off with m).
-func (e *Edge) CutOutside(m *Member) {
+// CutMembers cuts the edge's own proxies to the members pick chooses (Heal lifts it): a
+// datacenter cut off from the edge's.
+func (e *Edge) CutMembers(pick func(*Member) bool) {
 	for i, p := range e.Proxies {
-		if e.cluster.Members[i] != m {
-			p.Partition()
-		}
-	}
-}
-
-// CutFrom cuts the edge from member m only (m's datacenter is cut off from the edge's).
-func (e *Edge) CutFrom(m *Member) {
-	for i, p := range e.Proxies {
-		if e.cluster.Members[i] == m {
+		if pick(e.cluster.Members[i]) {
 			p.Partition()
 		}
 	}

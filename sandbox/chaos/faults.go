@@ -342,12 +342,9 @@ func (in *injector) partitionDC(ctx context.Context, ev *Event, rng *rand.Rand) 
 		defer in.releaseEdge(e)
 	}
 	c.CutDC(m, inside)
+	// The inside edge loses every member but m; the others lose m.
 	for _, o := range in.r.edges {
-		if o == e {
-			o.CutOutside(m)
-		} else {
-			o.CutFrom(m)
-		}
+		o.CutMembers(func(to *Member) bool { return (to == m) != (o == e) })
 	}
 	detail := "member " + m.ID
 	if e != nil {

@@ -30,13 +30,13 @@ func (s *Sim) site(id int) int {
 	return 0
 }
 
-// wanDelay is the one-way delay between the places of processes a and b, with up to 10% jitter.
+// wanDelay is the one-way delay between the places of processes a and b, jitter drawn.
 func (s *Sim) wanDelay(a, b int) time.Duration {
-	rtt := s.opts.Profile.RoundTrip(s.site(a), s.site(b))
-	if rtt == 0 {
+	base, jitter := s.opts.Profile.OneWay(s.site(a), s.site(b))
+	if base == 0 {
 		return 0
 	}
-	return rtt/2 + s.between(0, rtt/20)
+	return base + s.between(0, jitter)
 }
 
 // quorumDelay is the round trip a commit by leader m waits for: to the nearest other member.

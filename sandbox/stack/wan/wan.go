@@ -57,6 +57,13 @@ func (p Profile) EdgeSite(j int) int {
 	return 0
 }
 
+// OneWay is the delay of one direction of the link between two places: half their round trip,
+// and the most jitter that may add to it (a tenth of that half).
+func (p Profile) OneWay(a, b int) (base, jitter time.Duration) {
+	rtt := p.RoundTrip(a, b)
+	return rtt / 2, rtt / 20
+}
+
 // RoundTrip is the round trip between two places, beyond the local network's.
 func (p Profile) RoundTrip(a, b int) time.Duration {
 	if a == b {
