@@ -205,16 +205,11 @@ func (c *Conn) route(m *nats.Msg) {
 
 // Request implements Transport.
 func (c *Conn) Request(ctx context.Context, req Request) ([]Reply, error) {
-	out, ch, err := c.prepare(ctx, req)
+	out, ch, done, err := c.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	id := out.id
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}()
+	defer done()
 	if err := out.publish(); err != nil {
 		if errors.Is(err, nats.ErrReconnectBufExceeded) {
 			return nil, fmt.Errorf("publish %s to %s: not sent, the broker connection is down: %w", req.Label(), req.Identity, err)
@@ -261,41 +256,51 @@ wait:
 // checked and built again before the call ends as a pause.
 const rebuilds = 3
 
-// prepare checks, dates and encodes req and registers its reply channel, then checks again
-// immediately before the publish. A stall in between (fence.recheck) voids what was built: it
+// prepare checks, dates and encodes req and registers its reply channel (done forgets it), then
+// checks again immediately before the publish. A stall in between (fence.recheck) voids what was built: it
 // is never sent. While the lease still covers a request, a fresh check dates and builds it again,
 // so a loaded machine's scheduling delay costs no attempt; a process stopped past its lease is
 // refused by that fresh check.
-func (c *Conn) prepare(ctx context.Context, req Request) (outgoing, chan []byte, error) {
+func (c *Conn) prepare(ctx context.Context, req Request) (outgoing, chan []byte, func(), error) {
 	for try := 1; ; try++ {
 		f, err := check(req, c.now(), c.ttl, c.v1 != nil)
 		if err != nil {
-			return outgoing{}, nil, err
+			return outgoing{}, nil, nil, err
 		}
 		out, err := c.encode(ctx, req, f.ttl, f.created)
 		if err != nil {
-			return outgoing{}, nil, err
+			return outgoing{}, nil, nil, err
 		}
-		// Buffered beyond one so duplicate answers are counted, not dropped.
-		ch := make(chan []byte, 8)
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return outgoing{}, nil, errors.New("rpc connection is closed")
+		replies, done, err := c.await(out.id)
+		if err != nil {
+			return outgoing{}, nil, nil, err
 		}
-		c.pending[out.id] = ch
-		c.mu.Unlock()
 		err = f.recheck(req, c.now())
 		if err == nil {
-			return out, ch, nil
+			return out, replies, done, nil
 		}
-		c.mu.Lock()
-		delete(c.pending, out.id)
-		c.mu.Unlock()
+		done()
 		if !errors.Is(err, errStalled) || try == rebuilds {
-			return outgoing{}, nil, err
+			return outgoing{}, nil, nil, err
 		}
 	}
+}
+
+// await registers the channel the replies to request id are routed to; done forgets it.
+func (c *Conn) await(id string) (replies chan []byte, done func(), err error) {
+	// Buffered beyond one so duplicate answers are counted, not dropped.
+	ch := make(chan []byte, 8)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, nil, errors.New("rpc connection is closed")
+	}
+	c.pending[id] = ch
+	return ch, func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}, nil
 }
 
 // timeoutOf is the reply window of req: its own Timeout, else the Conn's, else the action's.
