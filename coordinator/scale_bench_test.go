@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // BenchmarkClusterScale grows one ledger to 10,000, 100,000 and 1,000,000 nodes in 10 regions
@@ -78,8 +78,8 @@ func BenchmarkClusterScale(b *testing.B) {
 				sn, cu := s.snapshotAndJoin(b)
 				snaps, catchups = append(snaps, sn), append(catchups, cu)
 			}
-			reportLatency(b, "snapshot", snaps)
-			reportLatency(b, "catchup", catchups)
+			testkit.ReportLatency(b, "snapshot", snaps)
+			testkit.ReportLatency(b, "catchup", catchups)
 		})
 	}
 }
@@ -173,8 +173,8 @@ func (s *scaleCluster) cycles(b *testing.B, rounds int) {
 			}
 		}
 	}
-	reportLatency(b, "grant", grants)
-	reportLatency(b, "report", reports)
+	testkit.ReportLatency(b, "grant", grants)
+	testkit.ReportLatency(b, "report", reports)
 }
 
 // snapshotAndJoin takes a snapshot on the leader, then joins a new member and waits until it has
@@ -213,17 +213,6 @@ func (s *scaleCluster) snapshotAndJoin(b *testing.B) (snapshot, catchup time.Dur
 	joiner.Close()
 	_ = os.RemoveAll(dir)
 	return snapshot, catchup
-}
-
-// reportLatency reports the median and 99th percentile of d in ms (with few samples, p99 is the
-// largest).
-func reportLatency(b *testing.B, what string, d []time.Duration) {
-	slices.Sort(d)
-	at := func(p float64) float64 {
-		return float64(d[min(int(p*float64(len(d))), len(d)-1)]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(at(0.50), what+"-p50-ms")
-	b.ReportMetric(at(0.99), what+"-p99-ms")
 }
 
 // reportMemory reports the process's resident memory after a GC: all of it, the anonymous part

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // The scale benchmarks build a ledger of 10,000, 100,000 or 1,000,000 nodes in 10 regions through
@@ -145,17 +145,8 @@ func benchCycles(b *testing.B, s *scaleLedger) {
 		}
 	}
 	b.StopTimer()
-	reportPercentiles(b, "grant", grants)
-	reportPercentiles(b, "report", reports)
-}
-
-func reportPercentiles(b *testing.B, what string, d []time.Duration) {
-	slices.Sort(d)
-	at := func(p float64) float64 {
-		return float64(d[min(int(p*float64(len(d))), len(d)-1)]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(at(0.50), what+"-p50-ms")
-	b.ReportMetric(at(0.99), what+"-p99-ms")
+	testkit.ReportLatency(b, "grant", grants)
+	testkit.ReportLatency(b, "report", reports)
 }
 
 // benchSnapshot measures Snapshot + Persist into raft's file snapshot store (CRC, fsync, rename),

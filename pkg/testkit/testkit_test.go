@@ -50,3 +50,22 @@ func TestCA_IssuesWhatItsClientTrusts(t *testing.T) {
 		t.Fatal("a client without the CA trusted its certificate")
 	}
 }
+
+func TestPercentile_NearestRankOfTheSortedDurations(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if got := testkit.Percentile(d, 0.5); got != 51*time.Millisecond {
+		t.Errorf("p50 of 1..100 ms = %v, want 51ms (nearest rank, from 0)", got)
+	}
+	if got := testkit.Percentile(d, 0.99); got != 100*time.Millisecond {
+		t.Errorf("p99 of 1..100 ms = %v, want 100ms", got)
+	}
+	if got := testkit.Percentile(d[:3], 0.99); got != 3*time.Millisecond {
+		t.Errorf("p99 of three = %v, want the largest", got)
+	}
+	if got := testkit.Percentile(nil, 0.5); got != 0 {
+		t.Errorf("p50 of none = %v, want 0", got)
+	}
+}

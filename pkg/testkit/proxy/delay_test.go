@@ -98,3 +98,31 @@ func dialed(t *testing.T, o Options) (*Proxy, net.Conn) {
 	t.Cleanup(func() { c.Close() })
 	return p, c
 }
+
+// A dialer holds the link to each address for the latency it names for that address: the near
+// one answers, the far one (an hour away) holds the bytes.
+func TestDialer_LatencyIsPerAddress(t *testing.T) {
+	far, near := echoServer(t), echoServer(t)
+	d := &Dialer{Name: "edge", Latency: func(addr string) Latency {
+		if addr == far {
+			return Latency{Base: time.Hour}
+		}
+		return Latency{}
+	}}
+	t.Cleanup(func() { d.Close() })
+	dial := func(addr string, wait time.Duration) (string, error) {
+		c, err := d.DialContext(t.Context(), "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(wait))
+		return roundTrip(c, "ping")
+	}
+	if got, err := dial(near, 30*time.Second); err != nil || got != "ping\n" {
+		t.Fatalf("round trip to the near address: %q %v", got, err)
+	}
+	if got, err := dial(far, 200*time.Millisecond); err == nil {
+		t.Fatalf("the far address answered %q through a link of an hour", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 )
 
 // Dialer dials every address through a Proxy of its own, made on first use, so that a test can
@@ -15,6 +16,11 @@ import (
 type Dialer struct {
 	// Name prefixes the proxies' names.
 	Name string
+	// Latency, when not nil, is the one-way delay of the link to addr (a client in another
+	// datacenter than the address it dials); nil forwards at once.
+	Latency func(addr string) Latency
+	// Jitter draws a duration in [0, max] for Latency's jitter; nil draws none.
+	Jitter func(max time.Duration) time.Duration
 
 	mu      sync.Mutex
 	proxies map[string]*Proxy
@@ -42,7 +48,12 @@ func (d *Dialer) Proxy(addr string) (*Proxy, error) {
 	if p := d.proxies[addr]; p != nil {
 		return p, nil
 	}
-	p, err := New(Options{Name: d.Name + ">" + addr, Target: addr})
+	o := Options{Name: d.Name + ">" + addr, Target: addr, Jitter: d.Jitter}
+	if d.Latency != nil {
+		lat := d.Latency(addr)
+		o.Latency = func(string) Latency { return lat }
+	}
+	p, err := New(o)
 	if err != nil {
 		return nil, err
 	}
