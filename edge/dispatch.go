@@ -53,13 +53,13 @@ func (l leased) API() api.NodeResult {
 var errLeaseLost = errors.New("stopped by lease loss")
 
 // dispatch acquires leases and runs one host flow per leased node on at most Workers at a time.
-// It keeps up to twice Workers nodes leased, so the next hosts are already in hand when a worker
-// frees up: a coordinator's grant is a Raft commit, and waiting for it at every free worker cost
-// the cluster edge a fifth of its throughput. It acquires until ctx ends; the host flows and
-// their leases' renewals run under flowCtx, which outlives ctx by the drain (Run). It returns
-// once every flow it started has ended.
+// It keeps more nodes leased than Workers (window), so the next hosts are already in hand when a
+// worker frees up: a coordinator's grant is a Raft commit and a round trip, and waiting for it at
+// every free worker cost the cluster edge a fifth of its throughput. It acquires until ctx ends;
+// the host flows and their leases' renewals run under flowCtx, which outlives ctx by the drain
+// (Run). It returns once every flow it started has ended.
 func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
-	slots := make(chan struct{}, 2*e.o.Workers) // leased hosts not yet done
+	slots := newWindow(e.o.Workers)             // leased hosts not yet done
 	workers := make(chan struct{}, e.o.Workers) // hosts whose flow runs
 	var flows sync.WaitGroup
 	defer flows.Wait()
@@ -69,7 +69,7 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 			e.waitResume(ctx)
 			continue
 		}
-		n, ok := takeSlots(ctx, slots, e.o.BatchSize)
+		n, ok := slots.take(ctx, e.o.BatchSize)
 		if !ok {
 			return
 		}
@@ -78,10 +78,9 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 		granted := 0
 		if g.Lease != nil {
 			granted = len(g.Lease.Nodes)
+			slots.acquired(e.o.Now().Sub(sent) - g.Held)
 		}
-		for range n - granted {
-			<-slots
-		}
+		slots.release(n - granted)
 		if err != nil {
 			e.acquireFailed(ctx, err)
 			continue
@@ -109,27 +108,6 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 			sleep(ctx, time.Second)
 		}
 	}
-}
-
-// takeSlots waits for one free place, then takes every other free one up to max; false when ctx
-// ended first.
-func takeSlots(ctx context.Context, slots chan<- struct{}, max int) (int, bool) {
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return 0, false
-	}
-	n := 1
-	for n < max {
-		select {
-		case slots <- struct{}{}:
-			n++
-			continue
-		default:
-		}
-		break
-	}
-	return n, true
 }
 
 // acquire asks the source for up to n nodes. A grant of the wrong shape is not acted on, and
@@ -163,7 +141,7 @@ func (e *Edge) acquireFailed(ctx context.Context, err error) {
 
 // runHost runs one leased host on a worker (untouched when ctx ended before one was free) and
 // frees its place; the lease is kept until its result is reported.
-func (e *Edge) runHost(ctx, flowCtx context.Context, id string, held *lease.Held, run *leaseRun, workers, slots chan struct{}) leased {
+func (e *Edge) runHost(ctx, flowCtx context.Context, id string, held *lease.Held, run *leaseRun, workers chan struct{}, slots *window) leased {
 	working := false
 	select {
 	case workers <- struct{}{}:
@@ -173,8 +151,9 @@ func (e *Edge) runHost(ctx, flowCtx context.Context, id string, held *lease.Held
 	res := e.host(flowCtx, id, held, run, !working)
 	if working {
 		<-workers
+		slots.flowed(res.Took)
 	}
-	<-slots
+	slots.release(1)
 	return res
 }
 

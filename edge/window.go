@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// window bounds the leased hosts not yet done: the Workers that run plus the hosts acquired
+// ahead, so the next hosts are in hand when a worker frees up. How many are needed ahead is what
+// the workers finish during one acquire round trip: a coordinator next door answers in
+// milliseconds and Workers ahead is plenty, one 150 ms away needs more or the workers wait for
+// every grant (the far-region benchmark: 68% of the near rate at 2x Workers). The window
+// measures both times and sizes the look-ahead at twice what one round trip consumes, between
+// Workers and maxAheadFactor x Workers: never less than before, and never more than a small
+// multiple, so one edge cannot hoard a region's nodes while its peers idle.
+type window struct {
+	workers int
+
+	mu      sync.Mutex
+	held    int
+	limit   int
+	acquire float64 // moving average of an acquire's round trip, seconds; 0 before the first
+	flow    float64 // moving average of a host flow's time, seconds; 0 before the first
+	changed chan struct{}
+}
+
+// maxAheadFactor caps the look-ahead at this many times Workers.
+const maxAheadFactor = 4
+
+// ewmaWeight is the weight of a new sample in the moving averages.
+const ewmaWeight = 0.2
+
+func newWindow(workers int) *window {
+	return &window{workers: workers, limit: 2 * workers, changed: make(chan struct{}, 1)}
+}
+
+// take waits for one free place, then takes every other free one up to max; false when ctx
+// ended first.
+func (w *window) take(ctx context.Context, max int) (int, bool) {
+	for {
+		w.mu.Lock()
+		if free := w.limit - w.held; free > 0 {
+			n := min(free, max)
+			w.held += n
+			w.mu.Unlock()
+			return n, true
+		}
+		w.mu.Unlock()
+		select {
+		case <-w.changed:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
+}
+
+// release gives back n places: hosts done, or places an acquire took and no grant filled.
+func (w *window) release(n int) {
+	if n <= 0 {
+		return
+	}
+	w.mu.Lock()
+	w.held -= n
+	w.mu.Unlock()
+	w.signal()
+}
+
+// acquired records one acquire's round trip (the time the server held it waiting excluded).
+func (w *window) acquired(d time.Duration) { w.observe(&w.acquire, d) }
+
+// flowed records one host flow's time.
+func (w *window) flowed(d time.Duration) { w.observe(&w.flow, d) }
+
+func (w *window) observe(avg *float64, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	w.mu.Lock()
+	if *avg == 0 {
+		*avg = d.Seconds()
+	} else {
+		*avg += ewmaWeight * (d.Seconds() - *avg)
+	}
+	old := w.limit
+	w.limit = w.workers + w.aheadLocked()
+	grew := w.limit > old
+	w.mu.Unlock()
+	if grew {
+		w.signal()
+	}
+}
+
+// aheadLocked is the look-ahead: twice the hosts the workers finish during one acquire.
+func (w *window) aheadLocked() int {
+	if w.acquire == 0 || w.flow == 0 {
+		return w.workers
+	}
+	need := int(math.Ceil(2 * float64(w.workers) * w.acquire / w.flow))
+	return max(w.workers, min(need, maxAheadFactor*w.workers))
+}
+
+// size is the current bound on leased hosts not yet done.
+func (w *window) size() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.limit
+}
+
+func (w *window) signal() {
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}

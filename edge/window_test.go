@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edge
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The look-ahead starts at Workers (twice Workers leased, as before it was measured), grows to
+// twice what the workers finish during one acquire round trip, and stays between Workers and
+// maxAheadFactor x Workers.
+func TestWindow_LookAheadFollowsTheAcquireRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		acquire, flow time.Duration
+		want          int
+	}{
+		{"unmeasured", 0, 0, 128},
+		{"coordinator next door", time.Millisecond, 160 * time.Millisecond, 128},
+		// 64 workers finish 60 hosts in 150 ms of 160 ms flows: twice that ahead.
+		{"coordinator 150 ms away", 150 * time.Millisecond, 160 * time.Millisecond, 64 + 120},
+		{"capped", 10 * time.Second, 10 * time.Millisecond, 64 + maxAheadFactor*64},
+	} {
+		w := newWindow(64)
+		w.acquired(c.acquire)
+		w.flowed(c.flow)
+		if got := w.size(); got != c.want {
+			t.Errorf("%s: window %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// A take waits while the window is full and goes on when a host is done or when the window grows;
+// it takes no more than is free nor more than asked.
+func TestWindow_TakeWaitsForAFreePlace(t *testing.T) {
+	w := newWindow(2) // 4 places until measured
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if n, ok := w.take(ctx, 3); !ok || n != 3 {
+		t.Fatalf("first take: %d %v, want 3", n, ok)
+	}
+	if n, ok := w.take(ctx, 3); !ok || n != 1 {
+		t.Fatalf("second take: %d %v, want the 1 place left", n, ok)
+	}
+	got := make(chan int)
+	go func() {
+		n, _ := w.take(ctx, 5)
+		got <- n
+	}()
+	select {
+	case n := <-got:
+		t.Fatalf("a take on a full window returned %d", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	w.release(1)
+	if n := <-got; n != 1 {
+		t.Fatalf("after one release: took %d, want 1", n)
+	}
+
+	go func() {
+		n, _ := w.take(ctx, 5)
+		got <- n
+	}()
+	w.acquired(time.Second) // a far coordinator: the window grows to 2 + maxAheadFactor*2 = 10
+	w.flowed(time.Millisecond)
+	if n := <-got; n != 5 {
+		t.Fatalf("after the window grew: took %d, want 5", n)
+	}
+
+	if n, ok := w.take(ctx, 100); !ok || n != 10-9 {
+		t.Fatalf("filling the grown window: %d %v, want %d", n, ok, 10-9)
+	}
+	short, stop := context.WithCancel(ctx)
+	stop()
+	if _, ok := w.take(short, 1); ok {
+		t.Fatal("a take with an ended context succeeded on a full window")
+	}
+}
