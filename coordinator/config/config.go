@@ -46,6 +46,7 @@ type HTTP struct {
 	Advertise    string
 	MaxBodyBytes int64
 	Redirect     bool
+	Profiling    bool
 }
 
 // Auth holds the API credentials; String never shows them.

@@ -30,6 +30,7 @@ const (
 	KeyHTTPAdvertise     = "http.advertise"
 	KeyHTTPMaxBody       = "http.max_body_bytes"
 	KeyHTTPRedirect      = "http.redirect"
+	KeyHTTPProfiling     = "http.profiling"
 	KeyEdgeTokens        = "auth.edge_tokens"
 	KeyEdges             = "auth.edges"
 	KeyAdminToken        = "auth.admin_token"
@@ -77,6 +78,7 @@ func schema() *settings.Schema {
 		{Name: KeyHTTPAdvertise, Kind: settings.String, Default: "", Usage: "API base URL other members and edges reach this member at (default: from http.bind)"},
 		{Name: KeyHTTPMaxBody, Kind: settings.Int, Default: 1 << 20, Usage: "largest request body accepted, in bytes"},
 		{Name: KeyHTTPRedirect, Kind: settings.Bool, Default: false, Usage: "answer followers' requests with the leader's address instead of forwarding them"},
+		{Name: KeyHTTPProfiling, Kind: settings.Bool, Default: false, Usage: "serve this member's CPU and heap profiles to the admin token (/v1/admin/profile/cpu and /heap)"},
 		{Name: KeyEdgeTokens, Kind: settings.List, Default: []string{}, Usage: "unbound bearer tokens that open the edge API for any edge name (prefer auth.edges)"},
 		{Name: KeyEdges, Kind: settings.List, Default: []string{}, Usage: "edge credentials, each EDGE@REGION[+REGION...]=TOKEN (a bearer token) or EDGE@REGION[+REGION...] (the client certificate whose common name is EDGE); each may act only as EDGE in those regions"},
 		{Name: KeyAdminToken, Kind: settings.String, Default: "", Usage: "bearer token that opens the admin API (prefer the file or MUSTER_AUTH_ADMIN_TOKEN)"},

@@ -50,6 +50,7 @@ func parse(r *settings.Reader) (Config, error) {
 			Advertise:    strings.TrimRight(r.String(KeyHTTPAdvertise), "/"),
 			MaxBodyBytes: r.Int64(KeyHTTPMaxBody, math.MinInt64, math.MaxInt64),
 			Redirect:     r.Bool(KeyHTTPRedirect),
+			Profiling:    r.Bool(KeyHTTPProfiling),
 		},
 		Auth: Auth{
 			EdgeTokens:  r.List(KeyEdgeTokens),

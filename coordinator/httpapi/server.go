@@ -45,6 +45,8 @@ type Config struct {
 	MaxBodyBytes int64
 	// Redirect answers 421 with the leader's address instead of forwarding a follower's request.
 	Redirect bool
+	// Profiling serves this member's CPU and heap profiles to the admin token (http.profiling).
+	Profiling bool
 	// Self is this member's own API base URL: a request is never forwarded to it.
 	Self string
 	// ForwardClient sends forwarded requests to the leader (TLS settings of the member); nil uses a plain client.
@@ -72,6 +74,7 @@ type Server struct {
 	insecure    bool
 	maxBody     int64
 	redirect    bool
+	profiling   bool
 	self        string
 	fwd         *http.Client
 	errors      []ErrorMapping
@@ -96,6 +99,7 @@ func New(svc Service, cfg Config) (*Server, error) {
 		insecure:    cfg.Insecure,
 		maxBody:     cfg.MaxBodyBytes,
 		redirect:    cfg.Redirect,
+		profiling:   cfg.Profiling,
 		self:        strings.TrimRight(cfg.Self, "/"),
 		fwd:         cfg.ForwardClient,
 		errors:      cfg.Errors,
@@ -167,6 +171,8 @@ func (s *Server) routes() {
 	s.handle(api.PathOperator, s.operate())
 	s.handle(api.PathEvents, s.events())
 	s.handle(api.PathFailures, s.failures())
+	s.handle(api.PathProfileCPU, s.profileCPU())
+	s.handle(api.PathProfileHeap, s.profileHeap())
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, api.CodeNotFound, "no such endpoint: "+r.URL.Path, "")
 	})

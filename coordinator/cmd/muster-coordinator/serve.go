@@ -137,6 +137,7 @@ func routes(cfg config.Config, core *coordinator.Service, memberHTTP *http.Clien
 		Insecure:      cfg.Auth.Insecure,
 		MaxBodyBytes:  cfg.HTTP.MaxBodyBytes,
 		Redirect:      cfg.HTTP.Redirect,
+		Profiling:     cfg.HTTP.Profiling,
 		ForwardClient: memberHTTP,
 		Self:          cfg.HTTP.Advertise,
 		MemberName:    cfg.TLS.MemberName,

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime/pprof"
+	"strconv"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// profileCPU answers a CPU profile of this member over ?seconds=, for the admin token: where a
+// member's time goes under a real load (an operator's question, and the cluster benchmarks').
+// Go's own handler refuses a profile longer than the server's write timeout; this one lifts the
+// deadline for its answer, as the event stream does.
+func (s *Server) profileCPU() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, ok := s.profileGuard(w, r, api.PathProfileCPU, "seconds")
+		if !ok {
+			return
+		}
+		secs := 30
+		if v := q.Get("seconds"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > api.MaxProfileSeconds {
+				writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("seconds: %q is not a whole number from 1 to %d", v, api.MaxProfileSeconds), "")
+				return
+			}
+			secs = n
+		}
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="cpu.pprof"`)
+		// Only one CPU profile runs in a process at a time; the start fails before writing.
+		if err := pprof.StartCPUProfile(w); err != nil {
+			writeError(w, http.StatusConflict, api.CodeConflict, "a CPU profile is already running on this member: "+err.Error(), "")
+			return
+		}
+		t := time.NewTimer(time.Duration(secs) * time.Second)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+		}
+		pprof.StopCPUProfile()
+	})
+}
+
+// profileHeap answers a heap profile of this member, for the admin token.
+func (s *Server) profileHeap() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.profileGuard(w, r, api.PathProfileHeap); !ok {
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="heap.pprof"`)
+		if err := pprof.Lookup("heap").WriteTo(w, 0); err != nil {
+			s.log.Warn("heap profile", "error", err)
+		}
+	})
+}
+
+// profileGuard lets a profile through only where profiling is on, as a GET with the admin token
+// (never a reader's certificate: a profile is not a ledger read).
+func (s *Server) profileGuard(w http.ResponseWriter, r *http.Request, route string, allowed ...string) (url.Values, bool) {
+	if !s.profiling {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, route+" is off on this member (http.profiling)", "")
+		return nil, false
+	}
+	if !authorized(s.authorize(w, r, true)) {
+		return nil, false
+	}
+	return s.getGuard(w, r, route, allowed...)
+}
