@@ -17,6 +17,7 @@ import (
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
+	"github.com/seed96588659/muster/sandbox/internal/procstat"
 )
 
 // region is the lab's only region.
@@ -42,7 +43,7 @@ type runResult struct {
 	// window is from the first to the last successful restart.
 	window time.Duration
 	// usage is the provisioner's /proc accounting when the last node had restarted.
-	usage procUsage
+	usage procstat.Usage
 	// labCPU is this process's CPU over the run: the in-process lab's broker and emulated fleet
 	// (and the watch of actions.jsonl), which share the machine with the provisioner.
 	labCPU time.Duration
@@ -97,7 +98,7 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 	w := newRestartWatch(l.ActionsFile())
 	b.StartTimer()
 	started := time.Now()
-	labBefore, err := selfCPU()
+	labBefore, err := procstat.SelfCPU()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 	deadline := time.After(2*time.Minute + time.Duration(spec.nodes)*60*time.Millisecond)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	var usage procUsage
+	var usage procstat.Usage
 	var labCPU time.Duration
 	for done := false; !done; {
 		select {
@@ -135,10 +136,10 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 			if n < spec.nodes {
 				continue
 			}
-			if usage, err = readUsage(cmd.Process.Pid); err != nil {
+			if usage, err = procstat.Read(cmd.Process.Pid); err != nil {
 				b.Fatal(err)
 			}
-			if labCPU, err = selfCPU(); err != nil {
+			if labCPU, err = procstat.SelfCPU(); err != nil {
 				b.Fatal(err)
 			}
 			labCPU -= labBefore

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package edgebench
+// Package procstat reads what the kernel counts of a process (CPU, resident memory) for the
+// benchmarks that compare processes: Linux's /proc, and getrusage for the benchmark itself.
+package procstat
 
 import (
 	"bufio"
@@ -17,8 +19,8 @@ import (
 // architecture Go supports there.
 const clockTick = 100
 
-// procUsage is a process's CPU and memory as the kernel counts them at one moment.
-type procUsage struct {
+// Usage is a process's CPU and memory as the kernel counts them at one moment.
+type Usage struct {
 	// Self is the process's own user+system CPU, without any child's.
 	Self time.Duration
 	// Children is the user+system CPU of the children it has waited for (forked helpers).
@@ -27,31 +29,31 @@ type procUsage struct {
 	PeakRSS int64
 }
 
-// readUsage reads /proc/PID/stat and /proc/PID/status of a running process.
-func readUsage(pid int) (procUsage, error) {
+// Read reads /proc/PID/stat and /proc/PID/status of a running process.
+func Read(pid int) (Usage, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return procUsage{}, fmt.Errorf("read stat of pid %d: %w", pid, err)
+		return Usage{}, fmt.Errorf("read stat of pid %d: %w", pid, err)
 	}
 	// The command name (field 2) may hold spaces and parentheses: fields are counted after its
 	// last ')'.
 	end := bytes.LastIndexByte(stat, ')')
 	if end < 0 {
-		return procUsage{}, fmt.Errorf("stat of pid %d: no ')' after the command name", pid)
+		return Usage{}, fmt.Errorf("stat of pid %d: no ')' after the command name", pid)
 	}
 	fields := strings.Fields(string(stat[end+1:]))
 	// fields[0] is field 3 (state); utime, stime, cutime, cstime are fields 14-17.
 	if len(fields) < 15 {
-		return procUsage{}, fmt.Errorf("stat of pid %d: %d fields after the command name, want at least 15", pid, len(fields))
+		return Usage{}, fmt.Errorf("stat of pid %d: %d fields after the command name, want at least 15", pid, len(fields))
 	}
 	var ticks [4]int64
 	for i := range ticks {
 		if ticks[i], err = strconv.ParseInt(fields[11+i], 10, 64); err != nil {
-			return procUsage{}, fmt.Errorf("stat of pid %d: field %d: %w", pid, 14+i, err)
+			return Usage{}, fmt.Errorf("stat of pid %d: field %d: %w", pid, 14+i, err)
 		}
 	}
 	tick := time.Second / clockTick
-	u := procUsage{
+	u := Usage{
 		Self:     time.Duration(ticks[0]+ticks[1]) * tick,
 		Children: time.Duration(ticks[2]+ticks[3]) * tick,
 	}
@@ -84,8 +86,8 @@ func readHWM(pid int) (int64, error) {
 	return 0, fmt.Errorf("status of pid %d has no VmHWM line", pid)
 }
 
-// selfCPU is this process's user+system CPU so far.
-func selfCPU() (time.Duration, error) {
+// SelfCPU is this process's user+system CPU so far.
+func SelfCPU() (time.Duration, error) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, fmt.Errorf("getrusage: %w", err)
