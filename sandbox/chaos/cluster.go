@@ -36,6 +36,8 @@ type ClusterSpec struct {
 	// Profile places the members (and, through Place, the edges) in datacenters: the proxies
 	// hold each link for half its round trip (sandbox/stack/wan); lan adds nothing.
 	Profile wan.Profile
+	// Env is more KEY=VALUE for every member's environment (MUSTER_ settings).
+	Env []string
 }
 
 // Member is one coordinator process (its API on a fixed port, restarted with the same flags)
@@ -131,7 +133,7 @@ func (c *Cluster) front(m *coordproc.MemberConfig, fronts map[string]*Member) er
 	}
 	m.AdvertiseRaft, m.AdvertiseAPI = f.RaftProxy.Addr(), "http://"+f.APIProxy.Addr()
 	m.DataDir = filepath.Join(c.spec.Dir, m.ID, "data")
-	m.Env = append(m.Env, "MUSTER_FAILPOINTS_DIR="+f.fpDir)
+	m.Env = append(append(m.Env, c.spec.Env...), "MUSTER_FAILPOINTS_DIR="+f.fpDir)
 	return nil
 }
 

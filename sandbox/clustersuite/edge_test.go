@@ -44,6 +44,9 @@ type edgeSpec struct {
 	standalone bool
 	tune       func(*config.Config)
 	tuneEdge   func(*edge.Options)
+	// latency is the one-way delay of every link to the coordinators (an edge in another
+	// datacenter); zero is none.
+	latency proxy.Latency
 }
 
 // startEdge builds and runs the edge of spec against l until the test ends.
@@ -66,7 +69,10 @@ func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 	}
 	// Every call to the coordinators goes through a dialer the test can cut: a partition
 	// between this edge and all of them.
-	cut := &proxy.Dialer{Name: client.Identity}
+	cut := &proxy.Dialer{Name: client.Identity, Jitter: linkJitter}
+	if spec.latency != (proxy.Latency{}) {
+		cut.Latency = func(string) proxy.Latency { return spec.latency }
+	}
 	t.Cleanup(func() { cut.Close() })
 	ao := labkit.EdgeOptions(spec.tuneEdge)
 	ao.CoordinatorHTTP = &http.Client{Transport: &http.Transport{DialContext: cut.DialContext, MaxIdleConnsPerHost: 16}}

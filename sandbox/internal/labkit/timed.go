@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package labkit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/seed96588659/muster/edge"
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Calls are the timings of edges' grants and reports, for the cluster benchmarks; safe for
+// several edges at once.
+type Calls struct {
+	mu      sync.Mutex
+	grants  []time.Duration
+	reports []time.Duration
+	granted []time.Time
+}
+
+// Timed makes an edge's coordinator source record into c (an edge.Options tune); a standalone
+// edge has no coordinator source and records nothing. A grant's time is its acquire call less
+// the time the leader held it waiting for nodes (a long poll); a report's is its whole call,
+// retries included.
+func (c *Calls) Timed(o *edge.Options) {
+	if src, ok := o.Source.(*lease.Coordinator); ok {
+		o.Source = &timedSource{Coordinator: src, calls: c}
+	}
+}
+
+// Grants are the grant times so far.
+func (c *Calls) Grants() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.grants...)
+}
+
+// Reports are the report times so far.
+func (c *Calls) Reports() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.reports...)
+}
+
+// FirstGrantAfter is when the first lease granted after t reached its edge; false if none has.
+func (c *Calls) FirstGrantAfter(t time.Time) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first time.Time
+	for _, g := range c.granted {
+		if g.After(t) && (first.IsZero() || g.Before(first)) {
+			first = g
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// timedSource times a coordinator source's grants and reports; it stays a lease.PauseWatcher.
+type timedSource struct {
+	*lease.Coordinator
+	calls *Calls
+}
+
+func (s *timedSource) Acquire(ctx context.Context, max int, wait time.Duration) (lease.Grant, error) {
+	start := time.Now()
+	g, err := s.Coordinator.Acquire(ctx, max, wait)
+	if err == nil && g.Lease != nil {
+		now := time.Now()
+		s.calls.mu.Lock()
+		s.calls.grants = append(s.calls.grants, now.Sub(start)-g.Held)
+		s.calls.granted = append(s.calls.granted, now)
+		s.calls.mu.Unlock()
+	}
+	return g, err
+}
+
+func (s *timedSource) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+	start := time.Now()
+	resp, err := s.Coordinator.Report(ctx, l, results)
+	if err == nil {
+		d := time.Since(start)
+		s.calls.mu.Lock()
+		s.calls.reports = append(s.calls.reports, d)
+		s.calls.mu.Unlock()
+	}
+	return resp, err
+}

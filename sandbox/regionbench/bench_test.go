@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package regionbench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/testkit"
+	"github.com/seed96588659/muster/pkg/testkit/proxy"
+	"github.com/seed96588659/muster/sandbox/chaos"
+	"github.com/seed96588659/muster/sandbox/fleet/audit"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/internal/procstat"
+	"github.com/seed96588659/muster/sandbox/stack/wan"
+)
+
+const (
+	regions    = 10
+	edgeToken  = "regionbench-edge-token-0123456789"
+	adminToken = "regionbench-admin-token-0123456789"
+	// profileSeconds is how long the leader's CPU profile runs, from a quarter into the run.
+	profileSeconds = 20
+)
+
+// nodesPerRegion is MUSTER_BENCH_NODES, 10,000 by default.
+func nodesPerRegion(b *testing.B) int {
+	v := os.Getenv("MUSTER_BENCH_NODES")
+	if v == "" {
+		return 10_000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("MUSTER_BENCH_NODES=%q: want a positive number of nodes per region", v)
+	}
+	return n
+}
+
+// BenchmarkTenRegions provisions ten regions three times (package doc): ten standalone edges,
+// the 3dc cluster, the 3dc cluster with a leader SIGKILL halfway.
+func BenchmarkTenRegions(b *testing.B) {
+	n := nodesPerRegion(b)
+	total := regions * n
+	for range b.N {
+		alone := provision(b, n, mode{})
+		cluster := provision(b, n, mode{cluster: true, profile: true})
+		killed := provision(b, n, mode{cluster: true, kill: true})
+
+		rate := func(d time.Duration) float64 { return float64(total) / d.Minutes() }
+		b.ReportMetric(rate(alone.took), "standalone-nodes/min")
+		b.ReportMetric(rate(cluster.took), "cluster-nodes/min")
+		b.ReportMetric(alone.took.Seconds()/cluster.took.Seconds(), "cluster/standalone")
+		b.ReportMetric(ms(cluster.coordCPU)/float64(total), "coord-cpu-ms/node")
+		b.ReportMetric(ms(cluster.leaderCPU)/float64(total), "leader-cpu-ms/node")
+		b.ReportMetric(float64(cluster.leaderRSS)/(1<<20), "leader-rss-MB")
+		testkit.ReportLatency(b, "grant", cluster.calls.Grants())
+		testkit.ReportLatency(b, "report", cluster.calls.Reports())
+		b.ReportMetric(rate(killed.took), "killed-nodes/min")
+		b.ReportMetric(killed.stall.Seconds(), "kill-stall-s")
+		b.ReportMetric(float64(alone.double+cluster.double+killed.double), "double")
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// mode is one provisioning run's shape.
+type mode struct {
+	cluster bool
+	// profile takes a CPU profile of the leader during the run.
+	profile bool
+	// kill SIGKILLs the leader once half the fleet is provisioned.
+	kill bool
+}
+
+// result is what one run measured.
+type result struct {
+	took                time.Duration
+	coordCPU, leaderCPU time.Duration
+	leaderRSS           int64
+	calls               *labkit.Calls
+	stall               time.Duration
+	double              int
+}
+
+// provision runs ten edges (one per region) on a fresh lab of n nodes per region until every node
+// is provisioned, then checks the lab's action log.
+func provision(b *testing.B, n int, m mode) result {
+	b.StopTimer()
+	defer b.StartTimer()
+	dir := b.TempDir()
+	names := make([]string, regions)
+	for i := range names {
+		names[i] = fmt.Sprintf("r%02d", i+1)
+	}
+	l, err := lab.Start(context.Background(), lab.Options{Dir: filepath.Join(dir, "lab"), Regions: names, Emulated: n, Clients: 1, ReleaseCache: "off"})
+	if err != nil {
+		b.Fatalf("start lab: %v", err)
+	}
+	defer l.Stop()
+
+	res := result{calls: &labkit.Calls{}}
+	var c *chaos.Cluster
+	if m.cluster {
+		c = startCluster(b, dir)
+		defer c.Stop()
+	}
+	before := membersCPU(b, c)
+	start := time.Now()
+	edges := make([]*labkit.Edge, regions)
+	for j, region := range names {
+		edges[j] = startEdge(b, l, c, region, j, res.calls)
+	}
+	provisioned := func() int64 {
+		var sum int64
+		for _, e := range edges {
+			sum += e.App.Edge.Stats().Outcomes[hostflow.Provisioned]
+		}
+		return sum
+	}
+	total := int64(regions * n)
+	var killedAt time.Time
+	if m.kill {
+		testkit.WaitFor(b, 30*time.Minute, "half the fleet provisioned", func() bool { return provisioned() >= total/2 })
+		leader, err := c.WaitLeader(context.Background(), 3, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		killedAt = time.Now()
+		if err := leader.Kill(); err != nil {
+			b.Fatalf("SIGKILL %s: %v", leader.ID, err)
+		}
+	}
+	var profile chan error
+	if m.profile {
+		profile = make(chan error, 1)
+		go func() {
+			// A quarter in: past the first registrations, into the steady grants and reports.
+			for provisioned() < total/4 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			profile <- leaderProfile(b, c)
+		}()
+	}
+	testkit.WaitFor(b, 60*time.Minute, "every node provisioned", func() (bool, string) {
+		got := provisioned()
+		return got >= total, fmt.Sprintf("%d of %d provisioned", got, total)
+	})
+	res.took = time.Since(start)
+	after := membersCPU(b, c)
+	if c != nil {
+		for id, u := range after {
+			res.coordCPU += u.Self - before[id].Self
+		}
+		leader, err := c.WaitLeader(context.Background(), 3, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		res.leaderCPU = after[leader.ID].Self - before[leader.ID].Self
+		res.leaderRSS = after[leader.ID].PeakRSS
+	}
+	if m.kill {
+		g, ok := res.calls.FirstGrantAfter(killedAt)
+		if !ok {
+			b.Fatal("no lease was granted after the leader's kill")
+		}
+		res.stall = g.Sub(killedAt)
+	}
+	if profile != nil {
+		if err := <-profile; err != nil {
+			b.Errorf("leader CPU profile: %v", err)
+		}
+	}
+	for _, e := range edges {
+		e.Shutdown(b)
+	}
+	if err := l.Stop(); err != nil {
+		b.Fatalf("stop lab: %v", err)
+	}
+	rep, err := audit.FromFile(l.ActionsFile())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if int64(rep.Totals.Provisioned) < total || rep.Totals.DoubleProvisioned > 0 {
+		b.Fatalf("the lab's log: %d of %d provisioned, %d double provisioned", rep.Totals.Provisioned, total, rep.Totals.DoubleProvisioned)
+	}
+	res.double = rep.Totals.DoubleProvisioned
+	return res
+}
+
+// startCluster starts three members with production durability, placed by the 3dc profile.
+func startCluster(b *testing.B, dir string) *chaos.Cluster {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := chaos.StartCluster(ctx, chaos.ClusterSpec{
+		Bin: bins.coordinator, Dir: filepath.Join(dir, "cluster"), Members: 3,
+		EdgeToken: edgeToken, AdminToken: adminToken, Profile: wan.ThreeDC,
+		Env: []string{"MUSTER_HTTP_PROFILING=true"},
+	})
+	if err != nil {
+		b.Fatalf("start coordinators: %v", err)
+	}
+	return c
+}
+
+// startEdge runs edge j of region, next to member j mod 3 as the 3dc profile places it; c nil
+// runs it standalone.
+func startEdge(b *testing.B, l *lab.Lab, c *chaos.Cluster, region string, j int, calls *labkit.Calls) *labkit.Edge {
+	cfg := labkit.EdgeConfig(b, l, region, bins.helper)
+	client := l.Region(region).Clients()[0]
+	cfg.ChoriaConfig, cfg.ChoriaIdentity, cfg.EdgeName = client.Config, client.Identity, client.Identity
+	cfg.StateDir = filepath.Join(filepath.Dir(l.InfoFile()), "edge-state", client.Identity)
+	cfg.Workers, cfg.BatchSize, cfg.Interval, cfg.HelperPersistent = 64, 256, time.Minute, true
+	cfg.Helper += " --persistent"
+	ao := labkit.EdgeOptions(calls.Timed)
+	if c != nil {
+		site := wan.ThreeDC.EdgeSite(j)
+		sites := map[string]int{}
+		for i, m := range c.Members {
+			addr := m.APIProxy.Addr()
+			sites[addr] = wan.ThreeDC.MemberSite(i)
+			cfg.Coordinators = append(cfg.Coordinators, "http://"+addr)
+		}
+		cfg.CoordinatorToken = edgeToken
+		d := &proxy.Dialer{Name: client.Identity, Jitter: func(max time.Duration) time.Duration { return rand.N(max + 1) },
+			Latency: func(addr string) proxy.Latency {
+				base, jitter := wan.ThreeDC.OneWay(site, sites[addr])
+				return proxy.Latency{Base: base, Jitter: jitter}
+			}}
+		b.Cleanup(func() { d.Close() })
+		ao.CoordinatorHTTP = &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 16}}
+	}
+	if err := cfg.Validate(); err != nil {
+		b.Fatalf("edge %s: %v", region, err)
+	}
+	return labkit.StartEdge(b, client.Identity, cfg, ao, slog.LevelWarn, 6<<10)
+}
+
+// membersCPU reads every running member's CPU and peak RSS; nil without a cluster.
+func membersCPU(b *testing.B, c *chaos.Cluster) map[string]procstat.Usage {
+	if c == nil {
+		return nil
+	}
+	out := map[string]procstat.Usage{}
+	for _, m := range c.Members {
+		if !m.Running() {
+			continue
+		}
+		u, err := procstat.Read(m.PID())
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[m.ID] = u
+	}
+	return out
+}
+
+// leaderProfile takes the leader's CPU profile for profileSeconds and writes it to
+// MUSTER_BENCH_PROFILE (default: muster-regionbench-leader-cpu.pprof in the temporary directory);
+// the path is logged.
+func leaderProfile(b *testing.B, c *chaos.Cluster) error {
+	leader, err := c.WaitLeader(context.Background(), 3, "")
+	if err != nil {
+		return err
+	}
+	out := os.Getenv("MUSTER_BENCH_PROFILE")
+	if out == "" {
+		out = filepath.Join(os.TempDir(), "muster-regionbench-leader-cpu.pprof")
+	}
+	url := strings.TrimRight(leader.API, "/") + "/v1/admin/profile/cpu?seconds=" + strconv.Itoa(profileSeconds)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := f.ReadFrom(resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	b.Logf("the leader's (%s) CPU profile over %ds: %s (go tool pprof -top %s)", leader.ID, profileSeconds, out, out)
+	return f.Close()
+}
