@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -23,11 +24,11 @@ import (
 // changing state in the replicated ledger; each op moves batch nodes through three of them.
 func BenchmarkCluster_LedgerTransitions(b *testing.B) {
 	const batch, edges = 1000, 16
-	c := newCluster(b, 3, false)
-	c.ledgerNoSync = os.Getenv("BENCH_LEDGER_NOSYNC") != ""
-	c.raftNoSync = os.Getenv("BENCH_RAFT_NOSYNC") != ""
-	c.startAll()
-	leader := c.waitLeader()
+	c := testcluster.New(b, 3)
+	c.LedgerNoSync = os.Getenv("BENCH_LEDGER_NOSYNC") != ""
+	c.RaftNoSync = os.Getenv("BENCH_RAFT_NOSYNC") != ""
+	c.StartAll()
+	leader := c.WaitLeader()
 	ctx := context.Background()
 	var seq int
 	var mu sync.Mutex
@@ -58,11 +59,11 @@ func BenchmarkCluster_LedgerTransitions(b *testing.B) {
 				for i := range req.Nodes {
 					req.Nodes[i].Identity = fmt.Sprintf("n-%d-%d", n, i)
 				}
-				if _, err := leader.svc.Register(ctx, req); err != nil {
+				if _, err := leader.Svc.Register(ctx, req); err != nil {
 					errs <- err
 					return
 				}
-				r, err := leader.svc.Acquire(ctx, api.AcquireRequest{Edge: edge, Region: region, MaxNodes: batch})
+				r, err := leader.Svc.Acquire(ctx, api.AcquireRequest{Edge: edge, Region: region, MaxNodes: batch})
 				if err != nil || r.Lease == nil {
 					errs <- fmt.Errorf("acquire: %+v %v", r, err)
 					return
@@ -71,7 +72,7 @@ func BenchmarkCluster_LedgerTransitions(b *testing.B) {
 				for i, id := range r.Lease.Nodes {
 					rep.Results[i] = api.NodeResult{Identity: id, Outcome: api.OutcomeProvisioned}
 				}
-				if _, err := leader.svc.Report(ctx, rep); err != nil {
+				if _, err := leader.Svc.Report(ctx, rep); err != nil {
 					errs <- err
 					return
 				}
@@ -88,7 +89,7 @@ func BenchmarkCluster_LedgerTransitions(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*batch*3)/elapsed.Seconds(), "transitions/s")
 	if os.Getenv("BENCH_DUMP") != "" {
-		mfs, _ := leader.reg.Gather()
+		mfs, _ := leader.Reg.Gather()
 		for _, mf := range mfs {
 			if mf.GetName() == "muster_coordinator_apply_seconds" {
 				for _, m := range mf.GetMetric() {
@@ -104,29 +105,29 @@ func BenchmarkCluster_LedgerTransitions(b *testing.B) {
 // process state gone, as after SIGKILL: no leadership transfer) to the first lease granted by its
 // successor. The stopped member restarts from its files before the next op.
 func BenchmarkCluster_FailoverToNextGrant(b *testing.B) {
-	c := newCluster(b, 3, false)
-	c.startAll()
+	c := testcluster.New(b, 3)
+	c.StartAll()
 	ctx := context.Background()
 	var samples []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
 		region := fmt.Sprintf("r%d", i)
-		c.register(region, nodeIDs(region+"-n", 10)...)
-		c.waitConverged(c.running()...)
-		old := c.waitLeader()
+		c.Register(region, testcluster.NodeIDs(region+"-n", 10)...)
+		c.WaitConverged(c.Running()...)
+		old := c.WaitLeader()
 		b.StartTimer()
 		start := time.Now()
-		c.stop(old)
+		c.Stop(old)
 		for {
-			var l *member
-			for _, m := range c.running() {
-				if m.svc.IsLeader() {
+			var l *testcluster.Member
+			for _, m := range c.Running() {
+				if m.Svc.IsLeader() {
 					l = m
 				}
 			}
 			if l != nil {
-				r, err := l.svc.Acquire(ctx, api.AcquireRequest{Edge: "e", Region: region, MaxNodes: 1})
+				r, err := l.Svc.Acquire(ctx, api.AcquireRequest{Edge: "e", Region: region, MaxNodes: 1})
 				if err == nil && r.Lease != nil {
 					break
 				}
@@ -135,8 +136,8 @@ func BenchmarkCluster_FailoverToNextGrant(b *testing.B) {
 		}
 		samples = append(samples, time.Since(start))
 		b.StopTimer()
-		c.start(old, false)
-		c.waitConverged(c.running()...)
+		c.Start(old, false)
+		c.WaitConverged(c.Running()...)
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -150,15 +151,15 @@ func BenchmarkCluster_FailoverToNextGrant(b *testing.B) {
 func BenchmarkLedger_Memory100k(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
-		c := newCluster(b, 1, false)
-		c.startAll()
+		c := testcluster.New(b, 1)
+		c.StartAll()
 		b.StartTimer()
 		for i := 0; i < 100; i++ {
 			req := api.RegisterRequest{Region: fmt.Sprintf("r%d", i%4), Edge: "e"}
 			for j := range 1000 {
 				req.Nodes = append(req.Nodes, api.RegisterNode{Identity: fmt.Sprintf("node-%03d-%04d.example.net", i, j), Version: "0.29.4"})
 			}
-			c.register(req.Region, func() []string {
+			c.Register(req.Region, func() []string {
 				ids := make([]string, len(req.Nodes))
 				for k, n := range req.Nodes {
 					ids[k] = n.Identity
@@ -172,10 +173,10 @@ func BenchmarkLedger_Memory100k(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
 		b.ReportMetric(rssMB(), "rss-MB")
-		if st, err := os.Stat(filepath.Join(c.members[0].dir, "ledger.db")); err == nil {
+		if st, err := os.Stat(filepath.Join(c.Members[0].Dir, "ledger.db")); err == nil {
 			b.ReportMetric(float64(st.Size())/(1<<20), "ledger-MB")
 		}
-		c.closeAll()
+		c.CloseAll()
 	}
 }
 

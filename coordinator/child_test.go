@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
@@ -74,7 +75,7 @@ func runChild() error {
 		// No API is served; a refused loopback port (not a name to resolve) when a leader asks
 		// the members for their protocol.
 		APIAddress:     "http://127.0.0.1:1",
-		BootstrapPeers: peers, Timeouts: raftnode.LoopbackTimeouts(), Leases: testLeaseConfig(),
+		BootstrapPeers: peers, Timeouts: raftnode.LoopbackTimeouts(), Leases: testcluster.LeaseConfig(),
 		SnapshotThreshold: threshold, SnapshotInterval: 20 * time.Millisecond, TrailingLogs: threshold,
 	})
 	if err != nil {
@@ -311,7 +312,7 @@ type childCluster struct {
 func startChildCluster(t testing.TB) *childCluster {
 	t.Helper()
 	root := t.TempDir()
-	fronts := []*proxy.Proxy{newFront(t), newFront(t), newFront(t)}
+	fronts := []*proxy.Proxy{testcluster.NewFront(t), testcluster.NewFront(t), testcluster.NewFront(t)}
 	var peers []string
 	for i, f := range fronts {
 		peers = append(peers, fmt.Sprintf("c%d=%s", i+1, f.Addr()))
@@ -327,7 +328,7 @@ func startChildCluster(t testing.TB) *childCluster {
 func (cc *childCluster) leader() *child {
 	cc.t.Helper()
 	var l *child
-	testkit.WaitFor(cc.t, waitLimit, "a leader among the child members", func() bool {
+	testkit.WaitFor(cc.t, testcluster.WaitLimit, "a leader among the child members", func() bool {
 		n := 0
 		for _, c := range cc.children {
 			if c.cmd.ProcessState == nil && c.call(childRequest{Op: "status"}).Leader {
@@ -361,7 +362,7 @@ func TestChildCluster_SIGKILLLeaderThenNewLeaderGrants(t *testing.T) {
 		t.Skip("starts child processes")
 	}
 	cc := startChildCluster(t)
-	cc.onLeader(childRequest{Op: "register", Region: "eu", Edge: "edge-a", IDs: nodeIDs("n", 40)})
+	cc.onLeader(childRequest{Op: "register", Region: "eu", Edge: "edge-a", IDs: testcluster.NodeIDs("n", 40)})
 	held := cc.onLeader(childRequest{Op: "acquire", Region: "eu", Edge: "edge-a", Max: 10}).Lease
 	if held == nil || len(held.Nodes) != 10 {
 		t.Fatalf("first lease = %+v", held)
@@ -391,7 +392,7 @@ func TestChildCluster_SIGKILLLeaderThenNewLeaderGrants(t *testing.T) {
 			cc.children[i] = startChild(t, c.id, c.dir, c.front)
 		}
 	}
-	testkit.WaitFor(t, waitLimit, "the restarted member to converge", func() bool {
+	testkit.WaitFor(t, testcluster.WaitLimit, "the restarted member to converge", func() bool {
 		var first childResponse
 		for i, c := range cc.children {
 			r := c.call(childRequest{Op: "status"})
@@ -409,7 +410,7 @@ func TestChildCluster_SIGKILLLeaderThenNewLeaderGrants(t *testing.T) {
 // files in this process and checks that every acknowledged batch is in the ledger.
 func crashAndCheck(t *testing.T, snapshots bool, acks int) {
 	dir := t.TempDir()
-	front := newFront(t)
+	front := testcluster.NewFront(t)
 	env := []string{"MUSTER_MODE=writer", "MUSTER_PEERS=c1=" + front.Addr(), "MUSTER_SNAPSHOT_THRESHOLD=16"}
 	if snapshots {
 		env = append(env, "MUSTER_SNAPSHOTS=1")
@@ -439,27 +440,33 @@ func crashAndCheck(t *testing.T, snapshots bool, acks int) {
 		}
 	}
 
-	cl := &cluster{t: t, clock: newTestClock(), leases: testLeaseConfig()}
-	m := &member{c: cl, id: "c1", dir: dir, front: front}
-	cl.members = []*member{m}
-	t.Cleanup(cl.closeAll)
-	cl.start(m, false)
-	cl.waitLeader()
-	testkit.WaitFor(t, waitLimit, "the log to be applied after restart", func() bool {
-		_, err := m.svc.Ledger().Node(fmt.Sprintf("b%05d-%03d", last, 199))
+	m := reopen(testcluster.New(t, 1), dir, front)
+	testkit.WaitFor(t, testcluster.WaitLimit, "the log to be applied after restart", func() bool {
+		_, err := m.Svc.Ledger().Node(fmt.Sprintf("b%05d-%03d", last, 199))
 		return err == nil
 	})
 	for b := 0; b <= last; b++ {
 		for _, i := range []int{0, 199} {
-			if _, err := m.svc.Ledger().Node(fmt.Sprintf("b%05d-%03d", b, i)); err != nil {
+			if _, err := m.Svc.Ledger().Node(fmt.Sprintf("b%05d-%03d", b, i)); err != nil {
 				t.Fatalf("acknowledged batch %d lost after kill -9: %v", b, err)
 			}
 		}
 	}
-	counts, _ := m.svc.Ledger().Counts()
+	counts, _ := m.Svc.Ledger().Counts()
 	if counts["eu"]["waiting"] < (last+1)*200 {
 		t.Fatalf("counts %v below the %d acknowledged nodes", counts, (last+1)*200)
 	}
+}
+
+// reopen starts c's one member in this process from dir, the files of the child member c1 that
+// was killed behind front, and waits for it to lead.
+func reopen(c *testcluster.Cluster, dir string, front *proxy.Proxy) *testcluster.Member {
+	c.T().Helper()
+	m := c.Members[0]
+	m.Dir, m.Front = dir, front
+	c.Start(m, false)
+	c.WaitLeader()
+	return m
 }
 
 func TestCrash_KillDuringApplyLosesNoAcknowledgedWrite(t *testing.T) {
@@ -490,7 +497,7 @@ func BenchmarkChildCluster_SIGKILLToNextGrant(b *testing.B) {
 	for i := range b.N {
 		b.StopTimer()
 		region := fmt.Sprintf("r%d", i)
-		cc.onLeader(childRequest{Op: "register", Region: region, Edge: "e", IDs: nodeIDs(region+"-", 5)})
+		cc.onLeader(childRequest{Op: "register", Region: region, Edge: "e", IDs: testcluster.NodeIDs(region+"-", 5)})
 		old := cc.leader()
 		b.StartTimer()
 		start := time.Now()
@@ -535,7 +542,7 @@ func TestCrash_KillDuringLeaseWritesLosesNoneAndAppliesNoneTwice(t *testing.T) {
 	for _, acks := range []int{7, 41, 90} {
 		t.Run(strconv.Itoa(acks), func(t *testing.T) {
 			dir := t.TempDir()
-			front := newFront(t)
+			front := testcluster.NewFront(t)
 			c := startChild(t, "c1", dir, front, "MUSTER_MODE=lease-writer", "MUSTER_PEERS=c1="+front.Addr(), "MUSTER_SNAPSHOT_THRESHOLD=64")
 			var acked []leaseAck
 			read := func(l string) {
@@ -553,15 +560,11 @@ func TestCrash_KillDuringLeaseWritesLosesNoneAndAppliesNoneTwice(t *testing.T) {
 				read(l)
 			}
 
-			cl := &cluster{t: t, clock: newTestClock(), leases: testLeaseConfig()}
-			m := &member{c: cl, id: "c1", dir: dir, front: front}
-			cl.members = []*member{m}
-			t.Cleanup(cl.closeAll)
-			cl.start(m, false)
-			cl.waitLeader()
-			l := m.svc.Ledger()
+			cl := testcluster.New(t, 1)
+			m := reopen(cl, dir, front)
+			l := m.Svc.Ledger()
 			last := acked[len(acked)-1]
-			testkit.WaitFor(t, waitLimit, "the log to be applied after restart", func() bool {
+			testkit.WaitFor(t, testcluster.WaitLimit, "the log to be applied after restart", func() bool {
 				_, err := l.Node(leaseBatch(last.Batch)[0])
 				return err == nil
 			})
@@ -609,9 +612,9 @@ func TestCrash_KillDuringLeaseWritesLosesNoneAndAppliesNoneTwice(t *testing.T) {
 			}
 			g := granted[lastReport.Batch]
 			var rep api.ReportResponse
-			cl.onLeader("report again", func(m *member) error {
+			cl.OnLeader("report again", func(m *testcluster.Member) error {
 				var err error
-				rep, err = m.svc.Report(context.Background(), leaseReport(lastReport.Batch, &api.Lease{ID: g.LeaseID, Token: g.Token}))
+				rep, err = m.Svc.Report(context.Background(), leaseReport(lastReport.Batch, &api.Lease{ID: g.LeaseID, Token: g.Token}))
 				return err
 			})
 			if !slices.Equal(rep.Applied, lastReport.Applied) {

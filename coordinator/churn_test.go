@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
@@ -29,14 +29,14 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
-	c := newCluster(t, 3, false)
-	c.leases.Policy.MaxAttempts = 1 << 20
-	c.leases.Policy.HistoryLimit = 100000
-	c.leases.Policy.LockWindow = 3 * time.Second
-	c.memberClock("c2", 45*time.Second, 2e-4)
-	c.memberClock("c3", -45*time.Second, -2e-4)
-	c.startAll()
-	c.register("eu", nodeIDs("n", 60)...)
+	c := testcluster.New(t, 3)
+	c.Leases.Policy.MaxAttempts = 1 << 20
+	c.Leases.Policy.HistoryLimit = 100000
+	c.Leases.Policy.LockWindow = 3 * time.Second
+	c.MemberClock("c2", 45*time.Second, 2e-4)
+	c.MemberClock("c3", -45*time.Second, -2e-4)
+	c.StartAll()
+	c.Register("eu", testcluster.NodeIDs("n", 60)...)
 
 	h := newHolds(0)
 	var (
@@ -44,7 +44,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 		stop   = make(chan struct{})
 		wg     sync.WaitGroup
 	)
-	real := func() time.Duration { return c.clock.World().Real() }
+	real := func() time.Duration { return c.Clock.World().Real() }
 	ctx := context.Background()
 	for e := range 4 {
 		wg.Add(1)
@@ -54,7 +54,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 			edge := fmt.Sprintf("edge-%d", e)
 			requests := 0
 			step := func() {
-				l := c.leaderOrNil()
+				_, l := c.Leader()
 				if l == nil {
 					return
 				}
@@ -77,8 +77,8 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 					// The answer was lost: the edge asks again later than the grace, perhaps of
 					// a new leader, with the same request id, and counts the lease it gets from
 					// this later send.
-					c.clock.Advance(c.leases.Grace + time.Second)
-					if l2 := c.leaderOrNil(); l2 != nil {
+					c.Clock.Advance(c.Leases.Grace + time.Second)
+					if _, l2 := c.Leader(); l2 != nil {
 						sent := real()
 						if r2, err := l2.Acquire(ctx, req); err == nil && r2.Lease != nil {
 							h.acked(r2.Lease, sent, heldOf(r2))
@@ -118,30 +118,30 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 
 	for round := range 3 {
 		target := grants.Load() + 15
-		testkit.WaitFor(t, waitLimit, "edges to make progress", func() bool {
-			c.clock.Advance(2 * time.Second)
+		testkit.WaitFor(t, testcluster.WaitLimit, "edges to make progress", func() bool {
+			c.Clock.Advance(2 * time.Second)
 			return grants.Load() >= target
 		})
-		old := c.waitLeader()
+		old := c.WaitLeader()
 		// The leader's wall clock jumps by more than a TTL, forwards or backwards, right
 		// before it fails over.
-		c.clockOf(old).Step(time.Duration(1-2*(round%2)) * 2 * time.Minute)
-		c.clock.Advance(time.Second)
-		c.stop(old)
-		c.waitLeader()
-		c.start(old, false)
+		c.ClockOf(old).Step(time.Duration(1-2*(round%2)) * 2 * time.Minute)
+		c.Clock.Advance(time.Second)
+		c.Stop(old)
+		c.WaitLeader()
+		c.Start(old, false)
 		t.Logf("round %d: %d grants so far", round, grants.Load())
 	}
 	target := grants.Load() + 15
-	testkit.WaitFor(t, waitLimit, "edges to make progress after the last failover", func() bool {
-		c.clock.Advance(2 * time.Second)
+	testkit.WaitFor(t, testcluster.WaitLimit, "edges to make progress after the last failover", func() bool {
+		c.Clock.Advance(2 * time.Second)
 		return grants.Load() >= target
 	})
 	close(stop)
 	wg.Wait()
-	c.waitConverged(c.running()...)
+	c.WaitConverged(c.Running()...)
 
-	nodes, _, err := c.waitLeader().svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
+	nodes, _, err := c.WaitLeader().Svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,18 +158,4 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 		t.Fatalf("churn too weak to prove anything: %d grants, %d expiries", grants.Load(), expiries)
 	}
 	t.Logf("%d grants, %d expiries, %d acknowledged grants and renewals checked", grants.Load(), expiries, acks)
-}
-
-// leaderOrNil returns the established leader's service if exactly one member claims to lead.
-func (c *cluster) leaderOrNil() *coordinator.Service {
-	var l *coordinator.Service
-	for _, m := range c.running() {
-		if svc := m.service(); svc != nil && svc.IsLeader() {
-			if l != nil {
-				return nil
-			}
-			l = svc
-		}
-	}
-	return l
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
@@ -20,28 +21,28 @@ import (
 )
 
 func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
-	c := newCluster(t, 3, false)
-	c.startAll()
-	c.register("eu", nodeIDs("n", 40)...)
+	c := testcluster.New(t, 3)
+	c.StartAll()
+	c.Register("eu", testcluster.NodeIDs("n", 40)...)
 
-	held := c.acquire("edge-a", "eu", 10)
+	held := c.Acquire("edge-a", "eu", 10)
 	if held == nil || len(held.Nodes) != 10 {
 		t.Fatalf("first lease = %+v", held)
 	}
-	leader := c.waitLeader()
-	before, err := leader.svc.Ledger().Lease(held.ID)
+	leader := c.WaitLeader()
+	before, err := leader.Svc.Ledger().Lease(held.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	c.stop(leader)
-	next := c.waitLeader()
+	c.Stop(leader)
+	next := c.WaitLeader()
 	if next == leader {
 		t.Fatal("the stopped member still leads")
 	}
 
 	// The new leader extended the outstanding lease by one election timeout before doing anything.
-	after, err := next.svc.Ledger().Lease(held.ID)
+	after, err := next.Svc.Ledger().Lease(held.ID)
 	if err != nil {
 		t.Fatalf("lease lost in the failover: %v", err)
 	}
@@ -52,7 +53,7 @@ func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
 	}
 
 	// The new leader grants, but none of the nodes the healthy edge still holds.
-	other := c.acquire("edge-b", "eu", 100)
+	other := c.Acquire("edge-b", "eu", 100)
 	if other == nil || len(other.Nodes) != 30 || other.Token <= held.Token {
 		t.Fatalf("lease from the new leader = %+v (first token %d)", other, held.Token)
 	}
@@ -61,18 +62,18 @@ func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
 			t.Fatalf("node %s granted twice while its first lease is unexpired", id)
 		}
 	}
-	if l := c.acquire("edge-c", "eu", 100); l != nil {
+	if l := c.Acquire("edge-c", "eu", 100); l != nil {
 		t.Fatalf("granted %v with every node leased", l.Nodes)
 	}
 
 	// The healthy edge renews with the new leader and reports under its original token.
-	c.onLeader("renew across failover", func(m *member) error {
-		_, err := m.svc.Renew(context.Background(), api.RenewRequest{LeaseID: held.ID, Token: held.Token, Edge: "edge-a", Region: "eu"})
+	c.OnLeader("renew across failover", func(m *testcluster.Member) error {
+		_, err := m.Svc.Renew(context.Background(), api.RenewRequest{LeaseID: held.ID, Token: held.Token, Edge: "edge-a", Region: "eu"})
 		return err
 	})
 	var rep api.ReportResponse
-	c.onLeader("report across failover", func(m *member) error {
-		rep, err = m.svc.Report(context.Background(), api.ReportRequest{LeaseID: held.ID, Token: held.Token, Edge: "edge-a", Region: "eu",
+	c.OnLeader("report across failover", func(m *testcluster.Member) error {
+		rep, err = m.Svc.Report(context.Background(), api.ReportRequest{LeaseID: held.ID, Token: held.Token, Edge: "edge-a", Region: "eu",
 			Results: []api.NodeResult{{Identity: held.Nodes[0], Outcome: api.OutcomeProvisioned}}})
 		return err
 	})
@@ -81,166 +82,166 @@ func TestCluster_FailoverKeepsLeasesAndGrantsNoNodeTwice(t *testing.T) {
 	}
 
 	// edge-b goes quiet: only after expires_at+grace its nodes return, and its late report is stale.
-	otherLease, err := c.waitLeader().svc.Ledger().Lease(other.ID)
+	otherLease, err := c.WaitLeader().Svc.Ledger().Lease(other.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.clock.Advance(otherLease.ExpiresAt.Sub(c.clock.Now()) + 5*time.Second - time.Millisecond)
-	c.onLeader("expire", func(m *member) error { return m.svc.Leases().ExpireDue(context.Background()) })
-	if _, err := c.waitLeader().svc.Ledger().Lease(other.ID); err != nil {
+	c.Clock.Advance(otherLease.ExpiresAt.Sub(c.Clock.Now()) + 5*time.Second - time.Millisecond)
+	c.OnLeader("expire", func(m *testcluster.Member) error { return m.Svc.Leases().ExpireDue(context.Background()) })
+	if _, err := c.WaitLeader().Svc.Ledger().Lease(other.ID); err != nil {
 		t.Fatalf("lease expired before expires_at+grace: %v", err)
 	}
-	c.clock.Advance(time.Millisecond)
-	testkit.WaitFor(t, waitLimit, "edge-b's lease to expire", func() bool {
-		cur, err := c.waitLeader().svc.Ledger().Lease(other.ID)
+	c.Clock.Advance(time.Millisecond)
+	testkit.WaitFor(t, testcluster.WaitLimit, "edge-b's lease to expire", func() bool {
+		cur, err := c.WaitLeader().Svc.Ledger().Lease(other.ID)
 		if err == nil {
 			// An election on a loaded machine extends the lease again: follow its new expiry.
-			if d := cur.ExpiresAt.Add(c.leases.Grace).Sub(c.clock.Now()); d > 0 {
-				c.clock.Advance(d)
+			if d := cur.ExpiresAt.Add(c.Leases.Grace).Sub(c.Clock.Now()); d > 0 {
+				c.Clock.Advance(d)
 			}
 		}
 		return errors.Is(err, coordinator.ErrUnknownLease)
 	})
 	for {
-		l := c.waitLeader()
-		_, err = l.svc.Report(context.Background(), api.ReportRequest{LeaseID: other.ID, Token: other.Token, Edge: "edge-b", Region: "eu",
+		l := c.WaitLeader()
+		_, err = l.Svc.Report(context.Background(), api.ReportRequest{LeaseID: other.ID, Token: other.Token, Edge: "edge-b", Region: "eu",
 			Results: []api.NodeResult{{Identity: other.Nodes[0], Outcome: api.OutcomeFailed, Error: "x"}}})
-		if !leadershipError(err) {
+		if !testcluster.LeadershipError(err) {
 			break
 		}
 	}
 	if !errors.Is(err, coordinator.ErrUnknownLease) {
 		t.Fatalf("late failure under an expired lease: %v", err)
 	}
-	if n, _ := c.waitLeader().svc.Ledger().Node(other.Nodes[0]); n.State != api.StateWaiting {
+	if n, _ := c.WaitLeader().Svc.Ledger().Node(other.Nodes[0]); n.State != api.StateWaiting {
 		t.Fatalf("stale report changed node: %s", n.State)
 	}
 	// A provisioned result is a fact about the node: recorded late, under the token it was granted with.
 	var late api.ReportResponse
 	for {
-		l := c.waitLeader()
-		late, err = l.svc.Report(context.Background(), api.ReportRequest{LeaseID: other.ID, Token: other.Token, Edge: "edge-b", Region: "eu",
+		l := c.WaitLeader()
+		late, err = l.Svc.Report(context.Background(), api.ReportRequest{LeaseID: other.ID, Token: other.Token, Edge: "edge-b", Region: "eu",
 			Results: []api.NodeResult{{Identity: other.Nodes[0], Outcome: api.OutcomeProvisioned}}})
-		if !leadershipError(err) {
+		if !testcluster.LeadershipError(err) {
 			break
 		}
 	}
 	if err != nil || len(late.Applied) != 1 {
 		t.Fatalf("late provisioned report under an expired lease: %+v, %v", late, err)
 	}
-	if n, _ := c.waitLeader().svc.Ledger().Node(other.Nodes[0]); n.State != api.StateProvisioned {
+	if n, _ := c.WaitLeader().Svc.Ledger().Node(other.Nodes[0]); n.State != api.StateProvisioned {
 		t.Fatalf("late provisioned report left node %s", n.State)
 	}
-	c.waitConverged(c.running()...)
+	c.WaitConverged(c.Running()...)
 }
 
 func TestCluster_PartitionedLeaderCannotWriteAndCatchesUp(t *testing.T) {
-	c := newCluster(t, 3, true)
-	c.startAll()
-	c.register("eu", nodeIDs("n", 20)...)
+	c := testcluster.New(t, 3, testcluster.WithNetem())
+	c.StartAll()
+	c.Register("eu", testcluster.NodeIDs("n", 20)...)
 
-	old := c.waitLeader()
-	c.net.partition(old.id)
-	testkit.WaitFor(t, waitLimit, "a leader on the majority side", func() bool {
-		for _, m := range c.running() {
-			if m != old && m.svc.IsLeader() {
+	old := c.WaitLeader()
+	c.Net.Partition(old.ID)
+	testkit.WaitFor(t, testcluster.WaitLimit, "a leader on the majority side", func() bool {
+		for _, m := range c.Running() {
+			if m != old && m.Svc.IsLeader() {
 				return true
 			}
 		}
 		return false
 	})
-	ls := c.acquire("edge-b", "eu", 5)
+	ls := c.Acquire("edge-b", "eu", 5)
 	if ls == nil {
 		t.Fatal("majority side granted nothing")
 	}
 	// The cut-off member cannot commit anything, whatever it believes.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_, err := old.svc.Register(ctx, api.RegisterRequest{Region: "eu", Edge: "edge-a", Nodes: []api.RegisterNode{{Identity: "lost-write"}}})
+	_, err := old.Svc.Register(ctx, api.RegisterRequest{Region: "eu", Edge: "edge-a", Nodes: []api.RegisterNode{{Identity: "lost-write"}}})
 	cancel()
 	if err == nil {
 		t.Fatal("a partitioned member accepted a write")
 	}
 
-	c.net.heal(old.id)
-	c.waitConverged(c.running()...)
-	if _, err := old.svc.Ledger().Node("lost-write"); !errors.Is(err, coordinator.ErrUnknownNode) {
+	c.Net.Heal(old.ID)
+	c.WaitConverged(c.Running()...)
+	if _, err := old.Svc.Ledger().Node("lost-write"); !errors.Is(err, coordinator.ErrUnknownNode) {
 		t.Fatalf("write refused during the partition appeared after healing: %v", err)
 	}
-	if got, err := old.svc.Ledger().Lease(ls.ID); err != nil || got.Token != ls.Token {
+	if got, err := old.Svc.Ledger().Lease(ls.ID); err != nil || got.Token != ls.Token {
 		t.Fatalf("healed member lacks the majority's lease: %+v %v", got, err)
 	}
 }
 
 func TestCluster_RestartFromFilesKeepsLedger(t *testing.T) {
-	c := newCluster(t, 3, false)
-	c.startAll()
-	c.register("eu", nodeIDs("n", 30)...)
-	c.register("us", nodeIDs("u", 10)...)
-	ls := c.acquire("edge-a", "eu", 10)
-	c.onLeader("report", func(m *member) error {
-		_, err := m.svc.Report(context.Background(), api.ReportRequest{LeaseID: ls.ID, Token: ls.Token,
+	c := testcluster.New(t, 3)
+	c.StartAll()
+	c.Register("eu", testcluster.NodeIDs("n", 30)...)
+	c.Register("us", testcluster.NodeIDs("u", 10)...)
+	ls := c.Acquire("edge-a", "eu", 10)
+	c.OnLeader("report", func(m *testcluster.Member) error {
+		_, err := m.Svc.Report(context.Background(), api.ReportRequest{LeaseID: ls.ID, Token: ls.Token,
 			Results: []api.NodeResult{{Identity: ls.Nodes[0], Outcome: api.OutcomeProvisioned}, {Identity: ls.Nodes[1], Outcome: api.OutcomeFailed, Error: "boom"}}})
 		return err
 	})
-	for _, m := range c.running() {
-		if _, err := m.svc.Snapshot(context.Background()); err != nil {
+	for _, m := range c.Running() {
+		if _, err := m.Svc.Snapshot(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c.register("eu", "after-snapshot")
-	c.waitConverged(c.running()...)
-	leader := c.members[0]
-	wantNodes, _, _ := leader.svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
-	wantCounts, _ := leader.svc.Ledger().Counts()
+	c.Register("eu", "after-snapshot")
+	c.WaitConverged(c.Running()...)
+	leader := c.Members[0]
+	wantNodes, _, _ := leader.Svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
+	wantCounts, _ := leader.Svc.Ledger().Counts()
 
-	for _, m := range c.members {
-		c.stop(m)
+	for _, m := range c.Members {
+		c.Stop(m)
 	}
-	for _, m := range c.members {
-		c.start(m, false)
+	for _, m := range c.Members {
+		c.Start(m, false)
 	}
-	c.waitLeader()
-	c.waitConverged(c.running()...)
-	for _, m := range c.running() {
-		got, _, err := m.svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
+	c.WaitLeader()
+	c.WaitConverged(c.Running()...)
+	for _, m := range c.Running() {
+		got, _, err := m.Svc.Ledger().Nodes(ledger.NodeFilter{WithHistory: true, Limit: 1000})
 		if err != nil || !slices.EqualFunc(got, wantNodes, func(a, b ledger.Node) bool {
 			return a.Identity == b.Identity && a.State == b.State && len(a.History) == len(b.History) && a.Attempts == b.Attempts
 		}) {
-			t.Fatalf("%s: nodes after restart differ (%d vs %d, %v)", m.id, len(got), len(wantNodes), err)
+			t.Fatalf("%s: nodes after restart differ (%d vs %d, %v)", m.ID, len(got), len(wantNodes), err)
 		}
-		if gc, _ := m.svc.Ledger().Counts(); len(gc) != len(wantCounts) || gc["eu"][api.StateLeased] != wantCounts["eu"][api.StateLeased] {
-			t.Fatalf("%s: counts %v, want %v", m.id, gc, wantCounts)
+		if gc, _ := m.Svc.Ledger().Counts(); len(gc) != len(wantCounts) || gc["eu"][api.StateLeased] != wantCounts["eu"][api.StateLeased] {
+			t.Fatalf("%s: counts %v, want %v", m.ID, gc, wantCounts)
 		}
 	}
-	c.onLeader("renew after a full restart", func(m *member) error {
-		_, err := m.svc.Renew(context.Background(), api.RenewRequest{LeaseID: ls.ID, Token: ls.Token})
+	c.OnLeader("renew after a full restart", func(m *testcluster.Member) error {
+		_, err := m.Svc.Renew(context.Background(), api.RenewRequest{LeaseID: ls.ID, Token: ls.Token})
 		return err
 	})
-	if l := c.acquire("edge-b", "us", 5); l == nil || len(l.Nodes) != 5 {
+	if l := c.Acquire("edge-b", "us", 5); l == nil || len(l.Nodes) != 5 {
 		t.Fatalf("no grant after restart: %+v", l)
 	}
 }
 
 func TestCluster_FollowersRefuseWritesAndNameTheLeader(t *testing.T) {
-	c := newCluster(t, 3, false)
-	c.startAll()
+	c := testcluster.New(t, 3)
+	c.StartAll()
 	// Checked again from the start if an election (a loaded machine) moves leadership meanwhile.
 	testkit.WaitFor(t, 30*time.Second, "followers to refuse writes and name the leader", func() (bool, string) {
-		leader := c.waitLeader()
-		for _, m := range c.running() {
+		leader := c.WaitLeader()
+		for _, m := range c.Running() {
 			if m == leader {
 				continue
 			}
-			_, err := m.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 1})
+			_, err := m.Svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 1})
 			if !errors.Is(err, coordinator.ErrNotLeader) {
-				return false, fmt.Sprintf("follower %s acquire: %v", m.id, err)
+				return false, fmt.Sprintf("follower %s acquire: %v", m.ID, err)
 			}
-			if got := m.svc.LeaderAPIAddress(); got != "http://"+leader.id+".invalid" {
-				return false, fmt.Sprintf("follower %s names leader %q, not %s", m.id, got, leader.id)
+			if got := m.Svc.LeaderAPIAddress(); got != "http://"+leader.ID+".invalid" {
+				return false, fmt.Sprintf("follower %s names leader %q, not %s", m.ID, got, leader.ID)
 			}
-			st, err := m.svc.Status(context.Background())
-			if err != nil || len(st.Members) != 3 || st.LeaderID != leader.id {
-				return false, fmt.Sprintf("status on %s: %+v %v", m.id, st, err)
+			st, err := m.Svc.Status(context.Background())
+			if err != nil || len(st.Members) != 3 || st.LeaderID != leader.ID {
+				return false, fmt.Sprintf("status on %s: %+v %v", m.ID, st, err)
 			}
 		}
 		return true, ""
@@ -248,17 +249,17 @@ func TestCluster_FollowersRefuseWritesAndNameTheLeader(t *testing.T) {
 }
 
 func TestCluster_PauseStopsGrantsAndWakesLongPoll(t *testing.T) {
-	c := newCluster(t, 1, false)
+	c := testcluster.New(t, 1)
 	// No periodic recheck: a long poll may only return early because pause or a registration woke it.
-	c.leases.Recheck = time.Hour
-	c.leases.MaxWait = time.Minute
-	leader := c.startAll()
+	c.Leases.Recheck = time.Hour
+	c.Leases.MaxWait = time.Minute
+	leader := c.StartAll()
 	done := make(chan api.AcquireResponse, 1)
 	go func() {
-		r, _ := leader.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 5, Wait: api.Duration(20 * time.Second)})
+		r, _ := leader.Svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 5, Wait: api.Duration(20 * time.Second)})
 		done <- r
 	}()
-	if _, err := leader.svc.Pause(context.Background(), api.PauseRequest{Reason: "maintenance"}); err != nil {
+	if _, err := leader.Svc.Pause(context.Background(), api.PauseRequest{Reason: "maintenance"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -269,19 +270,19 @@ func TestCluster_PauseStopsGrantsAndWakesLongPoll(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("long poll did not return on pause")
 	}
-	c.register("eu", "a")
-	if r, _ := leader.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 5}); !r.Paused || r.Lease != nil {
+	c.Register("eu", "a")
+	if r, _ := leader.Svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 5}); !r.Paused || r.Lease != nil {
 		t.Fatalf("acquire while paused = %+v", r)
 	}
-	if _, err := leader.svc.Resume(context.Background()); err != nil {
+	if _, err := leader.Svc.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// A waiting long poll is woken by a registration in its region.
 	go func() {
-		r, _ := leader.svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "us", MaxNodes: 5, Wait: api.Duration(20 * time.Second)})
+		r, _ := leader.Svc.Acquire(context.Background(), api.AcquireRequest{Edge: "e", Region: "us", MaxNodes: 5, Wait: api.Duration(20 * time.Second)})
 		done <- r
 	}()
-	c.register("us", "b")
+	c.Register("us", "b")
 	select {
 	case r := <-done:
 		if r.Lease == nil || r.Lease.Nodes[0] != "b" {
@@ -293,45 +294,45 @@ func TestCluster_PauseStopsGrantsAndWakesLongPoll(t *testing.T) {
 }
 
 func TestCluster_RecoverFromLostQuorum(t *testing.T) {
-	c := newCluster(t, 3, false)
-	c.startAll()
-	c.register("eu", nodeIDs("n", 25)...)
-	c.waitConverged(c.running()...)
-	for _, m := range c.members {
-		c.stop(m)
+	c := testcluster.New(t, 3)
+	c.StartAll()
+	c.Register("eu", testcluster.NodeIDs("n", 25)...)
+	c.WaitConverged(c.Running()...)
+	for _, m := range c.Members {
+		c.Stop(m)
 	}
 	// c2 and c3 are gone for good: c1 alone is made the whole cluster.
-	survivor := c.members[0]
-	if err := coordinator.RecoverCluster(coordinator.Config{ID: survivor.id, DataDir: survivor.dir, Timeouts: raftnode.LoopbackTimeouts()},
-		[]raftnode.Peer{{ID: survivor.id, Address: survivor.front.Addr()}}); err != nil {
+	survivor := c.Members[0]
+	if err := coordinator.RecoverCluster(coordinator.Config{ID: survivor.ID, DataDir: survivor.Dir, Timeouts: raftnode.LoopbackTimeouts()},
+		[]raftnode.Peer{{ID: survivor.ID, Address: survivor.Front.Addr()}}); err != nil {
 		t.Fatal(err)
 	}
-	c.start(survivor, false)
-	c.waitLeader()
-	if counts, _ := survivor.svc.Ledger().Counts(); counts["eu"][api.StateWaiting] != 25 {
+	c.Start(survivor, false)
+	c.WaitLeader()
+	if counts, _ := survivor.Svc.Ledger().Counts(); counts["eu"][api.StateWaiting] != 25 {
 		t.Fatalf("ledger after recovery: %v", counts)
 	}
-	if l := c.acquire("edge-a", "eu", 5); l == nil || len(l.Nodes) != 5 {
+	if l := c.Acquire("edge-a", "eu", 5); l == nil || len(l.Nodes) != 5 {
 		t.Fatalf("no grant after recovery: %+v", l)
 	}
 }
 
 func TestCluster_LongPollTakesNodeWhenItsBackoffEnds(t *testing.T) {
-	c := newCluster(t, 1, false)
-	leader := c.startAll()
-	c.register("eu", "a")
-	ls := c.acquire("edge-a", "eu", 1)
+	c := testcluster.New(t, 1)
+	leader := c.StartAll()
+	c.Register("eu", "a")
+	ls := c.Acquire("edge-a", "eu", 1)
 	ctx := context.Background()
-	if _, err := leader.svc.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Results: []api.NodeResult{{Identity: "a", Outcome: api.OutcomeFailed, Error: "x"}}}); err != nil {
+	if _, err := leader.Svc.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Results: []api.NodeResult{{Identity: "a", Outcome: api.OutcomeFailed, Error: "x"}}}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan api.AcquireResponse, 1)
 	go func() {
-		r, _ := leader.svc.Acquire(ctx, api.AcquireRequest{Edge: "edge-a", Region: "eu", MaxNodes: 1, Wait: api.Duration(10 * time.Second)})
+		r, _ := leader.Svc.Acquire(ctx, api.AcquireRequest{Edge: "edge-a", Region: "eu", MaxNodes: 1, Wait: api.Duration(10 * time.Second)})
 		done <- r
 	}()
 	// Nothing changes in the ledger: only the leader's clock passing the backoff makes "a" eligible.
-	c.clock.Advance(c.leases.Policy.BackoffBase)
+	c.Clock.Advance(c.Leases.Policy.BackoffBase)
 	select {
 	case r := <-done:
 		if r.Lease == nil || r.Lease.Nodes[0] != "a" {
@@ -344,7 +345,7 @@ func TestCluster_LongPollTakesNodeWhenItsBackoffEnds(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := leader.svc.Acquire(cctx, api.AcquireRequest{Edge: "edge-a", Region: "none", MaxNodes: 1, Wait: api.Duration(time.Minute)})
+		_, err := leader.Svc.Acquire(cctx, api.AcquireRequest{Edge: "edge-a", Region: "none", MaxNodes: 1, Wait: api.Duration(time.Minute)})
 		errc <- err
 	}()
 	cancel()
@@ -359,28 +360,28 @@ func TestCluster_LongPollTakesNodeWhenItsBackoffEnds(t *testing.T) {
 }
 
 func TestCluster_LostLedgerFileIsRebuiltFromSnapshotAndLog(t *testing.T) {
-	c := newCluster(t, 1, false)
-	m := c.startAll()
-	c.register("eu", nodeIDs("a", 30)...)
-	if _, err := m.svc.Snapshot(context.Background()); err != nil {
+	c := testcluster.New(t, 1)
+	m := c.StartAll()
+	c.Register("eu", testcluster.NodeIDs("a", 30)...)
+	if _, err := m.Svc.Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c.register("eu", nodeIDs("b", 20)...)
-	want, err := m.svc.Ledger().Counts()
+	c.Register("eu", testcluster.NodeIDs("b", 20)...)
+	want, err := m.Svc.Ledger().Counts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.stop(m)
-	if err := os.Remove(filepath.Join(m.dir, "ledger.db")); err != nil {
+	c.Stop(m)
+	if err := os.Remove(filepath.Join(m.Dir, "ledger.db")); err != nil {
 		t.Fatal(err)
 	}
-	c.start(m, false)
-	c.waitLeader()
-	testkit.WaitFor(t, waitLimit, "the ledger to be rebuilt", func() bool {
-		got, err := m.svc.Ledger().Counts()
+	c.Start(m, false)
+	c.WaitLeader()
+	testkit.WaitFor(t, testcluster.WaitLimit, "the ledger to be rebuilt", func() bool {
+		got, err := m.Svc.Ledger().Counts()
 		return err == nil && got["eu"][api.StateWaiting] == want["eu"][api.StateWaiting]
 	})
-	if _, err := m.svc.Ledger().Node("b00019"); err != nil {
+	if _, err := m.Svc.Ledger().Node("b00019"); err != nil {
 		t.Fatalf("entry after the snapshot missing: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/coordinator/ledger"
 )
 
@@ -34,21 +35,21 @@ func BenchmarkCluster_BootstrapToReadyAtProtocol2(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			var total time.Duration
 			for range b.N {
-				c := newCluster(b, 1, false)
-				m := c.members[0]
-				c.announce = map[string]int{m.id: bc.announce}
+				c := testcluster.New(b, 1)
+				m := c.Members[0]
+				c.Announce = map[string]int{m.ID: bc.announce}
 				start := time.Now()
-				c.start(m, true)
-				pollUntil(b, 30*time.Second, "leadership established", m.svc.IsLeader)
+				c.Start(m, true)
+				pollUntil(b, 30*time.Second, "leadership established", m.Svc.IsLeader)
 				total += time.Since(start)
 				want := ledger.Protocol
 				if bc.announce > 0 {
 					want = bc.announce
 				}
-				if v, _ := m.svc.ClusterProtocol(); v != want {
+				if v, _ := m.Svc.ClusterProtocol(); v != want {
 					b.Fatalf("ready at cluster protocol %d, want %d", v, want)
 				}
-				c.closeAll()
+				c.CloseAll()
 			}
 			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/ready")
 		})
@@ -61,27 +62,26 @@ func BenchmarkCluster_BootstrapToReadyAtProtocol2(b *testing.B) {
 func BenchmarkCluster_LastUpgradeToProtocol2(b *testing.B) {
 	var total time.Duration
 	for range b.N {
-		c := newCluster(b, 3, false)
-		c.serveAPIs()
-		c.protocolInterval = 2 * time.Second
-		old := c.members[0]
-		c.announce = map[string]int{old.id: 1}
-		c.startAll()
-		c.stop(old)
-		c.waitLeader()
-		delete(c.announce, old.id)
+		c := testcluster.New(b, 3, testcluster.WithAPI(nil))
+		c.ProtocolInterval = 2 * time.Second
+		old := c.Members[0]
+		c.Announce = map[string]int{old.ID: 1}
+		c.StartAll()
+		c.Stop(old)
+		c.WaitLeader()
+		delete(c.Announce, old.ID)
 		start := time.Now()
-		c.start(old, false)
+		c.Start(old, false)
 		pollUntil(b, 30*time.Second, "cluster protocol 2 everywhere", func() bool {
-			for _, m := range c.running() {
-				if v, _ := m.svc.ClusterProtocol(); v != 2 {
+			for _, m := range c.Running() {
+				if v, _ := m.Svc.ClusterProtocol(); v != 2 {
 					return false
 				}
 			}
 			return true
 		})
 		total += time.Since(start)
-		c.closeAll()
+		c.CloseAll()
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/raise")
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -13,18 +14,18 @@ import (
 // a grant's nodes already count as leased in its own answer, another region's nodes never show,
 // and a region with nothing in it is sent as explicit zeros (not left out).
 func TestService_AcquireAndHeartbeatCarryTheRegionQueue(t *testing.T) {
-	c := newCluster(t, 1, false)
-	c.startAll()
-	c.register("eu", nodeIDs("n", 7)...)
-	c.register("us", nodeIDs("u", 2)...)
+	c := testcluster.New(t, 1)
+	c.StartAll()
+	c.Register("eu", testcluster.NodeIDs("n", 7)...)
+	c.Register("us", testcluster.NodeIDs("u", 2)...)
 	ctx := context.Background()
 
 	heartbeat := func(region string) *api.RegionQueue {
 		t.Helper()
 		var hb api.HeartbeatResponse
-		c.onLeader("heartbeat", func(m *member) error {
+		c.OnLeader("heartbeat", func(m *testcluster.Member) error {
 			var err error
-			hb, err = m.svc.Heartbeat(ctx, api.HeartbeatRequest{Edge: "edge-" + region, Region: region})
+			hb, err = m.Svc.Heartbeat(ctx, api.HeartbeatRequest{Edge: "edge-" + region, Region: region})
 			return err
 		})
 		if hb.Queue == nil {
@@ -35,9 +36,9 @@ func TestService_AcquireAndHeartbeatCarryTheRegionQueue(t *testing.T) {
 	acquire := func(region string, n int) api.AcquireResponse {
 		t.Helper()
 		var r api.AcquireResponse
-		c.onLeader("acquire", func(m *member) error {
+		c.OnLeader("acquire", func(m *testcluster.Member) error {
 			var err error
-			r, err = m.svc.Acquire(ctx, api.AcquireRequest{Edge: "edge-" + region, Region: region, MaxNodes: n})
+			r, err = m.Svc.Acquire(ctx, api.AcquireRequest{Edge: "edge-" + region, Region: region, MaxNodes: n})
 			return err
 		})
 		if r.Lease == nil || r.Queue == nil {
@@ -53,8 +54,8 @@ func TestService_AcquireAndHeartbeatCarryTheRegionQueue(t *testing.T) {
 	if *r.Queue != (api.RegionQueue{Waiting: 4, Leased: 3}) {
 		t.Errorf("acquire answer: %+v, want 4 waiting and its own 3 leased", *r.Queue)
 	}
-	c.onLeader("report", func(m *member) error {
-		_, err := m.svc.Report(ctx, api.ReportRequest{LeaseID: r.Lease.ID, Token: r.Lease.Token, Edge: "edge-eu", Region: "eu",
+	c.OnLeader("report", func(m *testcluster.Member) error {
+		_, err := m.Svc.Report(ctx, api.ReportRequest{LeaseID: r.Lease.ID, Token: r.Lease.Token, Edge: "edge-eu", Region: "eu",
 			Results: []api.NodeResult{{Identity: r.Lease.Nodes[0], Outcome: api.OutcomeProvisioned}}})
 		return err
 	})

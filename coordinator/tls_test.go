@@ -11,23 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestCluster_RaftOverMutualTLS(t *testing.T) {
 	ca := testkit.NewCA(t, "muster test ca")
-	c := newCluster(t, 3, false)
-	c.raftTLS = func(id string) *tls.Config { return ca.MutualTLS(t, id) }
-	c.startAll()
-	c.register("eu", nodeIDs("n", 10)...)
-	if l := c.acquire("edge-a", "eu", 4); l == nil || len(l.Nodes) != 4 {
+	c := testcluster.New(t, 3)
+	c.RaftTLS = func(id string) *tls.Config { return ca.MutualTLS(t, id) }
+	c.StartAll()
+	c.Register("eu", testcluster.NodeIDs("n", 10)...)
+	if l := c.Acquire("edge-a", "eu", 4); l == nil || len(l.Nodes) != 4 {
 		t.Fatalf("grant over TLS raft: %+v", l)
 	}
-	c.waitConverged(c.running()...)
+	c.WaitConverged(c.Running()...)
 
 	// A peer with a certificate from another CA is refused by the member itself.
 	stranger := testkit.NewCA(t, "stranger ca").MutualTLS(t, "stranger")
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", c.members[0].svc.BoundRaftAddress(), stranger)
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", c.Members[0].Svc.BoundRaftAddress(), stranger)
 	if err == nil {
 		conn.SetDeadline(time.Now().Add(5 * time.Second))
 		_, err = conn.Read(make([]byte, 1))
@@ -43,12 +44,12 @@ func TestCluster_RaftOverMutualTLS(t *testing.T) {
 // could pose as a leader at a higher term and commit commands), and the member's log names it.
 func TestCluster_RaftRefusesACertificateOfTheCAThatIsNotAMembers(t *testing.T) {
 	ca := testkit.NewCA(t, "muster test ca")
-	c := newCluster(t, 1, false)
-	c.logs = &testkit.LogBuffer{}
-	c.raftTLS = func(id string) *tls.Config { return ca.MutualTLS(t, id) }
-	c.startAll()
+	c := testcluster.New(t, 1)
+	c.Logs = &testkit.LogBuffer{}
+	c.RaftTLS = func(id string) *tls.Config { return ca.MutualTLS(t, id) }
+	c.StartAll()
 	edge := &tls.Config{Certificates: []tls.Certificate{ca.IssueClient(t, "edge-eu-1")}, RootCAs: ca.Pool, MinVersion: tls.VersionTLS13}
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", c.members[0].svc.BoundRaftAddress(), edge)
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", c.Members[0].Svc.BoundRaftAddress(), edge)
 	if err == nil {
 		conn.SetDeadline(time.Now().Add(5 * time.Second))
 		_, err = conn.Read(make([]byte, 1))
@@ -57,7 +58,7 @@ func TestCluster_RaftRefusesACertificateOfTheCAThatIsNotAMembers(t *testing.T) {
 	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the raft port accepted an edge's certificate of the members' CA (%v)", err)
 	}
-	testkit.WaitFor(t, waitLimit, "the refusal logged with the certificate's name", func() bool {
-		return strings.Contains(c.logs.String(), "edge-eu-1") && strings.Contains(c.logs.String(), testkit.MemberName)
+	testkit.WaitFor(t, testcluster.WaitLimit, "the refusal logged with the certificate's name", func() bool {
+		return strings.Contains(c.Logs.String(), "edge-eu-1") && strings.Contains(c.Logs.String(), testkit.MemberName)
 	})
 }

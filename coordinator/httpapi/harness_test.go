@@ -6,11 +6,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,9 +16,9 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/lessor"
-	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
@@ -31,8 +29,8 @@ const (
 	maxBody    = 4096
 )
 
-// member is a real coordinator (Raft over TCP on 127.0.0.1, bbolt in t.TempDir) behind a real
-// HTTP server running the API.
+// member is one member of a testcluster.Cluster under the names these tests use: url its API's
+// address, svc its service, srv the server of its API, logs the cluster's log lines.
 type member struct {
 	id   string
 	svc  *coordinator.Service
@@ -42,53 +40,8 @@ type member struct {
 	reg  *prometheus.Registry
 }
 
-// startMember starts one member; edit may change the HTTP layer's configuration.
-func startMember(t testing.TB, dir, id string, bootstrap bool, edit func(*httpapi.Config)) *member {
-	t.Helper()
-	m := &member{id: id, logs: &testkit.LogBuffer{}, reg: prometheus.NewRegistry()}
-	m.srv = httptest.NewUnstartedServer(nil)
-	m.url = "http://" + m.srv.Listener.Addr().String()
-	logger := slog.New(slog.NewTextHandler(m.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	lc := lessor.DefaultConfig()
-	lc.TTL = 30 * time.Second
-	svc, err := coordinator.New(coordinator.Config{
-		ID: id, DataDir: filepath.Join(dir, id), RaftBind: "127.0.0.1:0", APIAddress: m.url,
-		Bootstrap: bootstrap, Leases: lc, Logger: logger, Registry: m.reg, Timeouts: stableTimeouts(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.svc = svc
-	cfg := httpapi.Config{
-		EdgeTokens: []string{edgeToken}, AdminTokens: []string{adminToken}, MaxBodyBytes: maxBody,
-		Self: m.url, Errors: coordinator.HTTPErrors(), Logger: logger, Registry: m.reg,
-	}
-	if edit != nil {
-		edit(&cfg)
-	}
-	h, err := httpapi.New(svc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.srv.Config.Handler = h
-	m.srv.Start()
-	t.Cleanup(func() {
-		m.srv.Close()
-		if err := svc.Close(); err != nil {
-			t.Logf("close %s: %v", id, err)
-		}
-	})
-	return m
-}
-
-// stableTimeouts are slower than raftnode.LoopbackTimeouts: these tests kill no member and take
-// c1 as the leader throughout, so an election caused by a stall of a loaded machine (-race, two
-// shared cores) would only break them.
-func stableTimeouts() raftnode.Timeouts {
-	return raftnode.Timeouts{Heartbeat: 2 * time.Second, Election: 2 * time.Second, LeaderLease: 2 * time.Second, Commit: 10 * time.Millisecond}
-}
-
-// cluster starts n members; the first bootstraps and the others join through the admin API.
+// cluster starts n members behind their real HTTP APIs; c1 bootstraps and leads throughout, the
+// others join through its admin API.
 func cluster(t testing.TB, n int) []*member {
 	t.Helper()
 	return clusterWith(t, n, nil)
@@ -97,29 +50,24 @@ func cluster(t testing.TB, n int) []*member {
 // clusterWith is cluster with edit applied to every member's HTTP configuration.
 func clusterWith(t testing.TB, n int, edit func(*httpapi.Config)) []*member {
 	t.Helper()
-	dir := t.TempDir()
-	ms := []*member{startMember(t, dir, "c1", true, edit)}
-	testkit.WaitFor(t, 30*time.Second, "c1 to lead", ms[0].svc.IsLeader)
-	admin := adminClient(t, ms[0].url)
-	for i := 2; i <= n; i++ {
-		m := startMember(t, dir, fmt.Sprintf("c%d", i), false, edit)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := admin.Join(ctx, api.JoinRequest{ID: m.id, RaftAddress: m.svc.RaftAddress(), APIAddress: m.url})
-		cancel()
-		if err != nil {
-			t.Fatalf("join %s: %v", m.id, err)
+	c := testcluster.New(t, n, testcluster.WithAPI(func(cfg *httpapi.Config) {
+		cfg.EdgeTokens, cfg.AdminTokens, cfg.MaxBodyBytes = []string{edgeToken}, []string{adminToken}, maxBody
+		if edit != nil {
+			edit(cfg)
 		}
-		ms = append(ms, m)
+	}))
+	// The system clock, the default lease policy, every log line, and no election on a stall
+	// of a loaded machine: these tests kill no member and take c1 as the leader throughout.
+	c.Clock = nil
+	c.Leases = lessor.DefaultConfig()
+	c.Leases.TTL = 30 * time.Second
+	c.Timeouts = testcluster.StableTimeouts()
+	c.Logs, c.LogLevel = &testkit.LogBuffer{}, slog.LevelDebug
+	c.StartAll()
+	var ms []*member
+	for _, m := range c.Members {
+		ms = append(ms, &member{id: m.ID, svc: m.Svc, srv: m.API, url: m.URL, logs: c.Logs, reg: m.Reg})
 	}
-	// Every member knows the leader's API address once the member table has replicated.
-	testkit.WaitFor(t, 30*time.Second, "every member to name the leader", func() bool {
-		for _, m := range ms {
-			if m.svc.LeaderAPIAddress() != ms[0].url {
-				return false
-			}
-		}
-		return true
-	})
 	return ms
 }
 

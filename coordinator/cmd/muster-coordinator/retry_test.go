@@ -4,42 +4,26 @@ package main
 
 import (
 	"context"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/httpapi"
-	"github.com/seed96588659/muster/coordinator/raftnode"
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/pkg/testkit"
 )
 
-// inProcessMember runs one real member (Raft on 127.0.0.1, bbolt in a temporary directory) behind
-// the real HTTP API, for CLI tests that need no child process.
+// inProcessMember runs one real member (Raft on 127.0.0.1, bbolt in a temporary directory, the
+// system clock and the default lease policy) behind the real HTTP API, for CLI tests that need
+// no child process; it returns the API's address.
 func inProcessMember(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	url := "http://" + srv.Listener.Addr().String()
-	svc, err := coordinator.New(coordinator.Config{ID: "c1", DataDir: filepath.Join(t.TempDir(), "c1"), RaftBind: "127.0.0.1:0",
-		APIAddress: url, Bootstrap: true, Timeouts: raftnode.LoopbackTimeouts()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := httpapi.New(svc, httpapi.Config{EdgeTokens: []string{e2eEdgeToken}, AdminTokens: []string{e2eAdminToken}, Self: url, Errors: coordinator.HTTPErrors()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = h
-	srv.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		svc.Close()
-	})
-	testkit.WaitFor(t, 30*time.Second, "c1 to lead", svc.IsLeader)
-	return url
+	c := testcluster.New(t, 1, testcluster.WithAPI(func(cfg *httpapi.Config) {
+		cfg.EdgeTokens, cfg.AdminTokens = []string{e2eEdgeToken}, []string{e2eAdminToken}
+	}))
+	c.Clock, c.Leases = nil, lessor.Config{}
+	return c.StartAll().URL
 }
 
 // TestRetryCommand_DryRunThenRetryByRegionAndByName: --dry-run lists the region's gone nodes and
