@@ -65,6 +65,18 @@ func newManager(t *testing.T) (*Manager, *direct, *testutil.Clock) {
 // leaseOf is the lease of an Acquire's answer.
 func leaseOf(a Acquired, err error) (*ledger.Lease, error) { return a.Lease, err }
 
+// firstLease is edge e's acquire of one node of eu under request id req-1, which must be granted:
+// the request, to be sent again, and its lease.
+func firstLease(t *testing.T, m *Manager) (Request, *ledger.Lease) {
+	t.Helper()
+	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
+	first, err := leaseOf(m.Acquire(context.Background(), req))
+	if err != nil || first == nil {
+		t.Fatalf("acquire: %+v %v", first, err)
+	}
+	return req, first
+}
+
 // enabledManager is newManager with nodes registered in eu and leadership gained.
 func enabledManager(t *testing.T, ids ...string) (*Manager, *direct, *testutil.Clock) {
 	t.Helper()
@@ -100,11 +112,7 @@ func TestManager_DisabledRefusesEverything(t *testing.T) {
 func TestManager_AcquireWithRequestIDIsIdempotent(t *testing.T) {
 	m, d, _ := enabledManager(t, "a", "b")
 	ctx := context.Background()
-	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
-	first, err := leaseOf(m.Acquire(ctx, req))
-	if err != nil || first == nil {
-		t.Fatalf("acquire: %+v %v", first, err)
-	}
+	req, first := firstLease(t, m)
 	// The retry finds the lease although its node is no longer eligible, and a waiting node
 	// (b) is not granted to it.
 	again, err := leaseOf(m.Acquire(ctx, req))
@@ -212,11 +220,7 @@ func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
 func TestManager_ReplayedAcquireCountsTheTTLFromTheRetry(t *testing.T) {
 	m, d, clock := enabledManager(t, "a")
 	ctx := context.Background()
-	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
-	first, err := leaseOf(m.Acquire(ctx, req))
-	if err != nil || first == nil {
-		t.Fatalf("acquire: %+v %v", first, err)
-	}
+	req, first := firstLease(t, m)
 	clock.Advance(m.cfg.TTL - time.Second)
 	retriedAt := clock.Now()
 	again, err := leaseOf(m.Acquire(ctx, req))
@@ -244,10 +248,7 @@ func TestManager_ReplayedAcquireCountsTheTTLFromTheRetry(t *testing.T) {
 func TestManager_ReplayIsAnsweredThroughTheLog(t *testing.T) {
 	m, _, _ := enabledManager(t, "a")
 	ctx := context.Background()
-	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
-	if ls, err := leaseOf(m.Acquire(ctx, req)); err != nil || ls == nil {
-		t.Fatalf("acquire: %+v %v", ls, err)
-	}
+	req, _ := firstLease(t, m)
 	deposed := errors.New("not the leader any more")
 	m.propose = func(context.Context, ledger.Command) (any, error) { return nil, deposed }
 	if ls, err := leaseOf(m.Acquire(ctx, req)); !errors.Is(err, deposed) {
@@ -334,11 +335,7 @@ func TestManager_PromotionGivesEveryLeaseAFullTTL(t *testing.T) {
 func TestManager_ReplayedAcquireWhilePausedAnswersTheLease(t *testing.T) {
 	m, d, clock := enabledManager(t, "a")
 	ctx := context.Background()
-	req := Request{Edge: "e", Region: "eu", MaxNodes: 1, RequestID: "req-1"}
-	first, err := leaseOf(m.Acquire(ctx, req))
-	if err != nil || first == nil {
-		t.Fatalf("acquire: %+v %v", first, err)
-	}
+	req, first := firstLease(t, m)
 	if _, err := d.propose(ctx, &ledger.Pause{Now: clock.Now(), Paused: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -152,38 +152,42 @@ func TestManager_ReprovisionGuardSurvivesAFailoverToALeaderFarAhead(t *testing.T
 	}
 }
 
-// TestManager_LockWindowSurvivesAFailoverToALeaderFarAhead: edge-a's lease expired on A, so
-// go-choria holds the node's lock for edge-a two minutes; seconds after B (15 minutes ahead)
-// took over, edge-b is not granted it.
-func TestManager_LockWindowSurvivesAFailoverToALeaderFarAhead(t *testing.T) {
-	s := newSkewedSuccessor(t, "n1")
-	l1 := s.acquire(s.a, "edge-a", "q1")
-	s.world.Advance(36 * time.Second)
-	if err := s.a.ExpireDue(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.l.Lease(l1.ID); !errors.Is(err, ledger.ErrUnknownLease) {
-		t.Fatalf("lease %s not expired on A: %v", l1.ID, err)
-	}
-	s.failover()
-	s.world.Advance(2 * time.Second)
-	if ls := s.acquire(s.b, "edge-b", "q2"); ls != nil {
-		t.Fatalf("edge-b granted %v inside edge-a's lock window", ls.Nodes)
-	}
-}
-
-// TestManager_BackoffSurvivesAFailoverToALeaderFarAhead: a node failed on A waits its minute of
-// backoff; seconds after B (15 minutes ahead) took over it is not granted again.
-func TestManager_BackoffSurvivesAFailoverToALeaderFarAhead(t *testing.T) {
-	s := newSkewedSuccessor(t, "n1")
-	l1 := s.acquire(s.a, "edge-a", "q1")
-	if _, err := s.report(s.a, l1, "r1", api.OutcomeFailed, "n1"); err != nil {
-		t.Fatal(err)
-	}
-	s.failover()
-	s.world.Advance(2 * time.Second)
-	if ls := s.acquire(s.b, "edge-a", "q2"); ls != nil {
-		t.Fatalf("edge-a granted %v again 3 s into a minute's backoff", ls.Nodes)
+// TestManager_WithheldNodeStaysWithheldAfterAFailoverToALeaderFarAhead: what A decided keeps
+// node n1 from an edge seconds after B (15 minutes ahead) took over. LockWindow: edge-a's lease
+// expired on A, so go-choria holds the node's lock for edge-a two minutes; edge-b is not granted
+// it. Backoff: the node failed on A and waits its minute of backoff; edge-a is not granted it again.
+func TestManager_WithheldNodeStaysWithheldAfterAFailoverToALeaderFarAhead(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		// onA ends edge-a's lease l1 on A.
+		onA  func(t *testing.T, s *skewedSuccessor, l1 *ledger.Lease)
+		edge string
+		want string
+	}{
+		{"LockWindow", func(t *testing.T, s *skewedSuccessor, l1 *ledger.Lease) {
+			s.world.Advance(36 * time.Second)
+			if err := s.a.ExpireDue(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.l.Lease(l1.ID); !errors.Is(err, ledger.ErrUnknownLease) {
+				t.Fatalf("lease %s not expired on A: %v", l1.ID, err)
+			}
+		}, "edge-b", "inside edge-a's lock window"},
+		{"Backoff", func(t *testing.T, s *skewedSuccessor, l1 *ledger.Lease) {
+			if _, err := s.report(s.a, l1, "r1", api.OutcomeFailed, "n1"); err != nil {
+				t.Fatal(err)
+			}
+		}, "edge-a", "again 3 s into a minute's backoff"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSkewedSuccessor(t, "n1")
+			c.onA(t, s, s.acquire(s.a, "edge-a", "q1"))
+			s.failover()
+			s.world.Advance(2 * time.Second)
+			if ls := s.acquire(s.b, c.edge, "q2"); ls != nil {
+				t.Fatalf("%s granted %v %s", c.edge, ls.Nodes, c.want)
+			}
+		})
 	}
 }
 
