@@ -4,6 +4,7 @@ package ledger
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -25,7 +26,7 @@ var errShort = errors.New("truncated record")
 
 // Version 2, after the version byte:
 //
-//	head        uvarint: state code (3 bits) | presence bits << 3 (v2Region...)
+//	head        uvarint: state code (3 bits) | presence bits << 3 (v2Fields)
 //	[state]     string, when the state code is codeLiteral
 //	fields      the present ones, in the order of their bits
 //	history     uvarint count, then each entry:
@@ -58,25 +59,47 @@ var nodeReasons = [...]string{
 	"provisioning lock held by another worker", "seen again in provisioning mode", "seen again after defer",
 }
 
-// Presence bits of a version 2 node record, after its 3-bit state code; the common ones first so
-// that the head of a node waiting for its first lease is one byte.
-const (
-	v2Region = 1 << iota
-	v2InventoryVersion
-	v2DiscoveredAt
-	v2NotBefore
-	v2LockEdge
-	v2LockUntil
-	v2LeaseID
-	v2LeaseToken
-	v2Edge
-	v2LeasedAt
-	v2FinishedAt
-	v2TargetVersion
-	v2LastError
-	v2Attempts
-	v2Facts
-)
+// v2Fields are the optional fields of a version 2 node record, in the order of their presence
+// bits after the record's 3-bit state code (Region is bit 0): the common ones first so that the
+// head of a node waiting for its first lease is one byte. of points at the field of n: a string
+// (interned or not), a time, a uint64 (uvarint), an int (varint) or JSON (as a string).
+var v2Fields = [...]struct {
+	of       func(n *Node) any
+	interned bool
+}{
+	{of: func(n *Node) any { return &n.Region }},
+	{of: func(n *Node) any { return &n.InventoryVersion }},
+	{of: func(n *Node) any { return &n.DiscoveredAt }},
+	{of: func(n *Node) any { return &n.NotBefore }},
+	{of: func(n *Node) any { return &n.LockEdge }, interned: true},
+	{of: func(n *Node) any { return &n.LockUntil }},
+	{of: func(n *Node) any { return &n.LeaseID }, interned: true},
+	{of: func(n *Node) any { return &n.LeaseToken }},
+	{of: func(n *Node) any { return &n.Edge }, interned: true},
+	{of: func(n *Node) any { return &n.LeasedAt }},
+	{of: func(n *Node) any { return &n.FinishedAt }},
+	{of: func(n *Node) any { return &n.TargetVersion }},
+	{of: func(n *Node) any { return &n.LastError }},
+	{of: func(n *Node) any { return &n.Attempts }},
+	{of: func(n *Node) any { return &n.Facts }},
+}
+
+// present reports whether the field p points at (one of v2Fields) is set, so written.
+func present(p any) bool {
+	switch p := p.(type) {
+	case *string:
+		return *p != ""
+	case *time.Time:
+		return !p.IsZero()
+	case *uint64:
+		return *p != 0
+	case *int:
+		return *p != 0
+	case *json.RawMessage:
+		return len(*p) > 0
+	}
+	panic(fmt.Sprintf("node field of type %T", p))
+}
 
 // Flags of a version 2 history entry, after its two 3-bit state codes.
 const (
@@ -106,81 +129,48 @@ func encodeNode(n *Node) []byte {
 	e := nodeEncoder{b: make([]byte, 0, 64+len(n.Facts)+len(n.History)*24)}
 	e.b = append(e.b, nodeFormatV2)
 	var mask uint64
-	set := func(bit uint64, present bool) {
-		if present {
-			mask |= bit
+	for i, f := range v2Fields {
+		if present(f.of(n)) {
+			mask |= 1 << i
 		}
 	}
-	set(v2Region, n.Region != "")
-	set(v2InventoryVersion, n.InventoryVersion != "")
-	set(v2DiscoveredAt, !n.DiscoveredAt.IsZero())
-	set(v2NotBefore, !n.NotBefore.IsZero())
-	set(v2LockEdge, n.LockEdge != "")
-	set(v2LockUntil, !n.LockUntil.IsZero())
-	set(v2LeaseID, n.LeaseID != "")
-	set(v2LeaseToken, n.LeaseToken != 0)
-	set(v2Edge, n.Edge != "")
-	set(v2LeasedAt, !n.LeasedAt.IsZero())
-	set(v2FinishedAt, !n.FinishedAt.IsZero())
-	set(v2TargetVersion, n.TargetVersion != "")
-	set(v2LastError, n.LastError != "")
-	set(v2Attempts, n.Attempts != 0)
-	set(v2Facts, len(n.Facts) > 0)
 	sc := stateCode(n.State)
 	e.b = binary.AppendUvarint(e.b, sc|mask<<3)
 	if sc == codeLiteral {
 		e.b = appendStr(e.b, string(n.State))
 	}
-	if mask&v2Region != 0 {
-		e.b = appendStr(e.b, n.Region)
-	}
-	if mask&v2InventoryVersion != 0 {
-		e.b = appendStr(e.b, n.InventoryVersion)
-	}
-	if mask&v2DiscoveredAt != 0 {
-		e.time(n.DiscoveredAt)
-	}
-	if mask&v2NotBefore != 0 {
-		e.time(n.NotBefore)
-	}
-	if mask&v2LockEdge != 0 {
-		e.intern(n.LockEdge)
-	}
-	if mask&v2LockUntil != 0 {
-		e.time(n.LockUntil)
-	}
-	if mask&v2LeaseID != 0 {
-		e.intern(n.LeaseID)
-	}
-	if mask&v2LeaseToken != 0 {
-		e.b = binary.AppendUvarint(e.b, n.LeaseToken)
-	}
-	if mask&v2Edge != 0 {
-		e.intern(n.Edge)
-	}
-	if mask&v2LeasedAt != 0 {
-		e.time(n.LeasedAt)
-	}
-	if mask&v2FinishedAt != 0 {
-		e.time(n.FinishedAt)
-	}
-	if mask&v2TargetVersion != 0 {
-		e.b = appendStr(e.b, n.TargetVersion)
-	}
-	if mask&v2LastError != 0 {
-		e.b = appendStr(e.b, n.LastError)
-	}
-	if mask&v2Attempts != 0 {
-		e.b = binary.AppendVarint(e.b, int64(n.Attempts))
-	}
-	if mask&v2Facts != 0 {
-		e.b = appendStr(e.b, string(n.Facts))
+	for i, f := range v2Fields {
+		if mask&(1<<i) != 0 {
+			e.field(f.of(n), f.interned)
+		}
 	}
 	e.b = binary.AppendUvarint(e.b, uint64(len(n.History)))
 	for i := range n.History {
 		e.transition(&n.History[i])
 	}
 	return e.b
+}
+
+// field writes the field p points at (one of v2Fields).
+func (e *nodeEncoder) field(p any, interned bool) {
+	switch p := p.(type) {
+	case *string:
+		if interned {
+			e.intern(*p)
+		} else {
+			e.b = appendStr(e.b, *p)
+		}
+	case *time.Time:
+		e.time(*p)
+	case *uint64:
+		e.b = binary.AppendUvarint(e.b, *p)
+	case *int:
+		e.b = binary.AppendVarint(e.b, int64(*p))
+	case *json.RawMessage:
+		e.b = appendStr(e.b, string(*p))
+	default:
+		panic(fmt.Sprintf("node field of type %T", p))
+	}
 }
 
 func (e *nodeEncoder) transition(t *Transition) {
@@ -285,52 +275,12 @@ func decodeNodeV2(id string, b []byte) (*Node, error) {
 	head := d.uvarint()
 	mask := head >> 3
 	n.State = d.state(head & 7)
-	if mask&v2Region != 0 {
-		n.Region = d.str()
+	for i, f := range v2Fields {
+		if mask&(1<<i) != 0 {
+			d.field(f.of(n), f.interned)
+		}
 	}
-	if mask&v2InventoryVersion != 0 {
-		n.InventoryVersion = d.str()
-	}
-	if mask&v2DiscoveredAt != 0 {
-		n.DiscoveredAt = d.relTime()
-	}
-	if mask&v2NotBefore != 0 {
-		n.NotBefore = d.relTime()
-	}
-	if mask&v2LockEdge != 0 {
-		n.LockEdge = d.interned()
-	}
-	if mask&v2LockUntil != 0 {
-		n.LockUntil = d.relTime()
-	}
-	if mask&v2LeaseID != 0 {
-		n.LeaseID = d.interned()
-	}
-	if mask&v2LeaseToken != 0 {
-		n.LeaseToken = d.uvarint()
-	}
-	if mask&v2Edge != 0 {
-		n.Edge = d.interned()
-	}
-	if mask&v2LeasedAt != 0 {
-		n.LeasedAt = d.relTime()
-	}
-	if mask&v2FinishedAt != 0 {
-		n.FinishedAt = d.relTime()
-	}
-	if mask&v2TargetVersion != 0 {
-		n.TargetVersion = d.str()
-	}
-	if mask&v2LastError != 0 {
-		n.LastError = d.str()
-	}
-	if mask&v2Attempts != 0 {
-		n.Attempts = int(d.varint())
-	}
-	if mask&v2Facts != 0 {
-		n.Facts = []byte(d.str())
-	}
-	if mask >= v2Facts<<1 && d.err == nil {
+	if mask >= 1<<len(v2Fields) && d.err == nil {
 		d.err = fmt.Errorf("unknown fields %#x in node record", mask)
 	}
 	if h := d.uvarint(); h > 0 && d.err == nil {
@@ -349,6 +299,28 @@ func decodeNodeV2(id string, b []byte) (*Node, error) {
 		return nil, fmt.Errorf("%d trailing bytes in node record", len(d.b))
 	}
 	return n, nil
+}
+
+// field reads the field p points at (one of v2Fields).
+func (d *decoder) field(p any, interned bool) {
+	switch p := p.(type) {
+	case *string:
+		if interned {
+			*p = d.interned()
+		} else {
+			*p = d.str()
+		}
+	case *time.Time:
+		*p = d.relTime()
+	case *uint64:
+		*p = d.uvarint()
+	case *int:
+		*p = int(d.varint())
+	case *json.RawMessage:
+		*p = []byte(d.str())
+	default:
+		panic(fmt.Sprintf("node field of type %T", p))
+	}
 }
 
 func (d *decoder) transition(t *Transition) {
@@ -441,7 +413,7 @@ func decodeNodeHead(b []byte) (region string, state api.NodeState, err error) {
 	case nodeFormatV2:
 		head := d.uvarint()
 		state = d.state(head & 7)
-		if head>>3&v2Region != 0 {
+		if head>>3&1 != 0 { // Region, v2Fields[0]
 			region = d.str()
 		}
 	default:
