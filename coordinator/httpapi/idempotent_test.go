@@ -12,22 +12,16 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// TestAcquire_LostAnswerIsRetriedIntoTheSameLease: the coordinator grants a lease but the
-// edge never sees the answer (the connection breaks after the grant); the client's retry carries
-// the same request id and gets that lease, not a second one holding other nodes.
-func TestAcquire_LostAnswerIsRetriedIntoTheSameLease(t *testing.T) {
-	ms := cluster(t, 3)
-	leader, follower := ms[0], ms[1]
-	ctx := ctxT(t)
-
-	var dropped atomic.Bool
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != api.PathAcquire || !dropped.CompareAndSwap(false, true) {
-			follower.srv.Config.Handler.ServeHTTP(w, r)
+// answerLost is a server in front of h that serves the first request to path but breaks the
+// connection instead of answering it; dropped tells whether it has.
+func answerLost(t *testing.T, h http.Handler, path string) (front *httptest.Server, dropped *atomic.Bool) {
+	dropped = &atomic.Bool{}
+	front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path || !dropped.CompareAndSwap(false, true) {
+			h.ServeHTTP(w, r)
 			return
 		}
-		// The grant is made and committed; only its answer is lost.
-		follower.srv.Config.Handler.ServeHTTP(httptest.NewRecorder(), r)
+		h.ServeHTTP(httptest.NewRecorder(), r)
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			t.Errorf("hijack: %v", err)
@@ -36,6 +30,19 @@ func TestAcquire_LostAnswerIsRetriedIntoTheSameLease(t *testing.T) {
 		conn.Close()
 	}))
 	t.Cleanup(front.Close)
+	return front, dropped
+}
+
+// TestAcquire_LostAnswerIsRetriedIntoTheSameLease: the coordinator grants a lease but the
+// edge never sees the answer (the connection breaks after the grant); the client's retry carries
+// the same request id and gets that lease, not a second one holding other nodes.
+func TestAcquire_LostAnswerIsRetriedIntoTheSameLease(t *testing.T) {
+	ms := cluster(t, 3)
+	leader, follower := ms[0], ms[1]
+	ctx := ctxT(t)
+
+	// The grant is made and committed; only its answer is lost.
+	front, dropped := answerLost(t, follower.srv.Config.Handler, api.PathAcquire)
 
 	nodes := []api.RegisterNode{{Identity: "n1"}, {Identity: "n2"}, {Identity: "n3"}, {Identity: "n4"}}
 	if _, err := edgeClient(t, leader.url).Register(ctx, api.RegisterRequest{Region: "ams", Edge: "e1", Nodes: nodes}); err != nil {
@@ -73,21 +80,7 @@ func TestReport_LostAnswerIsRetriedIntoTheSameOutcomes(t *testing.T) {
 	leader, follower := ms[0], ms[1]
 	ctx := ctxT(t)
 
-	var dropped atomic.Bool
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != api.PathReport || !dropped.CompareAndSwap(false, true) {
-			follower.srv.Config.Handler.ServeHTTP(w, r)
-			return
-		}
-		follower.srv.Config.Handler.ServeHTTP(httptest.NewRecorder(), r)
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Errorf("hijack: %v", err)
-			return
-		}
-		conn.Close()
-	}))
-	t.Cleanup(front.Close)
+	front, dropped := answerLost(t, follower.srv.Config.Handler, api.PathReport)
 
 	if _, err := edgeClient(t, leader.url).Register(ctx, api.RegisterRequest{Region: "ams", Edge: "e1", Nodes: []api.RegisterNode{{Identity: "n1"}, {Identity: "n2"}}}); err != nil {
 		t.Fatal(err)
