@@ -7,30 +7,22 @@ import (
 
 	gorpm "github.com/knqyf263/go-rpm-version"
 	"github.com/seed96588659/muster/pkg/rpmversion"
+	"github.com/seed96588659/muster/pkg/rpmversion/rpmversiontest"
 )
-
-// pairs are the same as pkg/rpmversion's benchPairs, in the same order.
-var pairs = []struct{ name, a, b string }{
-	{"epoch", "1:2.30.0-1.el9", "2.30.1-1.el9"},
-	{"release", "2.30.0-1.el9", "2.30.1-1.el9"},
-	{"version", "0.29.4", "0.30.0"},
-	{"tilde", "1.0~rc1", "1.0"},
-	{"caret", "1.0^git1", "1.0"},
-}
 
 // BenchmarkCompare compares two strings, parsing included, as the upgrade decision does.
 func BenchmarkCompare(b *testing.B) {
-	for _, p := range pairs {
-		b.Run(p.name+"/muster", func(b *testing.B) {
+	for _, p := range rpmversiontest.BenchPairs {
+		b.Run(p.Name+"/muster", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				rpmversion.Compare(p.a, p.b)
+				rpmversion.Compare(p.A, p.B)
 			}
 		})
-		b.Run(p.name+"/go-rpm-version", func(b *testing.B) {
+		b.Run(p.Name+"/go-rpm-version", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				gorpm.NewVersion(p.a).Compare(gorpm.NewVersion(p.b))
+				gorpm.NewVersion(p.A).Compare(gorpm.NewVersion(p.B))
 			}
 		})
 	}
@@ -38,16 +30,16 @@ func BenchmarkCompare(b *testing.B) {
 
 // BenchmarkParsedCompare compares values parsed once, outside the loop.
 func BenchmarkParsedCompare(b *testing.B) {
-	for _, p := range pairs {
-		ma, mb := rpmversion.NewVersion(p.a), rpmversion.NewVersion(p.b)
-		ga, gb := gorpm.NewVersion(p.a), gorpm.NewVersion(p.b)
-		b.Run(p.name+"/muster", func(b *testing.B) {
+	for _, p := range rpmversiontest.BenchPairs {
+		ma, mb := rpmversion.NewVersion(p.A), rpmversion.NewVersion(p.B)
+		ga, gb := gorpm.NewVersion(p.A), gorpm.NewVersion(p.B)
+		b.Run(p.Name+"/muster", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				ma.Compare(mb)
 			}
 		})
-		b.Run(p.name+"/go-rpm-version", func(b *testing.B) {
+		b.Run(p.Name+"/go-rpm-version", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				ga.Compare(gb)
@@ -59,11 +51,11 @@ func BenchmarkParsedCompare(b *testing.B) {
 // TestSameAnswers keeps the benchmark honest: both sides must agree on these pairs, or one of
 // them is measuring a different comparison.
 func TestSameAnswers(t *testing.T) {
-	for _, p := range pairs {
-		ours := rpmversion.Compare(p.a, p.b)
-		theirs := gorpm.NewVersion(p.a).Compare(gorpm.NewVersion(p.b))
+	for _, p := range rpmversiontest.BenchPairs {
+		ours := rpmversion.Compare(p.A, p.B)
+		theirs := gorpm.NewVersion(p.A).Compare(gorpm.NewVersion(p.B))
 		if ours != theirs {
-			t.Errorf("%s: %q vs %q: muster %d, go-rpm-version %d", p.name, p.a, p.b, ours, theirs)
+			t.Errorf("%s: %q vs %q: muster %d, go-rpm-version %d", p.Name, p.A, p.B, ours, theirs)
 		}
 	}
 }

@@ -5,6 +5,8 @@ package rpmversion
 import (
 	"strings"
 	"testing"
+
+	"github.com/seed96588659/muster/pkg/rpmversion/rpmversiontest"
 )
 
 // TestCompare_BadInputAlwaysAnswers feeds the inputs a broken inventory could send and checks
@@ -100,9 +102,9 @@ func TestVersion_Predicates(t *testing.T) {
 
 // TestCompare_AllocatesNothing is not a speed target: allocations are a count, not a timing.
 func TestCompare_AllocatesNothing(t *testing.T) {
-	for _, p := range benchPairs {
-		if n := testing.AllocsPerRun(100, func() { Compare(p.a, p.b) }); n != 0 {
-			t.Errorf("Compare(%q, %q) allocates %.1f times", p.a, p.b, n)
+	for _, p := range rpmversiontest.BenchPairs {
+		if n := testing.AllocsPerRun(100, func() { Compare(p.A, p.B) }); n != 0 {
+			t.Errorf("Compare(%q, %q) allocates %.1f times", p.A, p.B, n)
 		}
 	}
 }

@@ -4,14 +4,16 @@ package rpmversion
 
 import (
 	"testing"
+
+	"github.com/seed96588659/muster/pkg/rpmversion/rpmversiontest"
 )
 
 // FuzzCompare checks that the order is a total preorder on any bytes: a comparison is -1, 0 or
 // 1, reverses when the arguments swap, chains transitively over three inputs, and agrees with
 // Equal, LessThan and GreaterThan; and nothing panics.
 func FuzzCompare(f *testing.F) {
-	for _, p := range benchPairs {
-		f.Add(p.a, p.b, p.a+"~")
+	for _, p := range rpmversiontest.BenchPairs {
+		f.Add(p.A, p.B, p.A+"~")
 	}
 	for _, name := range []string{"rpmvercmp-vectors.tsv", "vercmp-extra-vectors.tsv", "evr-vectors.tsv"} {
 		rows := loadVectors(f, name)
