@@ -60,11 +60,8 @@ func TestService_AdminReadsMembershipAndMetrics(t *testing.T) {
 	c.Register("us", testcluster.NodeIDs("u", 3)...)
 	ls := c.Acquire("edge-a", "eu", 4)
 	ctx := context.Background()
-	c.OnLeader("report", func(m *testcluster.Member) error {
-		_, err := m.Svc.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Results: []api.NodeResult{
-			{Identity: ls.Nodes[0], Outcome: api.OutcomeProvisioned}, {Identity: "n00011", Outcome: api.OutcomeProvisioned}}})
-		return err
-	})
+	c.Report(api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Results: []api.NodeResult{
+		{Identity: ls.Nodes[0], Outcome: api.OutcomeProvisioned}, {Identity: "n00011", Outcome: api.OutcomeProvisioned}}})
 	c.OnLeader("report with a wrong token", func(m *testcluster.Member) error {
 		_, err := m.Svc.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token + 1, Results: []api.NodeResult{{Identity: ls.Nodes[1], Outcome: api.OutcomeFailed}}})
 		if errors.Is(err, coordinator.ErrTokenMismatch) {

@@ -524,9 +524,7 @@ func BenchmarkChildCluster_SIGKILLToNextGrant(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	slices.Sort(samples)
-	b.ReportMetric(float64(samples[len(samples)/2].Milliseconds()), "median-ms")
-	b.ReportMetric(float64(samples[len(samples)-1].Milliseconds()), "max-ms")
+	reportMedianMax(b, samples)
 }
 
 // TestCrash_KillDuringLeaseWritesLosesNoneAndAppliesNoneTwice: grants, renewals and reports are

@@ -178,11 +178,8 @@ func TestCluster_RestartFromFilesKeepsLedger(t *testing.T) {
 	c.Register("eu", testcluster.NodeIDs("n", 30)...)
 	c.Register("us", testcluster.NodeIDs("u", 10)...)
 	ls := c.Acquire("edge-a", "eu", 10)
-	c.OnLeader("report", func(m *testcluster.Member) error {
-		_, err := m.Svc.Report(context.Background(), api.ReportRequest{LeaseID: ls.ID, Token: ls.Token,
-			Results: []api.NodeResult{{Identity: ls.Nodes[0], Outcome: api.OutcomeProvisioned}, {Identity: ls.Nodes[1], Outcome: api.OutcomeFailed, Error: "boom"}}})
-		return err
-	})
+	c.Report(api.ReportRequest{LeaseID: ls.ID, Token: ls.Token,
+		Results: []api.NodeResult{{Identity: ls.Nodes[0], Outcome: api.OutcomeProvisioned}, {Identity: ls.Nodes[1], Outcome: api.OutcomeFailed, Error: "boom"}}})
 	for _, m := range c.Running() {
 		if _, err := m.Svc.Snapshot(context.Background()); err != nil {
 			t.Fatal(err)

@@ -54,11 +54,8 @@ func TestService_AcquireAndHeartbeatCarryTheRegionQueue(t *testing.T) {
 	if *r.Queue != (api.RegionQueue{Waiting: 4, Leased: 3}) {
 		t.Errorf("acquire answer: %+v, want 4 waiting and its own 3 leased", *r.Queue)
 	}
-	c.OnLeader("report", func(m *testcluster.Member) error {
-		_, err := m.Svc.Report(ctx, api.ReportRequest{LeaseID: r.Lease.ID, Token: r.Lease.Token, Edge: "edge-eu", Region: "eu",
-			Results: []api.NodeResult{{Identity: r.Lease.Nodes[0], Outcome: api.OutcomeProvisioned}}})
-		return err
-	})
+	c.Report(api.ReportRequest{LeaseID: r.Lease.ID, Token: r.Lease.Token, Edge: "edge-eu", Region: "eu",
+		Results: []api.NodeResult{{Identity: r.Lease.Nodes[0], Outcome: api.OutcomeProvisioned}}})
 	if q := heartbeat("eu"); *q != (api.RegionQueue{Waiting: 4, Leased: 2}) {
 		t.Errorf("eu after one result: %+v, want 4 waiting and 2 leased", *q)
 	}

@@ -27,10 +27,7 @@ func TestCluster_RetryAndTheFailureIndexReplicateToEveryMember(t *testing.T) {
 	for _, id := range ls.Nodes[:3] {
 		results = append(results, api.NodeResult{Identity: id, Outcome: api.OutcomeGone, Error: "not in provisioning mode"})
 	}
-	c.OnLeader("report", func(m *testcluster.Member) error {
-		_, err := m.Svc.Report(context.Background(), api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Edge: "edge-a", Region: "eu", Results: results})
-		return err
-	})
+	c.Report(api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Edge: "edge-a", Region: "eu", Results: results})
 	c.WaitConverged(c.Running()...)
 	var want api.FailuresResponse
 	for i, m := range c.Running() {

@@ -447,6 +447,18 @@ func (c *Cluster) Acquire(edge, region string, n int) *api.Lease {
 	return r.Lease
 }
 
+// Report sends req to the leader.
+func (c *Cluster) Report(req api.ReportRequest) api.ReportResponse {
+	c.t.Helper()
+	var r api.ReportResponse
+	c.OnLeader("report", func(m *Member) error {
+		var err error
+		r, err = m.Svc.Report(context.Background(), req)
+		return err
+	})
+	return r
+}
+
 // NodeIDs returns n node identities: prefix followed by 00000, 00001, ...
 func NodeIDs(prefix string, n int) []string {
 	out := make([]string, n)
