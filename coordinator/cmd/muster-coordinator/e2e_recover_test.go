@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -26,14 +25,7 @@ func TestE2E_RecoverAfterLostQuorum(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	edge, _ := api.NewClient(c.apiURLs(""), api.WithToken(e2eEdgeToken))
-	var nodes []api.RegisterNode
-	for i := 0; i < 10; i++ {
-		nodes = append(nodes, api.RegisterNode{Identity: fmt.Sprintf("q-%02d", i)})
-	}
-	if _, err := edge.Register(ctx, api.RegisterRequest{Region: "waw", Edge: "e1", Nodes: nodes}); err != nil {
-		t.Fatal(err)
-	}
+	edge := c.registerNodes(ctx, t, "waw", "q", 10)
 	// The registration is acknowledged by a majority; wait until the survivor applied it too.
 	testkit.WaitFor(t, 60*time.Second, "the survivor to apply the registration", func() (bool, string) {
 		out, err := c.cli("status", "--json", "--addr", survivor.apiURL)

@@ -26,16 +26,8 @@ func TestE2E_WholeClusterRestartKeepsTheLedger(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	urls := c.apiURLs("")
-	edge, _ := api.NewClient(urls, api.WithToken(e2eEdgeToken))
-	admin, _ := api.NewClient(urls, api.WithToken(e2eAdminToken))
-	var nodes []api.RegisterNode
-	for i := 0; i < 20; i++ {
-		nodes = append(nodes, api.RegisterNode{Identity: fmt.Sprintf("r-%02d", i)})
-	}
-	if _, err := edge.Register(ctx, api.RegisterRequest{Region: "fra", Edge: "e1", Nodes: nodes}); err != nil {
-		t.Fatal(err)
-	}
+	edge := c.registerNodes(ctx, t, "fra", "r", 20)
+	admin, _ := api.NewClient(c.apiURLs(""), api.WithToken(e2eAdminToken))
 	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "fra", MaxNodes: 5})
 	if err != nil || got.Lease == nil {
 		t.Fatalf("acquire: %+v %v", got, err)

@@ -190,6 +190,21 @@ func (c *e2eCluster) apiURLs(except string) []string {
 	return out
 }
 
+// registerNodes registers n nodes, prefix-00 on, in region as edge e1 through any member and
+// returns that edge's client.
+func (c *e2eCluster) registerNodes(ctx context.Context, t *testing.T, region, prefix string, n int) *api.Client {
+	t.Helper()
+	edge, _ := api.NewClient(c.apiURLs(""), api.WithToken(e2eEdgeToken))
+	var nodes []api.RegisterNode
+	for i := range n {
+		nodes = append(nodes, api.RegisterNode{Identity: fmt.Sprintf("%s-%02d", prefix, i)})
+	}
+	if _, err := edge.Register(ctx, api.RegisterRequest{Region: region, Edge: "e1", Nodes: nodes}); err != nil {
+		t.Fatal(err)
+	}
+	return edge
+}
+
 // addrs is apiURLs as the --addr flag takes them.
 func (c *e2eCluster) addrs(except string) string { return strings.Join(c.apiURLs(except), ",") }
 
