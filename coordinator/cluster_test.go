@@ -346,13 +346,8 @@ func TestCluster_LongPollTakesNodeWhenItsBackoffEnds(t *testing.T) {
 		errc <- err
 	}()
 	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("cancelled long poll returned %v", err)
-		}
-	case <-time.After(9 * time.Second):
-		t.Fatal("long poll ignored its context")
+	if err := testkit.Receive(t, errc, 9*time.Second, "the long poll to end with its context"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled long poll returned %v", err)
 	}
 }
 

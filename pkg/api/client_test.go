@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 const testToken = "edge-token-for-tests"
@@ -222,13 +224,8 @@ func TestClient_StopsWhenTheContextEnds(t *testing.T) {
 		t.Fatal("the member never answered")
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "no leader") {
-			t.Fatalf("err = %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the client kept waiting after its context was cancelled")
+	if err := testkit.Receive(t, done, 30*time.Second, "the client to return after its context was cancelled"); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "no leader") {
+		t.Fatalf("err = %v", err)
 	}
 	if got := m.calls.Load(); got != 1 {
 		t.Errorf("%d calls, want 1: the retry delay of an hour cannot have passed", got)

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/seed96588659/muster/pkg/metrics"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 const testAction = "choria_provision#jwt"
@@ -128,13 +129,8 @@ func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {
 	}()
 	<-tried
 	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("got %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("wrapper did not return after cancellation")
+	if err := testkit.Receive(t, done, 30*time.Second, "the wrapper to return after cancellation"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
 	}
 }
 

@@ -51,3 +51,17 @@ func Poll[C Condition](limit time.Duration, cond C) (ok bool, last string) {
 		interval = min(2*interval, 100*time.Millisecond)
 	}
 }
+
+// Receive returns the first value sent on ch, failing t if limit passes first: the answer of a
+// call a test runs in another goroutine, such as one it has just cancelled.
+func Receive[T any](t testing.TB, ch <-chan T, limit time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(limit):
+		t.Fatalf("timed out after %s waiting for %s", limit, what)
+	}
+	var zero T
+	return zero
+}

@@ -211,13 +211,8 @@ func TestWrapper_CancelDuringBackoffReturnsPromptly(t *testing.T) {
 	testkit.WaitFor(t, 30*time.Second, "the first attempt to be observed", func() bool { return reg.RPCAttempts("eu", "rpcutil#inventory") == 1 })
 	cancel()
 
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("got %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("wrapper still sleeping after cancellation")
+	if err := testkit.Receive(t, done, 30*time.Second, "the wrapper to stop sleeping after cancellation"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
 	}
 }
 
