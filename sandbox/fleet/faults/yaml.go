@@ -262,22 +262,11 @@ func (p yamlParser) fails(v *yaml.Node) ([]Fail, error) {
 	}
 	var out []Fail
 	for _, item := range v.Content {
-		if item.Kind != yaml.MappingNode {
-			return nil, p.errf(item, "fail: want a mapping with action, times and optional message")
-		}
 		var f Fail
-		err := fields(item, func(k, val *yaml.Node) (err error) {
-			switch k.Value {
-			case "action":
-				f.Action, err = p.action(k, val)
-			case "times":
-				f.Times, err = p.count(k, val)
-			case "message":
-				f.Message, err = p.str(k, val)
-			default:
-				err = p.errf(k, "unknown field %q in fail", k.Value)
-			}
-			return err
+		err := p.object(item, "fail", "fail: want a mapping with action, times and optional message", setters{
+			"action":  into(&f.Action, p.action),
+			"times":   into(&f.Times, p.count),
+			"message": into(&f.Message, p.str),
 		})
 		if err != nil {
 			return nil, err
@@ -291,20 +280,10 @@ func (p yamlParser) fails(v *yaml.Node) ([]Fail, error) {
 }
 
 func (p yamlParser) disconnect(v *yaml.Node) (*Disconnect, error) {
-	if v.Kind != yaml.MappingNode {
-		return nil, p.errf(v, "disconnect: want a mapping with after and optional for")
-	}
 	d := &Disconnect{}
-	err := fields(v, func(k, val *yaml.Node) (err error) {
-		switch k.Value {
-		case "after":
-			d.After, err = p.action(k, val)
-		case "for":
-			d.For, err = p.duration(k, val)
-		default:
-			err = p.errf(k, "unknown field %q in disconnect", k.Value)
-		}
-		return err
+	err := p.object(v, "disconnect", "disconnect: want a mapping with after and optional for", setters{
+		"after": into(&d.After, p.action),
+		"for":   into(&d.For, p.duration),
 	})
 	if err != nil {
 		return nil, err
@@ -313,6 +292,32 @@ func (p yamlParser) disconnect(v *yaml.Node) (*Disconnect, error) {
 		return nil, p.errf(v, "disconnect: after is required")
 	}
 	return d, nil
+}
+
+// setters read the fields of a mapping, by key.
+type setters map[string]func(k, v *yaml.Node) error
+
+// into is the setter that parses a field's value with parse and stores it in dst.
+func into[T any](dst *T, parse func(k, v *yaml.Node) (T, error)) func(k, v *yaml.Node) error {
+	return func(k, v *yaml.Node) (err error) {
+		*dst, err = parse(k, v)
+		return err
+	}
+}
+
+// object reads the mapping v (anything else fails with want) field by field, in order, through
+// set; a key set has no setter for is refused as an unknown field in what.
+func (p yamlParser) object(v *yaml.Node, what, want string, set setters) error {
+	if v.Kind != yaml.MappingNode {
+		return p.errf(v, "%s", want)
+	}
+	return fields(v, func(k, val *yaml.Node) error {
+		f, ok := set[k.Value]
+		if !ok {
+			return p.errf(k, "unknown field %q in %s", k.Value, what)
+		}
+		return f(k, val)
+	})
 }
 
 // fields calls fn with each key and value of a mapping node, in order, until fn fails.
