@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,46 +96,33 @@ func decodeSecure(data string) (secureRequest, error) {
 	if err != nil || len(raw) == 0 {
 		return secureRequest{}, fmt.Errorf("decode transport data: %v", err)
 	}
-	var sProto string
-	var sec secureRequest
-	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "protocol":
-			sProto = v.Str
-		case "message":
-			sec.signed = v.Str
-		case "signature":
-			sec.signature = v.Str
-		case "pubcert":
-			sec.pubcert = v.Str
-		}
-		return true
-	})
-	if sProto != protoSecureRequest {
-		return secureRequest{}, fmt.Errorf("unsupported secure request protocol %q", sProto)
+	f := members(gjson.ParseBytes(raw), "protocol", "message", "signature", "pubcert")
+	if f[0].Str != protoSecureRequest {
+		return secureRequest{}, fmt.Errorf("unsupported secure request protocol %q", f[0].Str)
 	}
-	return sec, nil
+	return secureRequest{signed: f[1].Str, signature: f[2].Str, pubcert: f[3].Str}, nil
 }
 
 // decodeSigned reads the request's message and envelope out of the signed request.
 func decodeSigned(signed string) (string, gjson.Result, error) {
-	var rProto, msg string
-	var envelope gjson.Result
-	gjson.Parse(signed).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "protocol":
-			rProto = v.Str
-		case "message":
-			msg = v.Str
-		case "envelope":
-			envelope = v
+	f := members(gjson.Parse(signed), "protocol", "message", "envelope")
+	if f[0].Str != protoRequest {
+		return "", gjson.Result{}, fmt.Errorf("unsupported request protocol %q", f[0].Str)
+	}
+	return f[1].Str, f[2], nil
+}
+
+// members reads the members of the JSON object o named by keys (four at the most) in one pass,
+// each to the same index of the answer: a member named twice counts as its last, a missing one
+// is the zero Result.
+func members(o gjson.Result, keys ...string) (found [4]gjson.Result) {
+	o.ForEach(func(k, v gjson.Result) bool {
+		if i := slices.Index(keys, k.Str); i >= 0 {
+			found[i] = v
 		}
 		return true
 	})
-	if rProto != protoRequest {
-		return "", gjson.Result{}, fmt.Errorf("unsupported request protocol %q", rProto)
-	}
-	return msg, envelope, nil
+	return found
 }
 
 // readEnvelope fills req from the envelope and returns its filter, still encoded.
@@ -211,18 +199,8 @@ func transportFields(raw []byte) (proto, data string, headers gjson.Result) {
 	if proto, data, headers, ok := transportFieldsFast(raw); ok {
 		return proto, data, headers
 	}
-	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "protocol":
-			proto = v.Str
-		case "data":
-			data = v.Str
-		case "headers":
-			headers = v
-		}
-		return true
-	})
-	return proto, data, headers
+	f := members(gjson.ParseBytes(raw), "protocol", "data", "headers")
+	return f[0].Str, f[1].Str, f[2]
 }
 
 func transportFieldsFast(raw []byte) (proto, data string, headers gjson.Result, ok bool) {
