@@ -133,6 +133,7 @@ func (c *Cluster) front(m *coordproc.MemberConfig, fronts map[string]*Member) er
 	}
 	m.AdvertiseRaft, m.AdvertiseAPI = f.RaftProxy.Addr(), "http://"+f.APIProxy.Addr()
 	m.DataDir = filepath.Join(c.spec.Dir, m.ID, "data")
+	m.Env = append(m.Env, c.spec.Profile.MemberEnv()...)
 	m.Env = append(append(m.Env, c.spec.Env...), "MUSTER_FAILPOINTS_DIR="+f.fpDir)
 	return nil
 }

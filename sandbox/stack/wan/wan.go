@@ -84,3 +84,26 @@ func (p Profile) RoundTrip(a, b int) time.Duration {
 	}
 	return 0
 }
+
+// MemberEnv is the Raft settings docs/cluster.md gives for the profile's members, as the
+// members' MUSTER_ environment: across datacenters the longest round trip between two members
+// in raft.round_trip and raft's own 1 s timeouts, so a heartbeat in transit or a loaded member
+// does not start an election (500 ms, the loopback values, flapped on 3dc under load); none
+// where every member is in one place.
+func (p Profile) MemberEnv() []string {
+	longest := time.Duration(0)
+	for a := range 3 {
+		for b := range 3 {
+			longest = max(longest, p.RoundTrip(p.MemberSite(a), p.MemberSite(b)))
+		}
+	}
+	if longest == 0 {
+		return nil
+	}
+	return []string{
+		"MUSTER_RAFT_ROUND_TRIP=" + longest.String(),
+		"MUSTER_RAFT_HEARTBEAT_TIMEOUT=1s",
+		"MUSTER_RAFT_ELECTION_TIMEOUT=1s",
+		"MUSTER_RAFT_LEADER_LEASE_TIMEOUT=500ms",
+	}
+}

@@ -30,3 +30,24 @@ func TestProfiles_PlaceProcessesAsTheirNamesSay(t *testing.T) {
 		t.Fatal("an unknown profile was accepted")
 	}
 }
+
+// Members in three datacenters get the cluster guide's Raft settings, with their longest round
+// trip; members in one place keep the defaults.
+func TestProfiles_MemberEnvFollowsTheMembersRoundTrips(t *testing.T) {
+	env := ThreeDC.MemberEnv()
+	want := map[string]bool{"MUSTER_RAFT_ROUND_TRIP=80ms": true, "MUSTER_RAFT_HEARTBEAT_TIMEOUT=1s": true,
+		"MUSTER_RAFT_ELECTION_TIMEOUT=1s": true, "MUSTER_RAFT_LEADER_LEASE_TIMEOUT=500ms": true}
+	if len(env) != len(want) {
+		t.Fatalf("3dc: %v, want %v", env, want)
+	}
+	for _, kv := range env {
+		if !want[kv] {
+			t.Errorf("3dc: unexpected %s", kv)
+		}
+	}
+	for _, p := range []Profile{LAN, FarRegion} {
+		if env := p.MemberEnv(); len(env) != 0 {
+			t.Errorf("%s: %v, want none (its members are in one place)", p, env)
+		}
+	}
+}
