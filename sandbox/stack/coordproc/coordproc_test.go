@@ -80,20 +80,29 @@ func (p *pidLog) count() int {
 	return len(p.pids)
 }
 
-func TestCluster_ElectsAnotherLeaderAfterAKillRestartsTheMemberAndLeavesNoProcess(t *testing.T) {
+// processes skips the test under -short (it starts what); otherwise it is the spec of a cluster of
+// size members of bin, in a fresh directory, with the package's admin and edge tokens, whose
+// processes pids records.
+func processes(t *testing.T, what string, size int, pids *pidLog) coordproc.Spec {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("starts three coordinator processes")
+		t.Skip("starts " + what)
 	}
+	return coordproc.Spec{
+		Bin: bin, Dir: t.TempDir(), Size: size, Auth: coordproc.Auth{AdminToken: adminToken, EdgeTokens: []string{edgeToken}},
+		OnStart: pids.record,
+	}
+}
+
+func TestCluster_ElectsAnotherLeaderAfterAKillRestartsTheMemberAndLeavesNoProcess(t *testing.T) {
+	var pids pidLog
+	spec := processes(t, "three coordinator processes", 3, &pids)
+	spec.Auth.Edges = []string{"edge-ams-1@ams=" + boundToken}
+	spec.Lease = coordproc.Lease{TTL: 7 * time.Second, MaxWait: 2 * time.Second}
+	spec.ProcessGroup, spec.JoinAfterFirstLeads = true, true
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	var pids pidLog
-	c, err := coordproc.Start(ctx, coordproc.Spec{
-		Bin: bin, Dir: t.TempDir(), Size: 3,
-		Auth: coordproc.Auth{AdminToken: adminToken, EdgeTokens: []string{edgeToken},
-			Edges: []string{"edge-ams-1@ams=" + boundToken}},
-		Lease:        coordproc.Lease{TTL: 7 * time.Second, MaxWait: 2 * time.Second},
-		ProcessGroup: true, JoinAfterFirstLeads: true, OnStart: pids.record,
-	})
+	c, err := coordproc.Start(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,14 +192,10 @@ func TestCluster_ElectsAnotherLeaderAfterAKillRestartsTheMemberAndLeavesNoProces
 }
 
 func TestStart_AMemberThatCannotStartIsNamedAndNothingIsLeft(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts coordinator processes")
-	}
 	var pids pidLog
-	_, err := coordproc.Start(context.Background(), coordproc.Spec{
-		Bin: bin, Dir: t.TempDir(), Size: 3, Auth: coordproc.Auth{AdminToken: adminToken, EdgeTokens: []string{edgeToken}},
-		LogLevel: "loud", ProcessGroup: true, OnStart: pids.record,
-	})
+	spec := processes(t, "coordinator processes", 3, &pids)
+	spec.LogLevel, spec.ProcessGroup = "loud", true
+	_, err := coordproc.Start(context.Background(), spec)
 	if err == nil {
 		t.Fatal("a cluster started with --log-level loud")
 	}
@@ -207,14 +212,10 @@ func TestStart_AMemberThatCannotStartIsNamedAndNothingIsLeft(t *testing.T) {
 }
 
 func TestMember_StopKillsAMemberThatIgnoresSIGTERM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a coordinator process")
-	}
 	var pids pidLog
-	c, err := coordproc.Start(context.Background(), coordproc.Spec{
-		Bin: bin, Dir: t.TempDir(), Size: 1, Auth: coordproc.Auth{AdminToken: adminToken, EdgeTokens: []string{edgeToken}},
-		StopGrace: time.Second, OnStart: pids.record,
-	})
+	spec := processes(t, "a coordinator process", 1, &pids)
+	spec.StopGrace = time.Second
+	c, err := coordproc.Start(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
