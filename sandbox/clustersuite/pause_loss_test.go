@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/api"
@@ -18,10 +19,27 @@ import (
 	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
-// slowRegion makes every node of region answer each request after d, so host flows are in flight
-// long enough to be caught by a pause or a cut.
-func slowRegion(region string, d time.Duration) *faults.Set {
-	return faults.NewSet(faults.Rule{Select: faults.Selector{Region: region, Glob: lab.EmulatedPrefix(region) + "*"}, Fault: faults.Fault{Delay: d}})
+// slowRegion is a lab region of count emulated nodes that answer every request after delay, so
+// host flows are in flight long enough to be caught by a pause or a cut, and its one edge, of
+// workers workers and batches of as many nodes.
+type slowRegion struct {
+	region  string
+	count   int
+	delay   time.Duration
+	workers int
+}
+
+// start starts the lab and the edge, then waits until the edge's stats are inFlight (what).
+func (r slowRegion) start(t *testing.T, what string, inFlight func(edge.Stats) bool) (*lab.Lab, *runningEdge) {
+	t.Helper()
+	slow := faults.NewSet(faults.Rule{Select: faults.Selector{Region: r.region, Glob: lab.EmulatedPrefix(r.region) + "*"}, Fault: faults.Fault{Delay: r.delay}})
+	l := startLab(t, lab.Options{Regions: []string{r.region}, Emulated: r.count, Faults: slow})
+	e := startEdge(t, l, edgeSpec{region: r.region, n: 1, tune: func(c *config.Config) { c.Workers, c.BatchSize = r.workers, r.workers }})
+	testkit.WaitFor(t, time.Minute, what, func() (bool, string) {
+		s := e.App.Edge.Stats()
+		return inFlight(s), fmt.Sprintf("%+v", s)
+	})
+	return l, e
 }
 
 // The operator's pause is the coordinator's flag: the edge learns it from its heartbeats, starts
@@ -29,15 +47,11 @@ func slowRegion(region string, d time.Duration) *faults.Set {
 // finishes the region.
 func TestCluster_OperatorPauseAndResume(t *testing.T) {
 	const region, count = "pz", 24
-	l := startLab(t, lab.Options{Regions: []string{region}, Emulated: count, Faults: slowRegion(region, 150*time.Millisecond)})
-	e := startEdge(t, l, edgeSpec{region: region, n: 1, tune: func(c *config.Config) { c.Workers, c.BatchSize = 4, 4 }})
+	l, e := slowRegion{region, count, 150 * time.Millisecond, 4}.start(t, "hosts in flight", func(s edge.Stats) bool {
+		return s.InFlight > 0 && s.Outcomes[hostflow.Provisioned] > 0
+	})
 	c := suite.cluster
 	ctx := ctxT(t, 3*time.Minute)
-
-	testkit.WaitFor(t, time.Minute, "hosts in flight", func() (bool, string) {
-		s := e.App.Edge.Stats()
-		return s.InFlight > 0 && s.Outcomes[hostflow.Provisioned] > 0, fmt.Sprintf("%+v", s)
-	})
 	if _, err := c.admin.Pause(ctx, api.PauseRequest{Reason: "clustersuite"}); err != nil {
 		t.Fatalf("pause: %v", err)
 	}
@@ -101,15 +115,9 @@ func firstTouch(t *testing.T, l *lab.Lab) map[string]time.Time {
 // results reach the ledger as stopped by lease loss; the region is then finished, each node once.
 func TestCluster_LeaseLossStopsHosts(t *testing.T) {
 	const region, count = "ll", 16
-	l := startLab(t, lab.Options{Regions: []string{region}, Emulated: count, Faults: slowRegion(region, 1500*time.Millisecond)})
-	e := startEdge(t, l, edgeSpec{region: region, n: 1, tune: func(c *config.Config) { c.Workers, c.BatchSize = 8, 8 }})
+	l, e := slowRegion{region, count, 1500 * time.Millisecond, 8}.start(t, "8 hosts in flight", func(s edge.Stats) bool { return s.InFlight == 8 })
 	c := suite.cluster
 	ctx := ctxT(t, 3*time.Minute)
-
-	testkit.WaitFor(t, time.Minute, "8 hosts in flight", func() (bool, string) {
-		s := e.App.Edge.Stats()
-		return s.InFlight == 8, fmt.Sprintf("%+v", s)
-	})
 	e.cut.Partition()
 	lost := func() []string {
 		var out []string
