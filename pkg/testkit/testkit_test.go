@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,5 +68,14 @@ func TestPercentile_NearestRankOfTheSortedDurations(t *testing.T) {
 	}
 	if got := testkit.Percentile(nil, 0.5); got != 0 {
 		t.Errorf("p50 of none = %v, want 0", got)
+	}
+}
+
+func TestMissing_ListsWhatTheOtherLacksInOrder(t *testing.T) {
+	if got := testkit.Missing([]string{"c", "a", "b", "a"}, []string{"b"}); !slices.Equal(got, []string{"c", "a", "a"}) {
+		t.Errorf("Missing = %v, want [c a a]", got)
+	}
+	if got := testkit.Missing([]string{"a"}, []string{"a", "b"}); got != nil {
+		t.Errorf("Missing = %#v, want nil", got)
 	}
 }

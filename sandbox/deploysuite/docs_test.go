@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	edgeconfig "github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // docRow is one row of a key table in docs/configure.md.
@@ -76,7 +77,7 @@ func TestConfigureDoc_EdgeKeysAndDefaults(t *testing.T) {
 	sort.Strings(documented)
 	sorted := slices.Sorted(slices.Values(code))
 	if !slices.Equal(documented, sorted) {
-		t.Errorf("docs/configure.md edge keys differ from config.Keys():\n docs only: %v\n code only: %v", minus(documented, sorted), minus(sorted, documented))
+		t.Errorf("docs/configure.md edge keys differ from config.Keys():\n docs only: %v\n code only: %v", testkit.Missing(documented, sorted), testkit.Missing(sorted, documented))
 	}
 
 	fs := pflag.NewFlagSet("muster-edge", pflag.ContinueOnError)
@@ -152,16 +153,6 @@ func nested(key, value string) string {
 		return section + ":\n  " + sub + ": " + value + "\n"
 	}
 	return key + ": " + value + "\n"
-}
-
-func minus(a, b []string) []string {
-	var out []string
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // TestConfigureDoc_CoordinatorKeysAndDefaults: docs/configure.md lists exactly the coordinator's

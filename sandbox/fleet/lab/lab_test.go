@@ -24,6 +24,7 @@ import (
 	"github.com/choria-io/go-choria/inter"
 	"github.com/choria-io/go-choria/protocol"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/realnode"
@@ -157,7 +158,7 @@ func TestLab_DiscoveryFindsEveryNode(t *testing.T) {
 	}
 	found := discover(t, framework(t, 1), len(want), time.Minute)
 	if !slices.Equal(found, want) {
-		t.Fatalf("discovered %d nodes, want %d; missing %v", len(found), len(want), missing(want, found))
+		t.Fatalf("discovered %d nodes, want %d; missing %v", len(found), len(want), testkit.Missing(want, found))
 	}
 }
 
@@ -210,16 +211,6 @@ func discover(t testing.TB, fw *choria.Framework, want int, limit time.Duration)
 	mu.Lock()
 	defer mu.Unlock()
 	return slices.Sorted(maps.Keys(seen))
-}
-
-func missing(want, got []string) []string {
-	var out []string
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 func TestLab_InventoryFromRealAndEmulatedNodes(t *testing.T) {
