@@ -478,7 +478,9 @@ func (m *member) answer(msg *message, resp any, err error) {
 	m.s.net.send(rep)
 }
 
-// apiError is what the HTTP layer makes of a service error (coordinator.HTTPErrors).
+// apiError is what the HTTP layer makes of a service error: the simulated member's own
+// unavailability first, then the coordinator's table (coordinator.HTTPErrors), so an edge in the
+// simulation reads every ledger refusal exactly as it would from a member.
 func (m *member) apiError(err error) *api.Error {
 	e := &api.Error{Message: err.Error(), Member: m.name}
 	switch {
@@ -487,28 +489,22 @@ func (m *member) apiError(err error) *api.Error {
 		if h := m.leaderHint(); h >= 0 {
 			e.Leader = m.s.members[h].name
 		}
+		return e
 	case errors.Is(err, errNoLeader):
 		e.Status, e.Code = 503, api.CodeNoLeader
+		return e
 	case errors.Is(err, errNotReady), errors.Is(err, errDead), errors.Is(err, lessor.ErrDisabled),
 		errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrNotLeader), errors.Is(err, errClosed):
 		e.Status, e.Code = 503, api.CodeUnavailable
-	case errors.Is(err, ledger.ErrUnknownLease):
-		e.Status, e.Code = 404, api.CodeUnknownLease
-	case errors.Is(err, ledger.ErrTokenMismatch):
-		e.Status, e.Code = 409, api.CodeTokenMismatch
-	case errors.Is(err, ledger.ErrLeaseExpired):
-		e.Status, e.Code = 409, api.CodeLeaseExpired
-	case errors.Is(err, ledger.ErrWrongRegion):
-		e.Status, e.Code = 409, api.CodeWrongRegion
-	case errors.Is(err, ledger.ErrWrongEdge):
-		e.Status, e.Code = 403, api.CodeWrongEdge
-	case errors.Is(err, ledger.ErrUnknownNode):
-		e.Status, e.Code = 404, api.CodeNotFound
-	case errors.Is(err, ledger.ErrBadCommand), errors.Is(err, ledger.ErrClusterProtocol):
-		e.Status, e.Code = 400, api.CodeBadRequest
-	default:
-		e.Status, e.Code = 500, api.CodeInternal
+		return e
 	}
+	for _, mp := range coordinator.HTTPErrors() {
+		if errors.Is(err, mp.Err) {
+			e.Status, e.Code = mp.Status, mp.Code
+			return e
+		}
+	}
+	e.Status, e.Code = 500, api.CodeInternal
 	return e
 }
 
