@@ -18,8 +18,11 @@ type Calls struct {
 	mu      sync.Mutex
 	grants  []time.Duration
 	reports []time.Duration
-	granted []time.Time
+	granted []grantTimes
 }
+
+// grantTimes are when a granted acquire was sent and when its answer came.
+type grantTimes struct{ sent, got time.Time }
 
 // Timed makes an edge's coordinator source record into c (an edge.Options tune); a standalone
 // edge has no coordinator source and records nothing. A grant's time is its acquire call less
@@ -45,14 +48,15 @@ func (c *Calls) Reports() []time.Duration {
 	return append([]time.Duration(nil), c.reports...)
 }
 
-// FirstGrantAfter is when the first lease granted after t reached its edge; false if none has.
-func (c *Calls) FirstGrantAfter(t time.Time) (time.Time, bool) {
+// FirstGrantSentAfter is when the first lease asked for after t reached its edge: the stall
+// after a leader's kill at t, not an answer the killed leader had already sent; false if none.
+func (c *Calls) FirstGrantSentAfter(t time.Time) (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var first time.Time
 	for _, g := range c.granted {
-		if g.After(t) && (first.IsZero() || g.Before(first)) {
-			first = g
+		if g.sent.After(t) && (first.IsZero() || g.got.Before(first)) {
+			first = g.got
 		}
 	}
 	return first, !first.IsZero()
@@ -71,7 +75,7 @@ func (s *timedSource) Acquire(ctx context.Context, max int, wait time.Duration) 
 		now := time.Now()
 		s.calls.mu.Lock()
 		s.calls.grants = append(s.calls.grants, now.Sub(start)-g.Held)
-		s.calls.granted = append(s.calls.granted, now)
+		s.calls.granted = append(s.calls.granted, grantTimes{sent: start, got: now})
 		s.calls.mu.Unlock()
 	}
 	return g, err
