@@ -18,16 +18,18 @@ type Sizes struct {
 	LedgerNodes int
 	// Failovers is how many leader kills the failover figures are taken over.
 	Failovers int
+	// RegionNodes is the emulated nodes of each of BenchmarkTenRegions' ten regions.
+	RegionNodes int
 }
 
 // FullSizes are the published figures' sizes.
 func FullSizes() Sizes {
-	return Sizes{Name: "full", Labs: []int{1000, 10000}, Ledger: "1M", LedgerNodes: 1_000_000, Failovers: 10}
+	return Sizes{Name: "full", Labs: []int{1000, 10000}, Ledger: "1M", LedgerNodes: 1_000_000, Failovers: 10, RegionNodes: 10_000}
 }
 
 // QuickSizes check the tooling in a few minutes; their figures are not the published ones.
 func QuickSizes() Sizes {
-	return Sizes{Name: "quick (tooling check, not the published figures)", Labs: []int{100}, Ledger: "10k", LedgerNodes: 10_000, Failovers: 2}
+	return Sizes{Name: "quick (tooling check, not the published figures)", Labs: []int{100}, Ledger: "10k", LedgerNodes: 10_000, Failovers: 2, RegionNodes: 100}
 }
 
 // AnchorUnset is what choria-provisioner's rows read when no binary of it was given.
@@ -36,7 +38,8 @@ const AnchorUnset = "not run: MUSTER_ANCHOR_BIN unset"
 // Plan is every table of the report: anchorBin is choria-provisioner's binary, "" when there is
 // none (its rows then read AnchorUnset).
 func Plan(s Sizes, anchorBin string) []Table {
-	return []Table{sideBySide(s, anchorBin), clusterTable(), failoverTable(s), ledgerTable(s)}
+	regions := tenRegions(s)
+	return []Table{sideBySide(s, anchorBin), clusterTable(), farEdgeTable(), regions[0], regions[1], failoverTable(s), ledgerTable(s)}
 }
 
 // sideBySide is muster-edge and choria-provisioner on the same fresh lab, one process per run
@@ -108,6 +111,81 @@ func clusterTable() Table {
 			{Key: "cluster/cluster", Labels: []string{"cluster (3 coordinators)", "1000"}, Bench: "BenchmarkClusterEdge/cluster", Run: run, Baseline: "cluster/standalone"},
 		},
 	}
+}
+
+// farEdgeTable is one edge next to the coordinators and one 150 ms from all of them, three labs
+// each (sandbox/clustersuite).
+func farEdgeTable() Table {
+	return Table{
+		Title: "An edge far from the coordinators",
+		Note: "One cluster-mode edge on a fresh lab of 1,000 emulated nodes (64 workers, batches of 256, the persistent helper), " +
+			"next to three coordinator processes and then behind a 150 ms round trip (jitter included) to every one of them, " +
+			"three labs each; grant is an acquire less the leader's hold, report the whole call; rtt is in round trips.",
+		Labels: []string{"edge"},
+		Columns: []Column{
+			{Header: "near nodes/min", Unit: "near-nodes/min"},
+			{Header: "far nodes/min", Unit: "far-nodes/min"},
+			{Header: "far/near", Unit: "far/near", Digits: 2},
+			{Header: "grant p50 ms", Unit: "grant-p50-ms", Digits: 1},
+			{Header: "grant p99 ms", Unit: "grant-p99-ms", Digits: 1},
+			{Header: "grant p99 rtt", Unit: "grant-p99-rtt", Digits: 2},
+			{Header: "report p50 ms", Unit: "report-p50-ms", Digits: 1},
+			{Header: "report p99 ms", Unit: "report-p99-ms", Digits: 1},
+			{Header: "report p99 rtt", Unit: "report-p99-rtt", Digits: 2},
+		},
+		Rows: []Row{{
+			Key: "far-edge", Labels: []string{"150 ms from every member (far-region)"}, Bench: "BenchmarkFarEdge",
+			Run: Invocation{Module: "sandbox", Package: "./clustersuite", Bench: "^BenchmarkFarEdge$", BenchTime: "3x", Timeout: "30m"},
+		}},
+	}
+}
+
+// tenRegions is the two tables of one BenchmarkTenRegions run (sandbox/regionbench): its rates
+// and costs, then its latencies and the leader's kill.
+func tenRegions(s Sizes) [2]Table {
+	run := Invocation{
+		Module: "sandbox", Package: "./regionbench", Bench: "^BenchmarkTenRegions$", BenchTime: "1x", Timeout: "90m",
+		Env: []string{"MUSTER_BENCH_NODES=" + strconv.Itoa(s.RegionNodes)},
+	}
+	label := fmt.Sprintf("10 regions x %s nodes", groupDigits(strconv.Itoa(s.RegionNodes)))
+	row := func(key string) []Row {
+		return []Row{{Key: key, Labels: []string{label}, Bench: "BenchmarkTenRegions", Run: run}}
+	}
+	return [2]Table{{
+		Title: "Ten regions at once",
+		Note: "One in-process edge per region (64 workers, batches of 256, the persistent helper), ten standalone and then " +
+			"against three coordinator processes with fsync, 20, 40 and 80 ms apart (3dc), each edge next to one; " +
+			"nodes/min from the edges' start to the last node; busy is the share of the 640 workers running a flow; " +
+			"CPU and RSS are the coordinator processes' own.",
+		Labels: []string{"fleet"},
+		Columns: []Column{
+			{Header: "standalone nodes/min", Unit: "standalone-nodes/min"},
+			{Header: "cluster nodes/min", Unit: "cluster-nodes/min"},
+			{Header: "cluster/standalone", Unit: "cluster/standalone", Digits: 2},
+			{Header: "standalone busy", Unit: "standalone-busy", Digits: 3},
+			{Header: "cluster busy", Unit: "cluster-busy", Digits: 3},
+			{Header: "coordinators CPU ms/node", Unit: "coord-cpu-ms/node", Digits: 3},
+			{Header: "leader CPU ms/node", Unit: "leader-cpu-ms/node", Digits: 3},
+			{Header: "leader peak RSS MB", Unit: "leader-rss-MB"},
+		},
+		Rows: row("regions"),
+	}, {
+		Title: "Ten regions: latency and a leader's SIGKILL",
+		Note: "The same run: grant and report latency as the ten edges saw them (grant less the leader's hold), then the " +
+			"whole fleet again with the leader SIGKILLed when half of it was provisioned.",
+		Labels: []string{"fleet"},
+		Columns: []Column{
+			{Header: "grant p50 ms", Unit: "grant-p50-ms", Digits: 1},
+			{Header: "grant p99 ms", Unit: "grant-p99-ms", Digits: 1},
+			{Header: "report p50 ms", Unit: "report-p50-ms", Digits: 1},
+			{Header: "report p99 ms", Unit: "report-p99-ms", Digits: 1},
+			{Header: "nodes/min with the kill", Unit: "killed-nodes/min"},
+			{Header: "SIGKILL to next grant s", Unit: "kill-stall-s", Digits: 2},
+			{Header: "read gone", Unit: "gone"},
+			{Header: "double provisioned", Unit: "double"},
+		},
+		Rows: row("regions-latency"),
+	}}
 }
 
 // failoverTable is the stall an edge sees when the coordinators' leader is killed.

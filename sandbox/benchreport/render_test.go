@@ -28,6 +28,8 @@ func newRecorded(t *testing.T) *recorded {
 		"^BenchmarkEdge$/^exec$":                        "edge-exec.txt",
 		"^BenchmarkEdge$/^persistent$":                  "edge-persistent.txt",
 		"^BenchmarkClusterEdge$":                        "cluster.txt",
+		"^BenchmarkFarEdge$":                            "far-edge.txt",
+		"^BenchmarkTenRegions$":                         "regions.txt",
 		"^BenchmarkFailover_SIGKILLToNextGrantedLease$": "failover.txt",
 		"^BenchmarkLedgerScale$/^10k$":                  "ledger.txt",
 	}}

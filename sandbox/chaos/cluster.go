@@ -306,6 +306,9 @@ func (c *Cluster) StepClock(m *Member, d time.Duration) error {
 	return os.Rename(p+".tmp", p)
 }
 
+// Logs is the last n lines of every member's log.
+func (c *Cluster) Logs(n int) string { return c.procs.Logs(n) }
+
 // Stop ends every member and proxy.
 func (c *Cluster) Stop() {
 	_ = c.procs.Stop()
