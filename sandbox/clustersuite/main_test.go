@@ -42,14 +42,11 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	suite.coordinator = filepath.Join(dir, "muster-coordinator")
 	suite.helper = filepath.Join(dir, edgefile.SampleHelper)
-	for _, b := range []struct{ out, pkg, dir string }{
-		{suite.coordinator, "./cmd/muster-coordinator", "../../coordinator"},
-		{suite.helper, "./cmd/muster-helper-sample", "../../edge"},
-	} {
-		if err := gobuild.Build(context.Background(), b.dir, "-o", b.out, b.pkg); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	if err := gobuild.All(context.Background(),
+		gobuild.Target{Out: suite.coordinator, Pkg: "./cmd/muster-coordinator", ModuleDir: "../../coordinator"},
+		gobuild.Target{Out: suite.helper, Pkg: "./cmd/muster-helper-sample", ModuleDir: "../../edge"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	var edges []string
 	for _, r := range suiteRegions {

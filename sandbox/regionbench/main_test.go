@@ -32,14 +32,11 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	bins.coordinator = filepath.Join(dir, "muster-coordinator")
 	bins.helper = filepath.Join(dir, edgefile.SampleHelper)
-	for _, b := range []struct{ out, pkg, dir string }{
-		{bins.coordinator, "./cmd/muster-coordinator", "../../coordinator"},
-		{bins.helper, "./cmd/muster-helper-sample", "../../edge"},
-	} {
-		if err := gobuild.Build(context.Background(), b.dir, "-o", b.out, b.pkg); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	if err := gobuild.All(context.Background(),
+		gobuild.Target{Out: bins.coordinator, Pkg: "./cmd/muster-coordinator", ModuleDir: "../../coordinator"},
+		gobuild.Target{Out: bins.helper, Pkg: "./cmd/muster-helper-sample", ModuleDir: "../../edge"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return m.Run()
 }

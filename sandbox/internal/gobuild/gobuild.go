@@ -32,3 +32,17 @@ func BuildEnv(ctx context.Context, moduleDir string, env []string, args ...strin
 	}
 	return nil
 }
+
+// Target is one binary to build: its output path, its package and the module directory it is
+// built in.
+type Target struct{ Out, Pkg, ModuleDir string }
+
+// All builds every target in turn; the first failure stops it.
+func All(ctx context.Context, targets ...Target) error {
+	for _, t := range targets {
+		if err := Build(ctx, t.ModuleDir, "-o", t.Out, t.Pkg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
