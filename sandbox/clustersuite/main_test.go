@@ -10,8 +10,7 @@ import (
 	"testing"
 
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
-	"github.com/seed96588659/muster/sandbox/stack/edgefile"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 // Regions of the suite. Each test uses its own, so the one ledger holds them apart; every edge
@@ -34,20 +33,14 @@ var suite struct {
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "muster-clustersuite-")
+	b, err := labkit.BuildBinaries(context.Background(), "muster-clustersuite-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	suite.coordinator = filepath.Join(dir, "muster-coordinator")
-	suite.helper = filepath.Join(dir, edgefile.SampleHelper)
-	if err := gobuild.All(context.Background(),
-		gobuild.Target{Out: suite.coordinator, Pkg: "./cmd/muster-coordinator", ModuleDir: "../../coordinator"},
-		gobuild.Target{Out: suite.helper, Pkg: "./cmd/muster-helper-sample", ModuleDir: "../../edge"}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	defer b.Remove()
+	dir := b.Dir
+	suite.coordinator, suite.helper = b.Coordinator, b.Helper
 	var edges []string
 	for _, r := range suiteRegions {
 		for n := 1; n <= edgesPerRegion; n++ {

@@ -7,11 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
-	"github.com/seed96588659/muster/sandbox/stack/edgefile"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 // bins are the binaries built once for the package.
@@ -24,19 +22,12 @@ func run(m *testing.M) int {
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		return m.Run() // no benchmark asked for: nothing to build (make test)
 	}
-	dir, err := os.MkdirTemp("", "muster-regionbench-")
+	b, err := labkit.BuildBinaries(context.Background(), "muster-regionbench-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	bins.coordinator = filepath.Join(dir, "muster-coordinator")
-	bins.helper = filepath.Join(dir, edgefile.SampleHelper)
-	if err := gobuild.All(context.Background(),
-		gobuild.Target{Out: bins.coordinator, Pkg: "./cmd/muster-coordinator", ModuleDir: "../../coordinator"},
-		gobuild.Target{Out: bins.helper, Pkg: "./cmd/muster-helper-sample", ModuleDir: "../../edge"}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	defer b.Remove()
+	bins.coordinator, bins.helper = b.Coordinator, b.Helper
 	return m.Run()
 }
