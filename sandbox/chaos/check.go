@@ -389,22 +389,47 @@ func latestGrant(n api.Node, edge string, t time.Time) (time.Time, bool) {
 // had sent: edges learn the pause by heartbeat (250 ms) or renewal.
 const pauseSlack = 2 * time.Second
 
-// checkPause finds choria_provision actions nodes received while the operator's pause stood.
+// checkPause finds choria_provision actions nodes received while the operator's pause stood. An
+// edge cut off from the coordinators before it could learn of the pause (a partition of the
+// edge or of its datacenter, a SIGSTOP) learns it only once it is back: until then it finishes
+// the hosts it holds leases for, as docs/cluster.md says, and checkStale holds those acts to
+// their leases; its acts count from its return plus the slack.
 func (r *Runner) checkPause(c *Check, res *RoundResult, round []recorder.Action) {
 	for _, ev := range res.Events {
 		if ev.Kind != OperatorPause || ev.Err != nil {
 			continue
 		}
 		from := ev.Start.Add(pauseSlack)
+		learns := map[string]time.Time{} // caller -> when a cut-off edge can know of the pause
+		for _, cut := range res.Events {
+			if !cutsOff(cut) || cut.Start.After(from) || cut.End.Before(ev.Start) {
+				continue
+			}
+			if back := cut.End.Add(pauseSlack); back.After(learns[cut.Edge.Caller()]) {
+				learns[cut.Edge.Caller()] = back
+			}
+		}
 		seen := map[string]bool{}
 		for _, a := range round {
 			if !strings.HasPrefix(a.Action, "choria_provision#") || a.Time.Before(from) || a.Time.After(ev.End) || seen[a.Node] {
+				continue
+			}
+			if back, ok := learns[a.Caller]; ok && a.Time.Before(back) {
 				continue
 			}
 			seen[a.Node] = true
 			c.Paused = append(c.Paused, Finding{Node: a.Node, What: fmt.Sprintf("%s by %s at %s while paused (%s to %s)", a.Action, a.Caller, ts(a.Time), ts(ev.Start), ts(ev.End)), Actions: []recorder.Action{a}})
 		}
 	}
+}
+
+// cutsOff reports whether ev kept an edge from hearing the coordinators.
+func cutsOff(ev *Event) bool {
+	switch ev.Kind {
+	case EdgePartition, EdgeStop, DCPartition:
+		return ev.Edge != nil && ev.Err == nil
+	}
+	return false
 }
 
 // stalls measures, for each leader SIGKILL, the longest time after it during which no node

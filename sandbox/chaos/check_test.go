@@ -111,3 +111,35 @@ func TestCheckStale_AGrantTheEdgeAskedForAfterTheFaultIsNotStale(t *testing.T) {
 		t.Fatalf("stale findings %+v, want none: the edge asked for the lease after the fault", c.Stale)
 	}
 }
+
+// An edge cut off from the coordinators before it could learn of the pause (a partition of the
+// edge or of its datacenter, a SIGSTOP) learns it only once it is back: until then it finishes
+// the hosts it holds leases for, and its acts are not the pause's violations (the stale check
+// still holds them to their leases). An edge cut off after it had learned of the pause, or any
+// other edge, is still flagged.
+func TestCheckPause_AnEdgeCutOffBeforeItCouldLearnThePauseIsNotFlaggedUntilItIsBack(t *testing.T) {
+	r := &Runner{}
+	cut := &Edge{Name: "edge-us-1.mcollective"}
+	late := &Edge{Name: "edge-eu-1.mcollective"}
+	res := &RoundResult{Events: []*Event{
+		{Kind: OperatorPause, Start: t0, End: t0.Add(10 * time.Second)},
+		{Kind: EdgePartition, Edge: cut, Start: t0.Add(-300 * time.Millisecond), End: t0.Add(5 * time.Second)},
+		{Kind: DCPartition, Edge: late, Start: t0.Add(2500 * time.Millisecond), End: t0.Add(9 * time.Second)},
+	}}
+	round := []recorder.Action{
+		act(2500*time.Millisecond, "cut-early", "choria_provision#configure", cut.Caller(), true),
+		act(6500*time.Millisecond, "cut-back", "choria_provision#configure", cut.Caller(), true), // within the slack of its return
+		act(7500*time.Millisecond, "cut-late", "choria_provision#jwt", cut.Caller(), true),
+		act(3*time.Second, "learned", "choria_provision#jwt", late.Caller(), true),
+		act(2500*time.Millisecond, "other", "choria_provision#jwt", "choria=edge-ap-1.mcollective", true),
+	}
+	var c Check
+	r.checkPause(&c, res, round)
+	got := map[string]bool{}
+	for _, f := range c.Paused {
+		got[f.Node] = true
+	}
+	if len(got) != 3 || !got["cut-late"] || !got["learned"] || !got["other"] {
+		t.Fatalf("paused findings %+v, want cut-late, learned and other", c.Paused)
+	}
+}
