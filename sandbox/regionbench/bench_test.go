@@ -134,6 +134,14 @@ func provision(b *testing.B, n int, m mode) result {
 	before := membersCPU(b, c)
 	start := time.Now()
 	edges := make([]*labkit.Edge, regions)
+	// The edges stop before the cluster and the lab do, also when the run fails.
+	defer func() {
+		for _, e := range edges {
+			if e != nil {
+				e.Shutdown(b)
+			}
+		}
+	}()
 	for j, region := range names {
 		edges[j] = startEdge(b, l, c, region, j, res.calls)
 	}
