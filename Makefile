@@ -73,8 +73,9 @@ bench: build
 
 # bench-report: the figures of docs/performance.md, as markdown on stdout (progress on stderr):
 # muster-edge against choria-provisioner at 1,000 and 10,000 nodes, cluster against standalone,
-# the failover stall and the ledger at 1,000,000 nodes, each row with the command that reproduces
-# it; about 15 minutes on 2 otherwise idle cores. choria-provisioner is never built here:
+# an edge 150 ms from the coordinators, ten regions of 10,000 nodes on a 3-datacenter cluster, the
+# failover stall and the ledger at 1,000,000 nodes, each row with the command that reproduces it;
+# about 15 minutes on 2 otherwise idle cores, and 5 more for the ten regions. choria-provisioner is never built here:
 # MUSTER_ANCHOR_BIN names its binary, and without it its rows read "not run".
 # BENCHREPORTFLAGS=--quick checks the tooling at tiny sizes in minutes.
 MUSTER_ANCHOR_BIN ?=
