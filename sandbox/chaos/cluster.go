@@ -5,7 +5,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -122,10 +121,10 @@ func (c *Cluster) front(m *coordproc.MemberConfig, fronts map[string]*Member) er
 	site := c.spec.Profile.MemberSite(memberIndex(m.ID))
 	c.Place(m.ID, site)
 	var err error
-	if f.RaftProxy, err = proxy.New(proxy.Options{Name: "raft-" + m.ID, Target: m.Raft, Origin: c.origin, Latency: c.latencyTo(site), Jitter: jitter}); err != nil {
+	if f.RaftProxy, err = proxy.New(proxy.Options{Name: "raft-" + m.ID, Target: m.Raft, Origin: c.origin, Latency: c.latencyTo(site), Jitter: proxy.UniformJitter}); err != nil {
 		return err
 	}
-	if f.APIProxy, err = proxy.New(proxy.Options{Name: "api-" + m.ID, Target: strings.TrimPrefix(m.API, "http://"), Origin: c.origin, Latency: c.latencyTo(site), Jitter: jitter}); err != nil {
+	if f.APIProxy, err = proxy.New(proxy.Options{Name: "api-" + m.ID, Target: strings.TrimPrefix(m.API, "http://"), Origin: c.origin, Latency: c.latencyTo(site), Jitter: proxy.UniformJitter}); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(f.fpDir, 0o755); err != nil {
@@ -188,9 +187,6 @@ func (c *Cluster) latencyTo(site int) func(origin string) proxy.Latency {
 		return c.link(from, site)
 	}
 }
-
-// jitter draws a link's jitter; it is the network's, not the seed's, so it is not replayed.
-func jitter(max time.Duration) time.Duration { return rand.N(max + 1) }
 
 // memberIndex is the index of member id (c1 is 0), as coordproc names them.
 func memberIndex(id string) int {

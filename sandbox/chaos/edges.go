@@ -64,7 +64,7 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n, site int) 
 		to, _ := c.siteOf(m.ID)
 		lat := c.link(site, to)
 		p, err := proxy.New(proxy.Options{Name: fmt.Sprintf("%s->%s", e.Name, m.ID), Target: strings.TrimPrefix(m.API, "http://"),
-			Latency: func(string) proxy.Latency { return lat }, Jitter: jitter})
+			Latency: func(string) proxy.Latency { return lat }, Jitter: proxy.UniformJitter})
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ package clustersuite
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -120,6 +119,3 @@ func provisionLab(b *testing.B, spec benchEdge) time.Duration {
 	_ = l.Stop()
 	return took
 }
-
-// linkJitter draws a link's jitter (the network's, not a seed's).
-func linkJitter(max time.Duration) time.Duration { return rand.N(max + 1) }

@@ -69,7 +69,7 @@ func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 	}
 	// Every call to the coordinators goes through a dialer the test can cut: a partition
 	// between this edge and all of them.
-	cut := &proxy.Dialer{Name: client.Identity, Jitter: linkJitter}
+	cut := &proxy.Dialer{Name: client.Identity, Jitter: proxy.UniformJitter}
 	if spec.latency != (proxy.Latency{}) {
 		cut.Latency = func(string) proxy.Latency { return spec.latency }
 	}

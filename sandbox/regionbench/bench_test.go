@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -323,7 +322,7 @@ func startEdge(b *testing.B, l *lab.Lab, c *chaos.Cluster, region string, j int,
 			cfg.Coordinators = append(cfg.Coordinators, "http://"+m.APIProxy.Addr())
 		}
 		cfg.CoordinatorToken = edgeToken
-		d := &proxy.Dialer{Name: client.Identity, Jitter: func(max time.Duration) time.Duration { return rand.N(max + 1) },
+		d := &proxy.Dialer{Name: client.Identity, Jitter: proxy.UniformJitter,
 			Latency: func(addr string) proxy.Latency {
 				base, jitter := wan.ThreeDC.OneWay(site, sites[addr])
 				return proxy.Latency{Base: base, Jitter: jitter}

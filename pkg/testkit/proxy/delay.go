@@ -4,6 +4,7 @@ package proxy
 
 import (
 	"io"
+	"math/rand/v2"
 	"time"
 )
 
@@ -12,6 +13,10 @@ import (
 type Latency struct {
 	Base, Jitter time.Duration
 }
+
+// UniformJitter draws a link's jitter uniformly from [0, max]: the network's, not a seed's, so
+// it is not replayed. It serves as Options.Jitter and Dialer.Jitter.
+func UniformJitter(max time.Duration) time.Duration { return rand.N(max + 1) }
 
 // delayedChunk is what one read got and when it may be written.
 type delayedChunk struct {

@@ -5,7 +5,6 @@ package proxy
 import (
 	"bufio"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"testing"
 	"time"
@@ -17,7 +16,7 @@ func TestProxy_LatencyDelaysBothDirectionsAndKeepsOrder(t *testing.T) {
 	const oneWay = 40 * time.Millisecond
 	_, c := dialed(t, Options{
 		Latency: func(string) Latency { return Latency{Base: oneWay, Jitter: 10 * time.Millisecond} },
-		Jitter:  func(max time.Duration) time.Duration { return rand.N(max + 1) },
+		Jitter:  UniformJitter,
 	})
 
 	start := time.Now()
