@@ -103,13 +103,6 @@ func (w *window) aheadLocked() int {
 	return max(w.workers, min(need, maxAheadFactor*w.workers))
 }
 
-// size is the current bound on leased hosts not yet done.
-func (w *window) size() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.limit
-}
-
 func (w *window) signal() {
 	select {
 	case w.changed <- struct{}{}:

@@ -26,7 +26,10 @@ func TestWindow_LookAheadFollowsTheAcquireRoundTrip(t *testing.T) {
 		w := newWindow(64)
 		w.acquired(c.acquire)
 		w.flowed(c.flow)
-		if got := w.size(); got != c.want {
+		w.mu.Lock()
+		got := w.limit
+		w.mu.Unlock()
+		if got != c.want {
 			t.Errorf("%s: window %d, want %d", c.name, got, c.want)
 		}
 	}
