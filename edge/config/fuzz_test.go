@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // FuzzLoad loads any file content as the edge's configuration. Load never panics; a file it
@@ -19,12 +20,7 @@ import (
 func FuzzLoad(f *testing.F) {
 	// As isolate does for tests: nothing from the machine's environment or a Choria user
 	// configuration reaches Load. The fuzz function itself never sets the environment.
-	f.Setenv("HOME", f.TempDir())
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, config.EnvPrefix+"_") {
-			f.Setenv(name, "")
-		}
-	}
+	testkit.IsolateEnv(f, config.EnvPrefix+"_")
 	for _, name := range []string{"every-choria-provisioner-key.yaml", "choria-provisioner/docs-common-settings.yaml", "choria-provisioner/packager-el.yaml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {

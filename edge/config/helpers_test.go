@@ -5,24 +5,19 @@ package config_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
 
 	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // isolate clears every MUSTER_EDGE_ variable and points HOME at an empty directory, so neither
 // the caller's environment nor a Choria user configuration on the machine reaches a test.
 func isolate(t *testing.T) {
 	t.Helper()
-	t.Setenv("HOME", t.TempDir())
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, config.EnvPrefix+"_") {
-			t.Setenv(name, "")
-		}
-	}
+	testkit.IsolateEnv(t, config.EnvPrefix+"_")
 }
 
 // writeFile writes text to a new file in a test directory and returns its path.

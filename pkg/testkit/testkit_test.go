@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -77,5 +78,23 @@ func TestMissing_ListsWhatTheOtherLacksInOrder(t *testing.T) {
 	}
 	if got := testkit.Missing([]string{"a"}, []string{"a", "b"}); got != nil {
 		t.Errorf("Missing = %#v, want nil", got)
+	}
+}
+
+func TestIsolateEnv_ClearsThePrefixAndHidesHome(t *testing.T) {
+	t.Setenv("TESTKIT_ISOLATE_A", "a")
+	t.Setenv("TESTKIT_OTHER", "kept")
+	home := os.Getenv("HOME")
+	testkit.IsolateEnv(t, "TESTKIT_ISOLATE_")
+	if v := os.Getenv("TESTKIT_ISOLATE_A"); v != "" {
+		t.Errorf("TESTKIT_ISOLATE_A = %q, want it cleared", v)
+	}
+	if v := os.Getenv("TESTKIT_OTHER"); v != "kept" {
+		t.Errorf("TESTKIT_OTHER = %q, want it kept", v)
+	}
+	if h := os.Getenv("HOME"); h == "" || h == home {
+		t.Errorf("HOME = %q, want a new empty directory", h)
+	} else if entries, err := os.ReadDir(h); err != nil || len(entries) != 0 {
+		t.Errorf("HOME %s: %d entries, %v", h, len(entries), err)
 	}
 }

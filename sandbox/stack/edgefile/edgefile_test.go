@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
@@ -66,12 +67,7 @@ func writeConfig(t *testing.T, info lab.Info, region, helper string) string {
 // the caller's environment nor a Choria user configuration on the machine reaches a test.
 func isolate(t *testing.T) {
 	t.Helper()
-	t.Setenv("HOME", t.TempDir())
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, config.EnvPrefix+"_") {
-			t.Setenv(name, "")
-		}
-	}
+	testkit.IsolateEnv(t, config.EnvPrefix+"_")
 }
 
 // load reads file as `muster-edge run --config FILE args...` does.
