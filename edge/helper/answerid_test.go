@@ -111,9 +111,7 @@ done
 		t.Fatalf("n2 after the restart: %+v %v", res, err)
 	}
 	fx := &lineFixture{dir: dir}
-	if n := fx.starts(t); n != 2 {
-		t.Fatalf("helper started %d times, want 2", n)
-	}
+	fx.wantStarts(t, 2)
 }
 
 // TestPersistent_AnAnswerWithoutAnIdIsRefusedNamingTheField: a helper written before ids (it

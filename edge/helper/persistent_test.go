@@ -100,7 +100,13 @@ func (f *lineFixture) pids(t *testing.T, name string) []int {
 	return pids
 }
 
-func (f *lineFixture) starts(t *testing.T) int { return len(f.pids(t, "starts")) }
+// wantStarts checks that the helper was started want times.
+func (f *lineFixture) wantStarts(t *testing.T, want int) {
+	t.Helper()
+	if n := len(f.pids(t, "starts")); n != want {
+		t.Errorf("helper started %d times, want %d", n, want)
+	}
+}
 
 func (f *lineFixture) mustAnswer(t *testing.T, id string) {
 	t.Helper()
@@ -179,9 +185,7 @@ func TestPersistent_64ConcurrentCallersEachGetTheirOwnAnswer(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n := f.starts(t); n != 1 {
-		t.Errorf("helper started %d times, want once", n)
-	}
+	f.wantStarts(t, 1)
 	if n := helperRuns(t, f.reg, "lon"); n != callers*each {
 		t.Errorf("HelperTime observed %d runs, want %d", n, callers*each)
 	}
@@ -203,9 +207,7 @@ func TestPersistent_AHelperThatDiesIsRestartedAndItsRequestsInFlightFail(t *test
 	waitGone(t, first)
 
 	f.mustAnswer(t, "n2")
-	if n := f.starts(t); n != 2 {
-		t.Fatalf("helper started %d times, want 2", n)
-	}
+	f.wantStarts(t, 2)
 	if !strings.Contains(f.log.String(), "dying on request") {
 		t.Fatalf("stderr not logged: %s", f.log.String())
 	}
@@ -240,9 +242,7 @@ func TestPersistent_MalformedLineFailsTheRequestsInFlightAndRestarts(t *testing.
 				t.Fatalf("request in flight: %v, want ErrRestarted and %v", err, want)
 			}
 			f.mustAnswer(t, "n2")
-			if n := f.starts(t); n != 2 {
-				t.Fatalf("helper started %d times, want 2", n)
-			}
+			f.wantStarts(t, 2)
 		})
 	}
 }
@@ -254,9 +254,7 @@ func TestPersistent_ErrorLineFailsOnlyItsRequest(t *testing.T) {
 		t.Fatalf("error %v, want ErrFailed with the helper's reason", err)
 	}
 	f.mustAnswer(t, "n1")
-	if n := f.starts(t); n != 1 {
-		t.Fatalf("helper started %d times, want once", n)
-	}
+	f.wantStarts(t, 1)
 }
 
 // A second answer with the id of an answered request is one no request in flight has.
@@ -268,9 +266,7 @@ func TestPersistent_AnAnswerNobodyAskedForRestarts(t *testing.T) {
 	}
 	waitLog(t, f.log, "matches no request in flight")
 	f.mustAnswer(t, "n1")
-	if n := f.starts(t); n != 2 {
-		t.Fatalf("helper started %d times, want 2", n)
-	}
+	f.wantStarts(t, 2)
 }
 
 func TestPersistent_TimeoutFailsTheRequestAndRestartsTheGroup(t *testing.T) {
@@ -284,9 +280,7 @@ func TestPersistent_TimeoutFailsTheRequestAndRestartsTheGroup(t *testing.T) {
 	waitGone(t, f.pids(t, "starts")[0])
 	waitGone(t, f.pids(t, "children")[0])
 	f.mustAnswer(t, "n2")
-	if n := f.starts(t); n != 2 {
-		t.Fatalf("helper started %d times, want 2", n)
-	}
+	f.wantStarts(t, 2)
 }
 
 func TestPersistent_ACallerThatGivesUpHasItsLateAnswerDropped(t *testing.T) {
@@ -321,9 +315,7 @@ func TestPersistent_ACallerThatGivesUpHasItsLateAnswerDropped(t *testing.T) {
 	if err := <-next; err != nil {
 		t.Fatal(err)
 	}
-	if n := f.starts(t); n != 1 {
-		t.Fatalf("helper started %d times, want once", n)
-	}
+	f.wantStarts(t, 1)
 }
 
 func TestPersistent_CloseStopsAndReaps(t *testing.T) {
