@@ -3,11 +3,9 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"runtime/pprof"
-	"strconv"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -23,14 +21,9 @@ func (s *Server) profileCPU() http.Handler {
 		if !ok {
 			return
 		}
-		secs := 30
-		if v := q.Get("seconds"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > api.MaxProfileSeconds {
-				writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("seconds: %q is not a whole number from 1 to %d", v, api.MaxProfileSeconds), "")
-				return
-			}
-			secs = n
+		secs, ok := wholeNumber(w, q, "seconds", 30, api.MaxProfileSeconds)
+		if !ok {
+			return
 		}
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		w.Header().Set("Content-Type", "application/octet-stream")

@@ -47,6 +47,21 @@ func (s *Server) getGuard(w http.ResponseWriter, r *http.Request, route string, 
 	return q, true
 }
 
+// wholeNumber reads the query parameter name as a whole number from 1 to max, def when it is
+// absent; a bad value is answered 400 and ok is false.
+func wholeNumber(w http.ResponseWriter, q url.Values, name string, def, max int) (n int, ok bool) {
+	v := q.Get(name)
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter %s: %q is not a whole number from 1 to %d", name, v, max), "")
+		return 0, false
+	}
+	return n, true
+}
+
 // stale reports whether the caller accepts this member's own, possibly lagging, copy of the ledger.
 func stale(w http.ResponseWriter, q url.Values) (bool, bool) {
 	v := q.Get("stale")
@@ -83,14 +98,9 @@ func (s *Server) nodes() http.Handler {
 		if !ok {
 			return
 		}
-		f := api.NodeFilter{Region: q.Get("region"), State: api.NodeState(q.Get("state")), After: q.Get("after"), Limit: defaultNodesLimit}
-		if v := q.Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > maxNodesLimit {
-				writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter limit: %q is not a number in 1..%d", v, maxNodesLimit), "")
-				return
-			}
-			f.Limit = n
+		f := api.NodeFilter{Region: q.Get("region"), State: api.NodeState(q.Get("state")), After: q.Get("after")}
+		if f.Limit, ok = wholeNumber(w, q, "limit", defaultNodesLimit, maxNodesLimit); !ok {
+			return
 		}
 		if err := f.Validate(); err != nil {
 			writeError(w, http.StatusBadRequest, api.CodeBadRequest, "query parameter "+err.Error(), "")
@@ -121,14 +131,9 @@ func (s *Server) failures() http.Handler {
 		if !ok {
 			return
 		}
-		limit := api.DefaultFailures
-		if v := q.Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > api.MaxFailures {
-				writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter limit: %q is not a number in 1..%d", v, api.MaxFailures), "")
-				return
-			}
-			limit = n
+		limit, ok := wholeNumber(w, q, "limit", api.DefaultFailures, api.MaxFailures)
+		if !ok {
+			return
 		}
 		st, here := s.servedHere(w, r, q, api.PathFailures)
 		if !here {
