@@ -5,6 +5,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -157,7 +158,7 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 		refused: r.refusedSince(res.Started),
 		full:    r.withHistory(ctx, ledger), // each node's transitions, queried once
 	}
-	for _, id := range sortedKeys(nodes) {
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		rc.once(id)
 		rc.recorded(id, nodes[id])
 	}

@@ -5,6 +5,7 @@ package chaos
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -81,31 +82,37 @@ func (l *callLog) read(paths []string) error {
 func (l *callLog) take(rec callhistory.Record) error {
 	key := fmt.Sprintf("%s/%d", rec.Run, rec.Seq)
 	if rec.Phase == callhistory.PhaseCall {
-		c := &edgeCall{Edge: rec.Edge, Kind: rec.Kind, Call: rec.Mono, Return: never, Wall: rec.Wall, Answer: unknown}
-		var target any
-		switch rec.Kind {
-		case api.CallRegister:
-			c.Register = &api.RegisterRequest{}
-			target = c.Register
-		case api.CallAcquire:
-			c.Acquire = &api.AcquireRequest{}
-			target = c.Acquire
-		case api.CallRenew:
-			c.Renew = &api.RenewRequest{}
-			target = c.Renew
-		case api.CallReport:
-			c.Report = &api.ReportRequest{}
-			target = c.Report
-		default:
-			return fmt.Errorf("call %s: unknown kind %q", key, rec.Kind)
-		}
-		if err := json.Unmarshal(rec.Request, target); err != nil {
-			return fmt.Errorf("call %s: request: %w", key, err)
-		}
-		l.open[key] = c
-		l.calls = append(l.calls, c)
-		return nil
+		return l.takeCall(key, rec)
 	}
+	return l.takeReturn(key, rec)
+}
+
+// takeCall opens a call with its request.
+func (l *callLog) takeCall(key string, rec callhistory.Record) error {
+	c := &edgeCall{Edge: rec.Edge, Kind: rec.Kind, Call: rec.Mono, Return: never, Wall: rec.Wall, Answer: unknown}
+	var err error
+	switch rec.Kind {
+	case api.CallRegister:
+		c.Register, err = decode[api.RegisterRequest](rec.Request)
+	case api.CallAcquire:
+		c.Acquire, err = decode[api.AcquireRequest](rec.Request)
+	case api.CallRenew:
+		c.Renew, err = decode[api.RenewRequest](rec.Request)
+	case api.CallReport:
+		c.Report, err = decode[api.ReportRequest](rec.Request)
+	default:
+		return fmt.Errorf("call %s: unknown kind %q", key, rec.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("call %s: request: %w", key, err)
+	}
+	l.open[key] = c
+	l.calls = append(l.calls, c)
+	return nil
+}
+
+// takeReturn closes the call key with its answer or refusal.
+func (l *callLog) takeReturn(key string, rec callhistory.Record) error {
 	c := l.open[key]
 	if c == nil {
 		return fmt.Errorf("return %s of a call not recorded", key)
@@ -115,31 +122,39 @@ func (l *callLog) take(rec callhistory.Record) error {
 	switch {
 	case rec.Error != "" && definite(rec.Code):
 		c.Answer, c.Return = refused, rec.Mono
+		return nil
 	case rec.Error != "":
 		return nil // unknown, at any time from the call on
-	default:
-		c.Answer, c.Return = answered, rec.Mono
-		switch c.Kind {
-		case api.CallAcquire:
-			var r api.AcquireResponse
-			if err := json.Unmarshal(rec.Response, &r); err != nil {
-				return fmt.Errorf("return %s: answer: %w", key, err)
-			}
+	}
+	c.Answer, c.Return = answered, rec.Mono
+	var err error
+	switch c.Kind {
+	case api.CallAcquire:
+		var r *api.AcquireResponse
+		if r, err = decode[api.AcquireResponse](rec.Response); err == nil {
 			c.Granted = r.Lease
-		case api.CallRenew:
-			var r api.RenewResponse
-			if err := json.Unmarshal(rec.Response, &r); err != nil {
-				return fmt.Errorf("return %s: answer: %w", key, err)
-			}
-			c.Renewed = &r.Lease
-		case api.CallReport:
-			c.Reported = &api.ReportResponse{}
-			if err := json.Unmarshal(rec.Response, c.Reported); err != nil {
-				return fmt.Errorf("return %s: answer: %w", key, err)
-			}
 		}
+	case api.CallRenew:
+		var r *api.RenewResponse
+		if r, err = decode[api.RenewResponse](rec.Response); err == nil {
+			c.Renewed = &r.Lease
+		}
+	case api.CallReport:
+		c.Reported, err = decode[api.ReportResponse](rec.Response)
+	}
+	if err != nil {
+		return fmt.Errorf("return %s: answer: %w", key, err)
 	}
 	return nil
+}
+
+// decode is data as a new T.
+func decode[T any](data []byte) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // window is the part of the history a round checks: every call that may have taken effect
@@ -289,7 +304,7 @@ func (p *projection) renew(c *edgeCall) {
 			listed[n] = true
 		}
 	}
-	for _, n := range sortedKeys(p.leaseNodes[req.ID]) {
+	for _, n := range slices.Sorted(maps.Keys(p.leaseNodes[req.ID])) {
 		a := ans
 		a.Listed = listed[n]
 		p.add(c, nodeCall{Kind: c.Kind, Edge: req.Edge, Node: n, Lease: req}, a)
@@ -327,7 +342,7 @@ func (p *projection) observe(seed *seedRead) {
 	for _, op := range p.ops {
 		named[op.Input.(nodeCall).Node] = true
 	}
-	for _, id := range sortedKeys(seed.Nodes) {
+	for _, id := range slices.Sorted(maps.Keys(seed.Nodes)) {
 		n := seed.Nodes[id]
 		if !named[id] {
 			continue

@@ -13,7 +13,6 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
@@ -577,13 +576,4 @@ func (r *Runner) ledgerOffset(ctx context.Context) time.Duration {
 		}
 	}
 	return best
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

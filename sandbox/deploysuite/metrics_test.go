@@ -10,13 +10,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,7 +75,7 @@ func TestDashboardAndRules_NameOnlyExportedMetrics(t *testing.T) {
 		}
 	}
 	if len(used) < 20 {
-		t.Fatalf("the dashboard and rules name only %d metrics: %v", len(used), keys(used))
+		t.Fatalf("the dashboard and rules name only %d metrics: %v", len(used), slices.Sorted(maps.Keys(used)))
 	}
 	for n, where := range used {
 		if !exported[n] {
@@ -203,15 +203,6 @@ func ruleQueries(t *testing.T) []string {
 			}
 		}
 	}
-	return out
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
