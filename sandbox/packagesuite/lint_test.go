@@ -4,6 +4,7 @@ package packagesuite
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -32,7 +33,7 @@ func keptRpmlint() map[string]bool {
 
 // lintianLine is "E: muster-edge: tag [context]"; I (information) and O (overridden) are not
 // findings.
-var lintianLine = regexp.MustCompile(`^([EWPX]): (\S+): (\S+)`)
+var lintianLine = regexp.MustCompile(`^(?P<severity>[EWPX]): (\S+): (?P<tag>\S+)`)
 
 // checkLintian runs lintian with pedantic tags on both .debs.
 func checkLintian(t *testing.T, b built) {
@@ -46,26 +47,14 @@ func checkLintian(t *testing.T, b built) {
 		t.Fatalf("lintian: %v", err)
 	}
 	t.Logf("lintian:\n%s", out)
-	findings := 0
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		m := lintianLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		findings++
-		if m[1] == "W" && keptLintian()[m[3]] {
-			continue
-		}
-		t.Errorf("lintian: %s", sc.Text())
-	}
+	findings := reportFindings(t, "lintian", out, lintianLine, keptLintian())
 	if err != nil && findings == 0 {
 		t.Errorf("lintian failed without a finding: %v\n%s", err, exit.Stderr)
 	}
 }
 
 // rpmlintLine is "muster-edge.x86_64: W: tag arguments".
-var rpmlintLine = regexp.MustCompile(`^(\S+)\.\S+: ([EW]): (\S+)`)
+var rpmlintLine = regexp.MustCompile(`^(\S+)\.\S+: (?P<severity>[EW]): (?P<tag>\S+)`)
 
 // checkRpmlint runs rpmlint with sandbox/packaging/rpmlint.toml on both .rpms. rpmlint unpacks
 // with rpm2cpio | cpio -id, and nfpm's payload names are absolute (goreleaser/nfpm#1122): GNU
@@ -103,20 +92,43 @@ func checkRpmlint(t *testing.T, b built) {
 			t.Errorf("rpmlint unpacked %s into the machine's root", p)
 		}
 	}
+	findings := reportFindings(t, "rpmlint", out, rpmlintLine, keptRpmlint())
+	if !strings.Contains(string(out), "0 errors") {
+		t.Errorf("rpmlint did not report 0 errors (%d findings, %v)", findings, err)
+	}
+}
+
+// reportFindings fails the test on every line of tool's output that line matches, except a
+// warning (severity W) whose tag is kept, and returns how many lines matched.
+func reportFindings(t *testing.T, tool string, out []byte, line *regexp.Regexp, kept map[string]bool) int {
+	t.Helper()
+	severity, tag := line.SubexpIndex("severity"), line.SubexpIndex("tag")
 	findings := 0
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
-		m := rpmlintLine.FindStringSubmatch(sc.Text())
+		m := line.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
 		findings++
-		if m[2] == "W" && keptRpmlint()[m[3]] {
+		if m[severity] == "W" && kept[m[tag]] {
 			continue
 		}
-		t.Errorf("rpmlint: %s", sc.Text())
+		t.Errorf("%s: %s", tool, sc.Text())
 	}
-	if !strings.Contains(string(out), "0 errors") {
-		t.Errorf("rpmlint did not report 0 errors (%d findings, %v)", findings, err)
+	return findings
+}
+
+// reportFindings reads each linter's lines by its pattern: the lines it matches count, and a
+// kept warning is no failure (any other matched line would fail this test).
+func TestReportFindings_CountsMatchedLinesAndPassesKeptWarnings(t *testing.T) {
+	lintian := "W: muster-edge: initial-upload-closes-no-bugs\nI: muster-edge: an-information-tag\nN: a note\n"
+	if n := reportFindings(t, "lintian", []byte(lintian), lintianLine, keptLintian()); n != 1 {
+		t.Errorf("lintian: %d findings, want 1", n)
+	}
+	rpmlint := "muster-coordinator.x86_64: W: non-standard-uid /var/lib/muster-coordinator muster\n" +
+		"2 packages and 0 specfiles checked; 0 errors, 1 warnings, 0 badness; has taken 0.3 s\n"
+	if n := reportFindings(t, "rpmlint", []byte(rpmlint), rpmlintLine, keptRpmlint()); n != 1 {
+		t.Errorf("rpmlint: %d findings, want 1", n)
 	}
 }
