@@ -12,19 +12,17 @@ import (
 	"github.com/seed96588659/muster/pkg/rpc"
 )
 
+// benchConn is the benchmarks' Conn. The grace only delays the return of a call already
+// answered; a benchmark of CPU cost and latency wants it small.
+var benchConn = rpc.ConnOptions{Timeout: 5 * time.Second, DuplicateGrace: time.Microsecond}
+
 // BenchmarkInventory measures one rpcutil#inventory against an emulated node: "raw" is the
 // transport alone, "wrapped" adds the wrapper, validation and decoding; the difference is the
 // wrapper's own cost. "conn" keeps one broker connection, "percall" builds go-choria's client per
 // call as choria-provisioner does.
 func BenchmarkInventory(b *testing.B) {
 	c := newCaller(b, "edge-bench.mcollective", 5*time.Second)
-	// The grace only delays the return of a call already answered; a benchmark of CPU cost and
-	// latency wants it small.
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, DuplicateGrace: time.Microsecond})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
+	conn := c.dial(b, benchConn)
 
 	req := rpc.Request{Agent: "rpcutil", Action: "inventory", Identity: nodeBench, Data: json.RawMessage(`{}`)}
 	for name, tr := range map[string]rpc.Transport{"conn": conn, "percall": c.percall} {
@@ -53,11 +51,7 @@ func BenchmarkInventory(b *testing.B) {
 // as an edge with many host flows in flight uses it.
 func BenchmarkInventoryParallel(b *testing.B) {
 	c := newCaller(b, "edge-bench-par.mcollective", 5*time.Second)
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, DuplicateGrace: time.Microsecond})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
+	conn := c.dial(b, benchConn)
 	n := c.node(conn, nodeBench, nil)
 
 	b.SetParallelism(16)
@@ -75,11 +69,7 @@ func BenchmarkInventoryParallel(b *testing.B) {
 // against an emulated and a real node (a real node that is still in provisioning mode).
 func BenchmarkInventoryLatency(b *testing.B) {
 	c := newCaller(b, "edge-latency.mcollective", 5*time.Second)
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, DuplicateGrace: time.Microsecond})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
+	conn := c.dial(b, benchConn)
 
 	for name, identity := range map[string]string{"emulated": nodeBench, "real": realBench} {
 		b.Run(name, func(b *testing.B) {

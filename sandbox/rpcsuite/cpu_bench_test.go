@@ -31,11 +31,7 @@ func BenchmarkConnCPU(b *testing.B) {
 		unsigned bool
 	}{{"signed", false}, {"unsigned", true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, DuplicateGrace: time.Microsecond})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer conn.Close()
+			conn := c.dial(b, benchConn)
 			req := rpc.Request{Agent: "rpcutil", Action: "inventory", Identity: realBench, Data: json.RawMessage(`{}`), Unsigned: tc.unsigned}
 			b.ReportAllocs()
 			start := processCPU(b)

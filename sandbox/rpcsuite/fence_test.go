@@ -55,11 +55,7 @@ func TestConn_TTLIsTheLeaseRemainingValidity(t *testing.T) {
 	fleet, emulatedNode := startFenceFleet(t, "fence-ttl-")
 	behind := func() time.Time { return time.Now().Add(-3 * time.Second) }
 	c := newCaller(t, "edge-eu-fence.mcollective", time.Second)
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 2 * time.Second, Now: behind})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := c.dial(t, rpc.ConnOptions{Timeout: 2 * time.Second, Now: behind})
 	inventory := func(identity string, left time.Duration) ([]rpc.Reply, error) {
 		return conn.Request(context.Background(), rpc.Request{Agent: "rpcutil", Action: "inventory", Identity: identity,
 			Data: json.RawMessage(`{}`), Pause: leaseUntil{behind().Add(left)}})
@@ -104,14 +100,10 @@ func TestConn_StallBetweenCheckAndPublishVoidsTheAttempt(t *testing.T) {
 	var readings atomic.Int64
 	jumpy := func() time.Time { return start.Add(time.Duration(readings.Add(1)) * 600 * time.Millisecond) }
 	c := newCaller(t, "edge-eu-stall.mcollective", time.Second)
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: time.Second, Now: jumpy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := c.dial(t, rpc.ConnOptions{Timeout: time.Second, Now: jumpy})
 
 	before := fleet.Stats()
-	_, err = c.node(conn, node, leaseUntil{start.Add(time.Hour)}).Inventory(context.Background())
+	_, err := c.node(conn, node, leaseUntil{start.Add(time.Hour)}).Inventory(context.Background())
 	if !errors.Is(err, rpc.ErrFenced) || !errors.Is(err, rpc.ErrPaused) {
 		t.Fatalf("want the attempt voided as paused, got %v", err)
 	}
@@ -140,11 +132,7 @@ func TestConn_AStallThatLeavesTheLeaseValidRebuildsTheRequest(t *testing.T) {
 		return start.Add(600*time.Millisecond + time.Since(start))
 	}
 	c := newCaller(t, "edge-eu-rebuild.mcollective", time.Second)
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 5 * time.Second, Now: jumpOnce})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := c.dial(t, rpc.ConnOptions{Timeout: 5 * time.Second, Now: jumpOnce})
 
 	before := fleet.Stats()
 	if _, err := c.node(conn, node, leaseUntil{start.Add(time.Hour)}).Inventory(context.Background()); err != nil {

@@ -102,11 +102,12 @@ func runSuite(m *testing.M) int {
 
 // caller is one edge identity with both transports and its own metrics.
 type caller struct {
-	fw      inter.Framework
-	conn    *rpc.Conn
-	percall *rpc.PerCall
-	wrapper *rpc.Wrapper
-	metrics *metrics.Registry
+	identity string
+	fw       inter.Framework
+	conn     *rpc.Conn
+	percall  *rpc.PerCall
+	wrapper  *rpc.Wrapper
+	metrics  *metrics.Registry
 }
 
 // newCaller connects identity to the suite's broker; replies are awaited for timeout per attempt.
@@ -116,21 +117,26 @@ func newCaller(t testing.TB, identity string, timeout time.Duration) *caller {
 	if err != nil {
 		t.Fatalf("client framework for %s: %v", identity, err)
 	}
-	conn, err := rpc.Dial(context.Background(), fw, rpc.ConnOptions{Timeout: timeout})
+	c := &caller{identity: identity, fw: fw, metrics: metrics.New()}
+	c.conn = c.dial(t, rpc.ConnOptions{Timeout: timeout})
+	if c.percall, err = rpc.NewPerCall(fw, timeout); err != nil {
+		t.Fatal(err)
+	}
+	if c.wrapper, err = rpc.NewWrapper(rpc.WrapperOptions{Site: "eu", Metrics: c.metrics, Policy: backoff.Policy{Millis: []int{20}}}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// dial opens a Conn of the caller's own, closed when the test ends.
+func (c *caller) dial(t testing.TB, opts rpc.ConnOptions) *rpc.Conn {
+	t.Helper()
+	conn, err := rpc.Dial(context.Background(), c.fw, opts)
 	if err != nil {
-		t.Fatalf("dial as %s: %v", identity, err)
+		t.Fatalf("dial as %s: %v", c.identity, err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	percall, err := rpc.NewPerCall(fw, timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := metrics.New()
-	w, err := rpc.NewWrapper(rpc.WrapperOptions{Site: "eu", Metrics: reg, Policy: backoff.Policy{Millis: []int{20}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &caller{fw: fw, conn: conn, percall: percall, wrapper: w, metrics: reg}
+	return conn
 }
 
 func (c *caller) node(t rpc.Transport, identity string, pause rpc.PauseSource) *rpc.Node {

@@ -37,12 +37,7 @@ func startVerifyingFleet(t *testing.T) (*emulated.Fleet, string) {
 
 func dialSigning(t *testing.T, c *caller, mode rpc.Signing) *rpc.Conn {
 	t.Helper()
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Signing: mode, DuplicateGrace: time.Millisecond})
-	if err != nil {
-		t.Fatalf("dial with signing %s: %v", mode, err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return c.dial(t, rpc.ConnOptions{Signing: mode, DuplicateGrace: time.Millisecond})
 }
 
 // TestConn_VerifyingNodeRefusesUnsignedRequests: a node that verifies (chs true) answers signed
@@ -106,11 +101,7 @@ func TestNode_SetSigningStopsSigningForThatNodeOnly(t *testing.T) {
 	fleet, secure := startVerifyingFleet(t)
 	c := newCaller(t, "edge-eu-sign2.mcollective", 2*time.Second)
 	// Short reply windows: the unsigned node's five attempts each wait one out.
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 500 * time.Millisecond, DuplicateGrace: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := c.dial(t, rpc.ConnOptions{Timeout: 500 * time.Millisecond, DuplicateGrace: time.Millisecond})
 	signed := c.node(conn, secure, nil)
 	if _, err := signed.Inventory(context.Background()); err != nil {
 		t.Fatalf("signed inventory: %v", err)
@@ -132,11 +123,7 @@ func TestNode_SetSigningStopsSigningForThatNodeOnly(t *testing.T) {
 func TestNode_TryUnsignedSignsAfterAnUnansweredTry(t *testing.T) {
 	fleet, secure := startVerifyingFleet(t)
 	c := newCaller(t, "edge-eu-sign3.mcollective", 2*time.Second)
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 500 * time.Millisecond, DuplicateGrace: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := c.dial(t, rpc.ConnOptions{Timeout: 500 * time.Millisecond, DuplicateGrace: time.Millisecond})
 	n := c.node(conn, secure, nil)
 	n.TryUnsigned()
 	before := fleet.Stats().Invalid

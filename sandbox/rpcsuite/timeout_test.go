@@ -15,11 +15,7 @@ import (
 func TestConn_DefaultTimeoutOutlastsASlowReleaseUpdate(t *testing.T) {
 	t.Parallel()
 	c := newCaller(t, "edge-eu-slow.mcollective", slowUpdateDelay)
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := c.dial(t, rpc.ConnOptions{})
 
 	n := c.node(conn, nodeSlowUpdate, nil)
 	if _, err := n.ReleaseUpdate(context.Background(), shared.UpdatesURL(), shared.UpgradeVersion()); err != nil {

@@ -90,12 +90,8 @@ func TestWrapper_DuplicateIdentityIsRefused(t *testing.T) {
 	c := newCaller(t, "edge-eu-1.mcollective", 3*time.Second)
 	// Both twins answer from one process back to back; a generous grace keeps a loaded machine
 	// from separating them (it only delays the return of an answered call).
-	conn, err := rpc.Dial(context.Background(), c.fw, rpc.ConnOptions{Timeout: 3 * time.Second, DuplicateGrace: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_, err = c.node(conn, nodeDuplicate, nil).Inventory(context.Background())
+	conn := c.dial(t, rpc.ConnOptions{Timeout: 3 * time.Second, DuplicateGrace: 2 * time.Second})
+	_, err := c.node(conn, nodeDuplicate, nil).Inventory(context.Background())
 	want := "received 2 responses while expecting a response from " + nodeDuplicate
 	if !errors.Is(err, rpc.ErrResponseCount) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("want %q, got %v", want, err)
