@@ -72,12 +72,42 @@ func TestWindow_TakeWaitsForAFreePlace(t *testing.T) {
 		t.Fatalf("after the window grew: took %d, want 5", n)
 	}
 
-	if n, ok := w.take(ctx, 100); !ok || n != 10-9 {
+	if n, ok := w.take(ctx, 1); !ok || n != 10-9 {
 		t.Fatalf("filling the grown window: %d %v, want %d", n, ok, 10-9)
 	}
 	short, stop := context.WithCancel(ctx)
 	stop()
 	if _, ok := w.take(short, 1); ok {
 		t.Fatal("a take with an ended context succeeded on a full window")
+	}
+}
+
+// A take waits for half the look-ahead to be free, so one grant carries many hosts instead of
+// one per host done; asked for fewer, it waits only for those.
+func TestWindow_TakeWaitsForAChunkOfHalfTheLookAhead(t *testing.T) {
+	w := newWindow(4) // 8 places, 4 ahead: chunks of 2
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if n, ok := w.take(ctx, 8); !ok || n != 8 {
+		t.Fatalf("first take: %d %v, want 8", n, ok)
+	}
+	got := make(chan int)
+	go func() {
+		n, _ := w.take(ctx, 8)
+		got <- n
+	}()
+	w.release(1)
+	select {
+	case n := <-got:
+		t.Fatalf("a take with 1 place free of a chunk of 2 returned %d", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	w.release(1)
+	if n := <-got; n != 2 {
+		t.Fatalf("after a chunk came free: took %d, want 2", n)
+	}
+	w.release(1)
+	if n, ok := w.take(ctx, 1); !ok || n != 1 {
+		t.Fatalf("asked for 1 with 1 free: %d %v, want 1", n, ok)
 	}
 }
