@@ -64,11 +64,12 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 		resp.Added += r.Added
 		resp.Requeued += r.Requeued
 		resp.Unchanged += r.Unchanged
+		resp.Final = append(resp.Final, r.Final...)
 		for _, rej := range r.Rejected {
 			rejected = append(rejected, api.RejectedResult{Identity: rej.Identity, Reason: rej.Reason})
 		}
 	}
-	resp.Rejected = rejected
+	resp.Rejected, resp.ListsFinal = rejected, true
 	return resp, nil
 }
 

@@ -80,15 +80,19 @@ func applyRegister(t *txn, c *Register) (any, error) {
 				requeue = "seen again after defer"
 			}
 		}
-		if requeue != "" {
+		switch {
+		case requeue != "":
 			n.NotBefore = maxTime(n.NotBefore, c.Now)
 			n.transition(api.StateWaiting, Transition{At: c.Now, Reason: requeue, Edge: c.Edge}, c.Policy.HistoryLimit)
 			res.Requeued++
-		} else if !changed {
+		case old.State != api.StateWaiting && old.State != api.StateLeased:
+			res.Final = append(res.Final, rn.Identity)
+			fallthrough
+		default:
 			res.Unchanged++
-			continue
-		} else {
-			res.Unchanged++
+			if !changed {
+				continue
+			}
 		}
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}

@@ -25,6 +25,10 @@ type RegisterResult struct {
 	Requeued  int
 	Unchanged int
 	Rejected  []Rejection
+	// Final names the nodes the registration left in a final state (provisioned or gone within
+	// reprovision_after, deferred, shutdown, abandoned): a later sighting may requeue them. The
+	// others wait or are leased, and a sighting changes nothing for them until a result does.
+	Final []string
 }
 
 // GrantResult holds the granted lease; Lease is nil when no node was eligible.

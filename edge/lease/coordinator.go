@@ -32,6 +32,9 @@ type CoordinatorOptions struct {
 	ReportFor time.Duration
 	// Logger receives heartbeat failures; the default discards them.
 	Logger *slog.Logger
+	// Resend is how long a node the coordinators answered as waiting or leased is left out of
+	// registrations (Queued); default DefaultResend.
+	Resend time.Duration
 	// Changed, when set, is called with the region's queue from every acquire and heartbeat
 	// answer that carries one (the coordinator's ledger counts, every edge of the region
 	// included); an answer without one (an older coordinator) calls nothing.
@@ -41,7 +44,8 @@ type CoordinatorOptions struct {
 // Coordinator is the cluster-mode source: it registers discovered nodes with the coordinator,
 // takes leases on batches of this edge's region and reports results under their id and token.
 type Coordinator struct {
-	o CoordinatorOptions
+	o      CoordinatorOptions
+	queued *Queued
 }
 
 var (
@@ -59,7 +63,7 @@ type PauseWatcher interface {
 // DefaultCoordinatorOptions returns the options every coordinator source starts from; Client,
 // Edge and Region have no default.
 func DefaultCoordinatorOptions() CoordinatorOptions {
-	return CoordinatorOptions{Heartbeat: 250 * time.Millisecond, ReportFor: 2 * time.Minute, Logger: slog.New(slog.DiscardHandler)}
+	return CoordinatorOptions{Heartbeat: 250 * time.Millisecond, ReportFor: 2 * time.Minute, Resend: DefaultResend, Logger: slog.New(slog.DiscardHandler)}
 }
 
 // Validate refuses options the source cannot run with, naming the field.
@@ -75,6 +79,8 @@ func (o CoordinatorOptions) Validate() error {
 		return fmt.Errorf("coordinator source: Heartbeat is %s, want a positive duration", o.Heartbeat)
 	case o.ReportFor <= 0:
 		return fmt.Errorf("coordinator source: ReportFor is %s, want a positive duration", o.ReportFor)
+	case o.Resend <= 0:
+		return fmt.Errorf("coordinator source: Resend is %s, want a positive duration", o.Resend)
 	case o.Logger == nil:
 		return errors.New("coordinator source: Logger is nil (slog.DiscardHandler discards)")
 	}
@@ -86,14 +92,18 @@ func NewCoordinator(o CoordinatorOptions) (*Coordinator, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{o: o}, nil
+	return &Coordinator{o: o, queued: NewQueued(o.Resend)}, nil
 }
 
 // Register records found nodes in this edge's region and says how many now wait anew (added,
 // or back to waiting after they were finished). The edge batches its discoveries, so one call
-// carries up to a sweep's batch; the coordinator splits it into ledger commands.
+// carries up to a sweep's batch; the coordinator splits it into ledger commands. Nodes the
+// coordinators answered as waiting or leased before are left out (Queued).
 func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) {
+	sent := time.Now()
+	found, call := c.queued.Filter(sent, found)
 	req := api.RegisterRequest{Region: c.o.Region, Edge: c.o.Edge, Nodes: make([]api.RegisterNode, 0, len(found))}
+	ids := make([]string, 0, len(found))
 	seen := make(map[string]bool, len(found))
 	for _, f := range found {
 		if f.Identity == "" || seen[f.Identity] {
@@ -105,17 +115,21 @@ func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) 
 		// would only be refused there; it is left out here, where the operator reads why.
 		if err := api.CheckNode(len(req.Nodes), n); err != nil {
 			c.o.Logger.Warn("a node discovery found is not registered: the coordinator API does not take its identity", "identity", f.Identity, "error", err)
+			c.queued.Failed(call, []string{f.Identity})
 			continue
 		}
 		req.Nodes = append(req.Nodes, n)
+		ids = append(ids, f.Identity)
 	}
 	if len(req.Nodes) == 0 {
 		return 0, nil
 	}
 	resp, err := c.o.Client.Register(ctx, req)
 	if err != nil {
+		c.queued.Failed(call, ids)
 		return 0, fmt.Errorf("register %d nodes of %s: %w", len(req.Nodes), c.o.Region, err)
 	}
+	c.queued.Answered(call, sent, ids, resp)
 	for _, r := range resp.Rejected {
 		c.o.Logger.Warn("the coordinator did not register a node", "identity", r.Identity, "reason", r.Reason)
 	}
@@ -238,6 +252,9 @@ func Stale(err error) bool {
 // unavailable.
 func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
 	results = c.fit(results)
+	for _, r := range results {
+		c.queued.Forget(r.Identity)
+	}
 	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region, Results: results, RequestID: newRequestID()}
 	deadline := time.Now().Add(c.o.ReportFor)
 	delay := 100 * time.Millisecond

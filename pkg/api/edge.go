@@ -66,6 +66,14 @@ type RegisterResponse struct {
 	// Rejected names the nodes refused one by one (an identity the API does not take, a node of
 	// another region); the others are recorded.
 	Rejected []RejectedResult `json:"rejected,omitempty"`
+	// Final names the registered nodes the ledger holds in a final state (provisioned or gone
+	// within reprovision_after, deferred, shutdown, abandoned): a later sighting may requeue
+	// them. The others wait or are leased and a sighting changes nothing for them until a result
+	// does, so an edge may leave them out of its next sweeps' registrations.
+	Final []string `json:"final,omitempty"`
+	// ListsFinal is true from coordinators that fill Final; without it (an older coordinator)
+	// an edge cannot tell which nodes it may leave out.
+	ListsFinal bool `json:"lists_final,omitempty"`
 }
 
 // AcquireRequest asks for a lease on up to MaxNodes waiting nodes of Region, waiting up to Wait for some.

@@ -35,6 +35,9 @@ type edge struct {
 	seq       int
 	leases    []*heldLease
 	journal   []*intent
+	// queued is the real source's memory of the nodes answered as waiting or leased, which
+	// sweeps leave out until a result; a new incarnation starts without it.
+	queued *lease.Queued
 	// lastAnswer is the newest log index an answer this run received was made at: an edge that
 	// got an answer made after a pause committed could have learned of the pause.
 	lastAnswer uint64
@@ -73,6 +76,7 @@ func (e *edge) start() {
 	e.alive = true
 	e.c.reset()
 	e.paused, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, 0, false, false, nil, 0
+	e.queued = lease.NewQueued(lease.DefaultResend)
 	e.after(e.s.between(0, time.Second), e.heartbeat)
 	e.after(e.s.between(0, 3*time.Second), e.sweepOnce)
 	e.acquireIn(e.s.between(time.Second, 3*time.Second))
@@ -143,20 +147,35 @@ func (e *edge) heartbeat() {
 	})
 }
 
-// sweepOnce registers the region's nodes found in provisioning mode; a sweep older than
-// RegisterFresh (2 s) is not registered.
+// sweepOnce registers the region's nodes found in provisioning mode, leaving out those the
+// source's Queued leaves out; a sweep older than RegisterFresh (2 s) is not registered.
 func (e *edge) sweepOnce() {
 	defer e.after(e.sweep, e.sweepOnce)
-	req := api.RegisterRequest{Region: e.region, Edge: e.name}
+	var found []lease.Found
 	for _, n := range e.s.nodes {
 		if n.region == e.region && n.provisioning {
-			req.Nodes = append(req.Nodes, api.RegisterNode{Identity: n.id})
+			found = append(found, lease.Found{Identity: n.id})
 		}
 	}
-	if len(req.Nodes) == 0 {
+	sent := e.clock.monoTime()
+	found, call := e.queued.Filter(sent, found)
+	if len(found) == 0 {
 		return
 	}
-	e.c.start(kindRegister, req, 2*time.Second, e.s.now+int64(2*time.Second), 0, func(any, uint64, error) {})
+	req := api.RegisterRequest{Region: e.region, Edge: e.name}
+	idents := make([]string, len(found))
+	for i, f := range found {
+		req.Nodes = append(req.Nodes, api.RegisterNode{Identity: f.Identity})
+		idents[i] = f.Identity
+	}
+	q := e.queued
+	e.c.start(kindRegister, req, 2*time.Second, e.s.now+int64(2*time.Second), 0, func(resp any, _ uint64, err error) {
+		if err != nil {
+			q.Failed(call, idents)
+			return
+		}
+		q.Answered(call, sent, idents, resp.(api.RegisterResponse))
+	})
 }
 
 // acquire asks for a lease on as many nodes as it has free places, as dispatch does.
@@ -255,6 +274,9 @@ func (e *edge) renew(hl *heldLease) {
 func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
 	s := e.s
 	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: e.name, Region: l.Region, Results: results, RequestID: e.rid("r")}
+	for _, r := range results {
+		e.queued.Forget(r.Identity)
+	}
 	deadline := s.now + int64(reportFor)
 	s.tracef(append(leaseTags(l), ids(results)...), e.who(), "reports %s under %s (request %s)", fmtResults(results), leaseName(l.ID, l.Token), req.RequestID)
 	e.c.start(kindReport, req, 10*time.Second, deadline, 0, func(resp any, seen uint64, err error) {

@@ -421,7 +421,7 @@ func (m *member) serve(msg *message) (any, error) {
 			return nil, err
 		}
 		r := res.(*ledger.RegisterResult)
-		return api.RegisterResponse{Added: r.Added, Requeued: r.Requeued, Unchanged: r.Unchanged}, nil
+		return api.RegisterResponse{Added: r.Added, Requeued: r.Requeued, Unchanged: r.Unchanged, Final: r.Final, ListsFinal: true}, nil
 	case api.HeartbeatRequest:
 		if !m.confirm() {
 			return nil, errNotLeader

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lease
+
+import (
+	"sync"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// DefaultResend is how long a node answered as queued is left out of an edge's registrations.
+const DefaultResend = 10 * time.Minute
+
+// Queued remembers the nodes an edge registered that the coordinators answered as waiting or
+// leased, so its sweeps leave them out: a sighting changes nothing for such a node until a
+// result does, and re-registering every unprovisioned node at every sweep was a Raft entry on
+// every member for nothing (a large region's backlog, every interval).
+//
+// A node is sent again when any of these says a sighting may matter:
+//   - the edge reports a result for it (Forget): the next sighting may requeue it;
+//   - a startup event names it (Found.Event): it booted again;
+//   - the coordinators answered it final (provisioned within reprovision_after, deferred, ...)
+//     or rejected it, or the call failed, or an older coordinator did not say (ListsFinal);
+//   - Resend has passed since it was answered: another edge of the region may have finished it,
+//     or an operator removed it from the ledger.
+//
+// Every method takes the caller's now, so the simulator drives it on its own clock.
+type Queued struct {
+	resend time.Duration
+
+	mu    sync.Mutex
+	nodes map[string]queuedEntry
+	calls uint64 // the last Filter's call number
+	purge int    // the size at which Filter next drops expired entries
+}
+
+// queuedEntry is one node's registration: in flight under call (non-zero), or answered queued at.
+type queuedEntry struct {
+	at   time.Time
+	call uint64
+}
+
+// NewQueued remembers answers for resend (DefaultResend when resend <= 0).
+func NewQueued(resend time.Duration) *Queued {
+	if resend <= 0 {
+		resend = DefaultResend
+	}
+	return &Queued{resend: resend, nodes: map[string]queuedEntry{}, purge: 1024}
+}
+
+// Filter returns the sightings to register now, and the call number to hand their answer to.
+func (q *Queued) Filter(now time.Time, found []Found) ([]Found, uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.calls++
+	call := q.calls
+	if len(q.nodes) >= q.purge {
+		for id, e := range q.nodes {
+			if e.call == 0 && now.Sub(e.at) >= q.resend {
+				delete(q.nodes, id)
+			}
+		}
+		q.purge = max(1024, 2*len(q.nodes))
+	}
+	send := found[:0:0]
+	for _, f := range found {
+		if e, ok := q.nodes[f.Identity]; ok && e.call == 0 && !f.Event && now.Sub(e.at) < q.resend {
+			continue
+		}
+		q.nodes[f.Identity] = queuedEntry{call: call}
+		send = append(send, f)
+	}
+	return send, call
+}
+
+// Answered records the answer to call, whose registration was sent at sent for ids.
+func (q *Queued) Answered(call uint64, sent time.Time, ids []string, resp api.RegisterResponse) {
+	again := make(map[string]bool, len(resp.Final)+len(resp.Rejected))
+	for _, id := range resp.Final {
+		again[id] = true
+	}
+	for _, r := range resp.Rejected {
+		again[r.Identity] = true
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, id := range ids {
+		if e, ok := q.nodes[id]; !ok || e.call != call {
+			continue // forgotten meanwhile, or sent again by a later call
+		}
+		if !resp.ListsFinal || again[id] {
+			delete(q.nodes, id)
+			continue
+		}
+		q.nodes[id] = queuedEntry{at: sent}
+	}
+}
+
+// Failed forgets call's ids: their registration may not have been recorded.
+func (q *Queued) Failed(call uint64, ids []string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, id := range ids {
+		if e, ok := q.nodes[id]; ok && e.call == call {
+			delete(q.nodes, id)
+		}
+	}
+}
+
+// Forget sends ids again at their next sighting: the edge reports a result for them.
+func (q *Queued) Forget(ids ...string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, id := range ids {
+		delete(q.nodes, id)
+	}
+}
+
+// Len is how many nodes it remembers, answered or in flight.
+func (q *Queued) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.nodes)
+}
