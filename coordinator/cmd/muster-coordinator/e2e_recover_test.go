@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"syscall"
@@ -17,15 +16,8 @@ import (
 // TestE2E_RecoverAfterLostQuorum loses two of three members for good, recovers the survivor with
 // the recover command and finds it leading alone with the ledger it had.
 func TestE2E_RecoverAfterLostQuorum(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three coordinator processes")
-	}
-	c, _ := startThree(t)
+	c, edge, ctx := startThreeWithNodes(t, "waw", "q", 10)
 	survivor := c.procs[0]
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	edge := c.registerNodes(ctx, t, "waw", "q", 10)
 	// The registration is acknowledged by a majority; wait until the survivor applied it too.
 	testkit.WaitFor(t, 60*time.Second, "the survivor to apply the registration", func() (bool, string) {
 		out, err := c.cli("status", "--json", "--addr", survivor.apiURL)

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"syscall"
@@ -18,15 +17,8 @@ import (
 // with the same flags (bootstrap and join included), and finds the same ledger and a lease that
 // still renews under its token.
 func TestE2E_WholeClusterRestartKeepsTheLedger(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three coordinator processes twice")
-	}
-	c, _ := startThree(t)
+	c, edge, ctx := startThreeWithNodes(t, "fra", "r", 20)
 	first := c.procs[0]
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	edge := c.registerNodes(ctx, t, "fra", "r", 20)
 	admin, _ := api.NewClient(c.apiURLs(""), api.WithToken(e2eAdminToken))
 	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "fra", MaxNodes: 5})
 	if err != nil || got.Lease == nil {

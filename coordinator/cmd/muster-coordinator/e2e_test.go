@@ -221,6 +221,20 @@ func startThree(t testing.TB) (*e2eCluster, api.StatusResponse) {
 	return c, c.waitLeader(t, c.addrs(""), 3, "")
 }
 
+// startThreeWithNodes begins a test on three member processes (skipped with -short): it starts
+// them, registers n nodes, prefix-00 on, in region as edge e1, and returns the cluster, that
+// edge's client and a context that ends after three minutes or with the test.
+func startThreeWithNodes(t *testing.T, region, prefix string, n int) (*e2eCluster, *api.Client, context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts three coordinator processes")
+	}
+	c, _ := startThree(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return c, c.registerNodes(ctx, t, region, prefix, n), ctx
+}
+
 // cli runs an admin command of the binary and returns its stdout.
 func (c *e2eCluster) cli(args ...string) (string, error) {
 	cmd := exec.Command(c.bin, append(args, c.cliArgs...)...)
