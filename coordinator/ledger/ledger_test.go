@@ -242,9 +242,7 @@ func TestLedger_FailuresBackOffThenAbandon(t *testing.T) {
 }
 
 func TestLedger_ExpiryRespectsGraceAndLockWindow(t *testing.T) {
-	h := newHarness(t)
-	h.register(t0, "eu", "a")
-	ls := h.grant(t0, "edge-a", "eu", 1)
+	h, ls := leasedOne(t)
 	grace := 5 * time.Second
 	r := mustResult[*ExpireResult](t, h.apply(&Expire{Now: ls.ExpiresAt.Add(grace - time.Nanosecond), Grace: grace, Policy: testPolicy(), LeaseIDs: []string{ls.ID}}))
 	if len(r.Expired) != 0 {
@@ -269,9 +267,7 @@ func TestLedger_ExpiryRespectsGraceAndLockWindow(t *testing.T) {
 }
 
 func TestLedger_ExpiryAllowsTheSameEdgeInsideLockWindow(t *testing.T) {
-	h := newHarness(t)
-	h.register(t0, "eu", "a")
-	ls := h.grant(t0, "edge-a", "eu", 1)
+	h, ls := leasedOne(t)
 	h.apply(&Expire{Now: ls.ExpiresAt.Add(time.Second), Grace: time.Second, Policy: testPolicy(), LeaseIDs: []string{ls.ID}})
 	n := h.node("a")
 	if g := h.grant(n.NotBefore, "edge-a", "eu", 1); g == nil {
@@ -280,9 +276,7 @@ func TestLedger_ExpiryAllowsTheSameEdgeInsideLockWindow(t *testing.T) {
 }
 
 func TestLedger_LockedOutcomeKeepsEveryoneOut(t *testing.T) {
-	h := newHarness(t)
-	h.register(t0, "eu", "a")
-	ls := h.grant(t0, "edge-a", "eu", 1)
+	h, ls := leasedOne(t)
 	mustResult[*ReportResult](t, h.report(t0, ls, api.OutcomeLockHeld, "a"))
 	n := h.node("a")
 	if n.State != api.StateWaiting || !n.NotBefore.Equal(t0.Add(testPolicy().LockWindow)) {
@@ -415,9 +409,7 @@ func TestLedger_MemberAddresses(t *testing.T) {
 }
 
 func TestLedger_WrongEdgeOrRegionRefused(t *testing.T) {
-	h := newHarness(t)
-	h.register(t0, "eu", "a")
-	ls := h.grant(t0, "edge-a", "eu", 1)
+	h, ls := leasedOne(t)
 	mustErr(t, h.apply(&Renew{Now: t0, LeaseID: ls.ID, Token: ls.Token, TTL: time.Minute, Region: "us"}), ErrWrongRegion)
 	mustErr(t, h.apply(&Renew{Now: t0, LeaseID: ls.ID, Token: ls.Token, TTL: time.Minute, Edge: "edge-b"}), ErrWrongEdge)
 	mustErr(t, h.apply(&Report{Now: t0, LeaseID: ls.ID, Token: ls.Token, Policy: testPolicy(), Region: "us",
@@ -546,4 +538,12 @@ func TestLedger_ReleasedWaitsAgainWithoutAnAttempt(t *testing.T) {
 	if g := h.grant(at, "edge-a", "eu", 1); g == nil || len(g.Nodes) != 1 || g.Nodes[0] != "a" {
 		t.Fatalf("the releasing edge was not offered its node again: %+v", g)
 	}
+}
+
+// leasedOne is a ledger with one node, a of eu, leased at t0 to edge-a, and that lease.
+func leasedOne(t *testing.T) (*harness, *Lease) {
+	t.Helper()
+	h := newHarness(t)
+	h.register(t0, "eu", "a")
+	return h, h.grant(t0, "edge-a", "eu", 1)
 }
