@@ -4,6 +4,7 @@ package lease_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -15,10 +16,13 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// fakeCoordinator answers acquire and heartbeat with the raw bodies a test sets, so an answer
-// from an older coordinator (no queue key at all) is exactly what it would send.
+// fakeCoordinator answers with the raw bodies a test sets, so an answer from an older
+// coordinator (no queue key at all) is exactly what it would send; it keeps every registration.
 type fakeCoordinator struct {
-	acquire, heartbeat atomic.Value // string
+	acquire, heartbeat, register, report atomic.Value // string
+
+	mu         sync.Mutex
+	registered [][]string
 }
 
 func (f *fakeCoordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -28,6 +32,22 @@ func (f *fakeCoordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = f.acquire.Load()
 	case api.PathHeartbeat:
 		body = f.heartbeat.Load()
+	case api.PathRegister:
+		var req api.RegisterRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		ids := []string{}
+		for _, n := range req.Nodes {
+			ids = append(ids, n.Identity)
+		}
+		f.mu.Lock()
+		f.registered = append(f.registered, ids)
+		f.mu.Unlock()
+		body = f.register.Load()
+	case api.PathReport:
+		body = f.report.Load()
 	}
 	if body == nil {
 		http.NotFound(w, r)
