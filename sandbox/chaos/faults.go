@@ -248,20 +248,12 @@ func (in *injector) restartCluster(ctx context.Context, ev *Event) {
 	ev.Target, ev.Start = "all members", time.Now()
 	var wg sync.WaitGroup
 	for _, m := range c.Members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = m.Stop()
-		}()
+		wg.Go(func() { _ = m.Stop() })
 	}
 	wg.Wait()
 	errs := make([]error, len(c.Members))
 	for i, m := range c.Members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = m.Restart(ctx)
-		}()
+		wg.Go(func() { errs[i] = m.Restart(ctx) })
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -287,11 +287,7 @@ func (r *Runner) start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.edges))
 	for i, e := range r.edges {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = e.Start(ctx)
-		}()
+		wg.Go(func() { errs[i] = e.Start(ctx) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -305,11 +301,7 @@ func (r *Runner) start(ctx context.Context) error {
 func (r *Runner) stop() {
 	var wg sync.WaitGroup
 	for _, e := range r.edges {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e.Close()
-		}()
+		wg.Go(func() { e.Close() })
 	}
 	wg.Wait()
 	if r.cluster != nil {
