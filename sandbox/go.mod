@@ -38,6 +38,7 @@ require (
 	github.com/seed96588659/muster/coordinator v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.1.0
 	golang.org/x/perf v0.0.0-20250813145418-2f7363a06fe1
+	golang.org/x/sys v0.47.0
 )
 
 require (
@@ -174,7 +175,6 @@ require (
 	golang.org/x/mod v0.36.0 // indirect
 	golang.org/x/net v0.54.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.37.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.45.0 // indirect

@@ -53,10 +53,18 @@ func nodesPerRegion(b *testing.B) int {
 func BenchmarkTenRegions(b *testing.B) {
 	n := nodesPerRegion(b)
 	total := regions * n
+	place, err := placementFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := place.placeFleet(); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("placement %s", place)
 	for range b.N {
-		alone := provision(b, n, mode{})
-		cluster := provision(b, n, mode{cluster: true, profile: true})
-		killed := provision(b, n, mode{cluster: true, kill: true})
+		alone := provision(b, n, mode{place: place})
+		cluster := provision(b, n, mode{place: place, cluster: true, profile: true})
+		killed := provision(b, n, mode{place: place, cluster: true, kill: true})
 
 		rate := func(d time.Duration) float64 { return float64(total) / d.Minutes() }
 		b.ReportMetric(rate(alone.took), "standalone-nodes/min")
@@ -80,6 +88,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // mode is one provisioning run's shape.
 type mode struct {
+	place   placement
 	cluster bool
 	// profile takes a CPU profile of the leader during the run.
 	profile bool
@@ -124,6 +133,9 @@ func provision(b *testing.B, n int, m mode) result {
 	if m.cluster {
 		c = startCluster(b, dir)
 		defer c.Stop()
+		if err := m.place.placeMembers(c); err != nil {
+			b.Fatal(err)
+		}
 		defer func() {
 			if b.Failed() {
 				b.Logf("coordinator logs (tail):\n%s", c.Logs(4000))
@@ -146,12 +158,13 @@ func provision(b *testing.B, n int, m mode) result {
 	}
 	// A node is done once its edge reported it provisioned, or gone: a node whose restart went
 	// out under a lease lost meanwhile (elections under load) is provisioned but read gone by
-	// the next edge that holds it. The lab's log says which were provisioned, at the end.
+	// the next edge that holds it. Each node counts once: one provisioned under a lease whose
+	// report was lost is read gone later, and counting both finished runs early. The lab's log
+	// says which were provisioned, at the end.
 	provisioned := func() int64 {
 		var sum int64
 		for _, e := range edges {
-			o := e.App.Edge.Stats().Outcomes
-			sum += o[hostflow.Provisioned] + o[hostflow.Gone]
+			sum += int64(e.Finished())
 		}
 		return sum
 	}
@@ -264,7 +277,7 @@ func sampleBusy(edges []*labkit.Edge, total int64) *busySampler {
 			for _, e := range edges {
 				st := e.App.Edge.Stats()
 				running += st.InFlight
-				provisioned += st.Outcomes[hostflow.Provisioned] + st.Outcomes[hostflow.Gone]
+				provisioned += int64(e.Finished())
 			}
 			if provisioned*10 >= total && provisioned*10 <= 9*total {
 				sum += float64(running) / float64(len(edges)*workers)

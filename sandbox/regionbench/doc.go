@@ -14,5 +14,6 @@
 // leader alone), the leader's peak RSS, grant and report latency p50/p99 as the edges see them,
 // and the stall after the kill (SIGKILL to the next lease granted). A CPU profile of the leader
 // over the middle of the cluster run is written where MUSTER_BENCH_PROFILE names (default: the
-// benchmark's temporary directory, printed).
+// benchmark's temporary directory, printed). MUSTER_BENCH_PLACEMENT (placement.go) gives the
+// members CPUs of their own ("split", the default) or shares every CPU ("shared").
 package regionbench

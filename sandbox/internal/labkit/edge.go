@@ -5,6 +5,7 @@ package labkit
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -26,8 +27,9 @@ type Edge struct {
 	App  *app.App
 	Logs *testkit.LogBuffer
 
-	mu      sync.Mutex
-	results map[string][]hostflow.Result
+	mu       sync.Mutex
+	results  map[string][]hostflow.Result
+	finished int // nodes with a provisioned or gone result
 
 	stop     context.CancelFunc
 	done     chan error
@@ -75,8 +77,23 @@ func StartEdge(t testing.TB, name string, cfg *config.Config, o app.Options, lev
 
 func (e *Edge) record(r hostflow.Result) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if finishes(r.Outcome) && !slices.ContainsFunc(e.results[r.Identity], func(old hostflow.Result) bool { return finishes(old.Outcome) }) {
+		e.finished++
+	}
 	e.results[r.Identity] = append(e.results[r.Identity], r)
-	e.mu.Unlock()
+}
+
+// finishes is an outcome that ends a node's provisioning: provisioned, or gone (its restart went
+// out under a lease lost meanwhile; the lab's log says it was provisioned).
+func finishes(o hostflow.Outcome) bool { return o == hostflow.Provisioned || o == hostflow.Gone }
+
+// Finished counts the nodes with a provisioned or gone result, each once however many results
+// it has (a node provisioned under a lease lost before its report is read gone under the next).
+func (e *Edge) Finished() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.finished
 }
 
 // Shutdown stops the edge and waits for Run to return; it is safe to call twice.
