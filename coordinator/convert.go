@@ -50,7 +50,8 @@ func toAPIHistory(in []ledger.Transition) []api.Transition {
 	return out
 }
 
-func toLedgerResults(in []api.NodeResult) []ledger.Result {
+// LedgerResults is the one mapping of an edge's reported results to the ledger's, shared with the simulator (sandbox/sim).
+func LedgerResults(in []api.NodeResult) []ledger.Result {
 	out := make([]ledger.Result, len(in))
 	for i, r := range in {
 		out[i] = ledger.Result{Identity: r.Identity, Outcome: r.Outcome, Error: r.Error, InventoryVersion: r.Version}

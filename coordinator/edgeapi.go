@@ -146,7 +146,7 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 	if len(valid) == 0 {
 		return resp, nil
 	}
-	results, held, err := s.ledger.Recordable(toLedgerResults(valid))
+	results, held, err := s.ledger.Recordable(LedgerResults(valid))
 	if err != nil {
 		return resp, fmt.Errorf("report of lease %s: read cluster protocol: %w", req.LeaseID, err)
 	}

@@ -385,7 +385,7 @@ func (m *member) serve(msg *message) (any, error) {
 		}
 		return api.RenewResponse{Lease: *coordinator.APILease(ls), Paused: p.Paused}, nil
 	case api.ReportRequest:
-		results, held, err := m.ledger.Recordable(toLedgerResults(req.Results))
+		results, held, err := m.ledger.Recordable(coordinator.LedgerResults(req.Results))
 		if err != nil {
 			return nil, err
 		}
@@ -506,14 +506,6 @@ func (m *member) apiError(err error) *api.Error {
 	}
 	e.Status, e.Code = 500, api.CodeInternal
 	return e
-}
-
-func toLedgerResults(in []api.NodeResult) []ledger.Result {
-	out := make([]ledger.Result, len(in))
-	for i, r := range in {
-		out[i] = ledger.Result{Identity: r.Identity, Outcome: r.Outcome, Error: r.Error, InventoryVersion: r.Version}
-	}
-	return out
 }
 
 // expireTick is the leader's expiry loop, driven by the simulation: every member that believes
