@@ -18,10 +18,7 @@ import (
 // reported so that it still fences a.
 func TestLedger_NodeTakenOutOfALiveLeaseStaysFencedUntilThatLeaseEnds(t *testing.T) {
 	h := newHarness(t)
-	var results []any
-	for _, c := range lateReLeasedScenario() {
-		results = append(results, h.apply(c))
-	}
+	results := h.applyAll(lateReLeasedScenario())
 	l2 := mustResult[*GrantResult](t, results[4]).Lease
 	if rr := mustResult[*ReportResult](t, results[5]); !slices.Equal(rr.Applied, []string{"a"}) {
 		t.Fatalf("late report = %+v", rr)

@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -33,15 +34,22 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	h := openHarness(t, Options{})
+	// As the leader of a cluster of this build does first (coordinator/protocol.go).
+	mustResult[*ProtocolResult](t, h.apply(&SetProtocol{Version: Protocol}))
+	return h
+}
+
+// openHarness is a fresh ledger opened with opts, as one written before cluster protocols
+// existed: no SetProtocol applied, so it runs protocol 1.
+func openHarness(t testing.TB, opts Options) *harness {
+	t.Helper()
+	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	h := &harness{t: t, l: l, term: 1}
-	// As the leader of a cluster of this build does first (coordinator/protocol.go).
-	mustResult[*ProtocolResult](t, h.apply(&SetProtocol{Version: Protocol}))
-	return h
+	return &harness{t: t, l: l, term: 1}
 }
 
 func (h *harness) entry(cmd Command) *raft.Log {
@@ -57,6 +65,39 @@ func (h *harness) entry(cmd Command) *raft.Log {
 func (h *harness) apply(cmd Command) any {
 	h.t.Helper()
 	return h.l.ApplyLogs([]*raft.Log{h.entry(cmd)})[0]
+}
+
+// applyHalting applies batch, which must halt the member (what names the entry that should),
+// and fails unless the halt came before anything of the batch: the applied index short of its
+// first entry and the digest unchanged. It returns what the member panicked with.
+func (h *harness) applyHalting(what string, batch ...*raft.Log) any {
+	h.t.Helper()
+	before, _ := h.l.Digest()
+	panicked := func() (p any) {
+		defer func() { p = recover() }()
+		h.l.ApplyLogs(batch)
+		return nil
+	}()
+	if panicked == nil {
+		h.t.Fatalf("%s was applied past", what)
+	}
+	if idx, _, _ := h.l.AppliedIndex(); idx != batch[0].Index-1 {
+		h.t.Fatalf("applied index %d after the halt, want %d (nothing of the batch)", idx, batch[0].Index-1)
+	}
+	if after, _ := h.l.Digest(); !bytes.Equal(before, after) {
+		h.t.Fatal("the ledger changed although the batch halted")
+	}
+	return panicked
+}
+
+// applyAll applies cmds one entry each, as apply does, and returns their results in order.
+func (h *harness) applyAll(cmds []Command) []any {
+	h.t.Helper()
+	results := make([]any, len(cmds))
+	for i, c := range cmds {
+		results[i] = h.apply(c)
+	}
+	return results
 }
 
 func (h *harness) register(at time.Time, region string, ids ...string) *RegisterResult {

@@ -104,10 +104,7 @@ func lateReLeasedScenario() []Command {
 // skips it, and a lease left empty is removed.
 func TestLedger_LateProvisionedTakesTheNodeOutOfANewerLease(t *testing.T) {
 	h := newHarness(t)
-	var results []any
-	for _, c := range lateReLeasedScenario() {
-		results = append(results, h.apply(c))
-	}
+	results := h.applyAll(lateReLeasedScenario())
 	l2 := mustResult[*GrantResult](t, results[4]).Lease
 	if !slices.Equal(l2.Nodes, []string{"a", "b"}) {
 		t.Fatalf("lease l2 holds %v, want a and b", l2.Nodes)

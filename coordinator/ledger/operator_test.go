@@ -109,10 +109,7 @@ func TestOperator_ForgetAndMove(t *testing.T) {
 // verbs that change nothing are refused too, and the rest of the command applies.
 func TestOperator_RefusesNodesAWorkerMayBeOn(t *testing.T) {
 	h := newHarness(t)
-	var results []any
-	for _, c := range lateReLeasedScenario() { // a fenced by l2 (edge-b), b leased under l2
-		results = append(results, h.apply(c))
-	}
+	results := h.applyAll(lateReLeasedScenario()) // a fenced by l2 (edge-b), b leased under l2
 	mustResult[*ReportResult](t, results[5])
 	h.register(t0, "eu", "c")
 	at := t0.Add(10 * time.Minute)

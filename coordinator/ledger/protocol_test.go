@@ -6,26 +6,18 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// newProtocol1Harness is a ledger as one written before cluster protocols existed: no
-// SetProtocol has been applied, so it runs protocol 1.
+// newProtocol1Harness is a ledger as one written before cluster protocols existed.
 func newProtocol1Harness(t *testing.T) *harness {
 	t.Helper()
-	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return &harness{t: t, l: l, term: 1}
+	return openHarness(t, Options{})
 }
 
 // newHarnessAt is a ledger whose cluster runs protocol v.
@@ -129,34 +121,19 @@ func TestProtocol_LowerOrEqualIsNoOpAndBadVersionRefused(t *testing.T) {
 // command, before anything of the batch, with a line saying what to do.
 func TestProtocol_AboveSupportedHaltsBeforeApplyingAnything(t *testing.T) {
 	h, logs := newLoggedHarness(t)
-	l := h.l
 	h.register(t0, "eu", "a")
-	before, _ := l.Digest()
 	reg := h.entry(&Register{Now: t0, Policy: testPolicy(), Nodes: []RegisterNode{{Identity: "b", Region: "eu"}}})
 	up := h.entry(&SetProtocol{Version: Protocol + 1})
 
-	panicked := func() (p any) {
-		defer func() { p = recover() }()
-		l.ApplyLogs([]*raft.Log{reg, up})
-		return nil
-	}()
+	panicked := h.applyHalting("a cluster protocol above this build's", reg, up)
 	want := fmt.Sprintf("cluster protocol %d needs a newer muster-coordinator; this one applies up to %d", Protocol+1, Protocol)
-	if panicked == nil {
-		t.Fatal("a cluster protocol above this build's was applied past")
-	}
 	if s, _ := panicked.(string); !strings.Contains(s, want) {
 		t.Fatalf("halt %v does not say %q", panicked, want)
 	}
 	if !strings.Contains(logs.String(), want) {
 		t.Fatalf("log does not say %q: %s", want, logs.String())
 	}
-	if idx, _, _ := l.AppliedIndex(); idx != reg.Index-1 {
-		t.Fatalf("applied index %d after the halt, want %d (nothing of the batch)", idx, reg.Index-1)
-	}
-	if after, _ := l.Digest(); !bytes.Equal(before, after) {
-		t.Fatal("the ledger changed although the batch halted")
-	}
-	if v := clusterProtocol(t, l); v != 1 {
+	if v := clusterProtocol(t, h.l); v != 1 {
 		t.Fatalf("cluster protocol %d after the halt, want 1", v)
 	}
 }

@@ -166,28 +166,6 @@ func benchSnapshot(b *testing.B, l *Ledger) {
 	reportRSS(b)
 }
 
-func persistTo(b *testing.B, l *Ledger, store *raft.FileSnapshotStore) *raft.SnapshotMeta {
-	b.Helper()
-	snap, err := l.FSM().Snapshot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer snap.Release()
-	idx, term, _ := l.AppliedIndex()
-	sink, err := store.Create(raft.SnapshotVersionMax, idx, term, raft.Configuration{}, 1, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := snap.Persist(sink); err != nil {
-		b.Fatal(err)
-	}
-	metas, err := store.List()
-	if err != nil || len(metas) == 0 {
-		b.Fatalf("list snapshots: %v", err)
-	}
-	return metas[0]
-}
-
 // benchRestore measures Restore of that snapshot into another member's ledger: the stream read
 // from raft's snapshot store (CRC checked) into a temporary file, fsynced, checked, renamed and
 // reopened.

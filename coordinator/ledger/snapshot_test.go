@@ -23,6 +23,21 @@ func persist(t *testing.T, l *Ledger) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, rc, err := store.Open(persistTo(t, l, store).ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// persistTo takes a snapshot of l into store, as raft does, and returns its meta (the newest).
+func persistTo(t testing.TB, l *Ledger, store *raft.FileSnapshotStore) *raft.SnapshotMeta {
+	t.Helper()
 	snap, err := l.FSM().Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -36,16 +51,11 @@ func persist(t *testing.T, l *Ledger) []byte {
 	if err := snap.Persist(sink); err != nil {
 		t.Fatal(err)
 	}
-	_, rc, err := store.Open(sink.ID())
-	if err != nil {
-		t.Fatal(err)
+	metas, err := store.List()
+	if err != nil || len(metas) == 0 {
+		t.Fatalf("list snapshots: %v", err)
 	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return metas[0]
 }
 
 func digest(t *testing.T, l *Ledger) []byte {

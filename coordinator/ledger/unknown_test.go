@@ -3,9 +3,7 @@
 package ledger
 
 import (
-	"bytes"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,25 +20,11 @@ func TestLedger_UnknownCommandHaltsBeforeApplyingAnything(t *testing.T) {
 	h, logs := newLoggedHarness(t)
 	l := h.l
 	h.register(t0, "eu", "a")
-	before, _ := l.Digest()
 	reg := h.entry(&Register{Now: t0, Policy: testPolicy(), Nodes: []RegisterNode{{Identity: "b", Region: "eu"}}})
 	h.index++
 	unknown := &raft.Log{Index: h.index, Term: 1, Type: raft.LogCommand, Data: []byte{0x2a, '{', '}'}}
 
-	panicked := func() (p any) {
-		defer func() { p = recover() }()
-		l.ApplyLogs([]*raft.Log{reg, unknown})
-		return nil
-	}()
-	if panicked == nil {
-		t.Fatal("an unknown command without the ignorable flag was applied past")
-	}
-	if idx, _, _ := l.AppliedIndex(); idx != reg.Index-1 {
-		t.Fatalf("applied index %d after the halt, want %d (nothing of the batch)", idx, reg.Index-1)
-	}
-	if after, _ := l.Digest(); !bytes.Equal(before, after) {
-		t.Fatal("the ledger changed although the batch halted")
-	}
+	h.applyHalting("an unknown command without the ignorable flag", reg, unknown)
 	if s := logs.String(); !strings.Contains(s, "type=42") || !strings.Contains(s, "index=3") {
 		t.Fatalf("log does not name the type and index: %s", s)
 	}
@@ -57,10 +41,5 @@ func TestLedger_UnknownCommandHaltsBeforeApplyingAnything(t *testing.T) {
 func newLoggedHarness(t *testing.T) (*harness, *testkit.LogBuffer) {
 	t.Helper()
 	logs := &testkit.LogBuffer{}
-	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return &harness{t: t, l: l, term: 1}, logs
+	return openHarness(t, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}), logs
 }
