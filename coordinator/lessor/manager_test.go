@@ -77,6 +77,27 @@ func firstLease(t *testing.T, m *Manager) (Request, *ledger.Lease) {
 	return req, first
 }
 
+// expiresAt runs m's expiry a nanosecond before due and at due: lease id must stand at the first
+// and be gone at the second (when names due in the failure).
+func expiresAt(t *testing.T, m *Manager, d *direct, clock *testutil.Clock, id string, due time.Time, when string) {
+	t.Helper()
+	ctx := context.Background()
+	clock.Advance(due.Sub(clock.Now()) - time.Nanosecond)
+	if err := m.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.l.Lease(id); err != nil {
+		t.Fatalf("lease %s expired before %s: %v", id, when, err)
+	}
+	clock.Advance(time.Nanosecond)
+	if err := m.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.l.Lease(id); !errors.Is(err, ledger.ErrUnknownLease) {
+		t.Fatalf("lease %s not expired at %s: %v", id, when, err)
+	}
+}
+
 // enabledManager is newManager with nodes registered in eu and leadership gained.
 func enabledManager(t *testing.T, ids ...string) (*Manager, *direct, *testutil.Clock) {
 	t.Helper()
@@ -158,20 +179,7 @@ func TestManager_EnableExtendsThenExpiresOnlyAfterGrace(t *testing.T) {
 	if want := ls.ExpiresAt.Add(500 * time.Millisecond); !got.ExpiresAt.Equal(want) {
 		t.Fatalf("expires_at after enable = %s, want %s", got.ExpiresAt, want)
 	}
-	clock.Advance(got.ExpiresAt.Sub(clock.Now()) + 2*time.Second - time.Nanosecond)
-	if err := m.ExpireDue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.l.Lease(ls.ID); err != nil {
-		t.Fatalf("expired before expires_at+grace: %v", err)
-	}
-	clock.Advance(time.Nanosecond)
-	if err := m.ExpireDue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.l.Lease(ls.ID); !errors.Is(err, ledger.ErrUnknownLease) {
-		t.Fatalf("not expired at expires_at+grace: %v", err)
-	}
+	expiresAt(t, m, d, clock, ls.ID, got.ExpiresAt.Add(2*time.Second), "expires_at+grace")
 }
 
 func TestManager_LongPollWokenByRegistrationAndDisable(t *testing.T) {
@@ -313,20 +321,7 @@ func TestManager_PromotionGivesEveryLeaseAFullTTL(t *testing.T) {
 	if err := m.Enable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(m.cfg.TTL + m.cfg.Extension + m.cfg.Grace - time.Nanosecond)
-	if err := m.ExpireDue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.l.Lease(ls.ID); err != nil {
-		t.Fatalf("lease expired before a full TTL, the extension and the grace after promotion: %v", err)
-	}
-	clock.Advance(time.Nanosecond)
-	if err := m.ExpireDue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.l.Lease(ls.ID); err == nil {
-		t.Fatal("lease outlived a full TTL, the extension and the grace after promotion")
-	}
+	expiresAt(t, m, d, clock, ls.ID, clock.Now().Add(m.cfg.TTL+m.cfg.Extension+m.cfg.Grace), "a full TTL, the extension and the grace after promotion")
 }
 
 // TestManager_ReplayedAcquireWhilePausedAnswersTheLease: an acquire whose answer was lost is

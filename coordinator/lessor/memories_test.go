@@ -82,23 +82,27 @@ func (s *skewedSuccessor) report(m *Manager, ls *ledger.Lease, requestID string,
 	return m.Report(context.Background(), Ref{ID: ls.ID, Token: ls.Token, Edge: ls.Edge, Region: ls.Region}, requestID, rs)
 }
 
+// reported is report for a report the scenario needs applied: it fails the test if m refuses it.
+func (s *skewedSuccessor) reported(m *Manager, ls *ledger.Lease, requestID string, o api.Outcome, ids ...string) {
+	s.t.Helper()
+	if _, err := s.report(m, ls, requestID, o, ids...); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
 // TestManager_ReportAnswerSurvivesAFailoverToALeaderFarAhead: a report applied on A whose answer
 // was lost is retried seconds after B, 15 minutes ahead, took over and applied another report
 // (which forgets the answers older than ReportMemory): the retry gets its first answer.
 func TestManager_ReportAnswerSurvivesAFailoverToALeaderFarAhead(t *testing.T) {
 	s := newSkewedSuccessor(t, "n1")
 	l1 := s.acquire(s.a, "edge-a", "q1")
-	if _, err := s.report(s.a, l1, "r1", api.OutcomeProvisioned, "n1"); err != nil {
-		t.Fatal(err)
-	}
+	s.reported(s.a, l1, "r1", api.OutcomeProvisioned, "n1")
 	s.failover()
 	s.propose(s.b, func(now time.Time) ledger.Command {
 		return &ledger.Register{Now: now, Edge: "edge-b", Policy: memoryPolicy(), Nodes: []ledger.RegisterNode{{Identity: "n2", Region: "eu"}}}
 	})
 	l2 := s.acquire(s.b, "edge-b", "q2")
-	if _, err := s.report(s.b, l2, "r2", api.OutcomeProvisioned, "n2"); err != nil {
-		t.Fatal(err)
-	}
+	s.reported(s.b, l2, "r2", api.OutcomeProvisioned, "n2")
 	s.world.Advance(2 * time.Second)
 	again, err := s.report(s.b, l1, "r1", api.OutcomeProvisioned, "n1")
 	if err != nil || !again.Replayed || !slices.Equal(again.Applied, []string{"n1"}) {
@@ -112,9 +116,7 @@ func TestManager_ReportAnswerSurvivesAFailoverToALeaderFarAhead(t *testing.T) {
 func TestManager_RetryAnswerSurvivesAFailoverToALeaderFarAhead(t *testing.T) {
 	s := newSkewedSuccessor(t, "n1", "n2")
 	l1 := s.acquire(s.a, "edge-a", "q1")
-	if _, err := s.report(s.a, l1, "", api.OutcomeDeferred, "n1", "n2"); err != nil {
-		t.Fatal(err)
-	}
+	s.reported(s.a, l1, "", api.OutcomeDeferred, "n1", "n2")
 	retry := func(m *Manager) any {
 		return s.propose(m, func(now time.Time) ledger.Command {
 			return &ledger.Retry{Now: now, By: "operator", Policy: memoryPolicy(), Nodes: []string{"n1"}, RequestID: "op1", Keep: 15 * time.Minute}
@@ -139,9 +141,7 @@ func TestManager_RetryAnswerSurvivesAFailoverToALeaderFarAhead(t *testing.T) {
 func TestManager_ReprovisionGuardSurvivesAFailoverToALeaderFarAhead(t *testing.T) {
 	s := newSkewedSuccessor(t, "n1")
 	l1 := s.acquire(s.a, "edge-a", "q1")
-	if _, err := s.report(s.a, l1, "r1", api.OutcomeProvisioned, "n1"); err != nil {
-		t.Fatal(err)
-	}
+	s.reported(s.a, l1, "r1", api.OutcomeProvisioned, "n1")
 	s.failover()
 	s.world.Advance(2 * time.Second)
 	r := s.propose(s.b, func(now time.Time) ledger.Command {
@@ -174,9 +174,7 @@ func TestManager_WithheldNodeStaysWithheldAfterAFailoverToALeaderFarAhead(t *tes
 			}
 		}, "edge-b", "inside edge-a's lock window"},
 		{"Backoff", func(t *testing.T, s *skewedSuccessor, l1 *ledger.Lease) {
-			if _, err := s.report(s.a, l1, "r1", api.OutcomeFailed, "n1"); err != nil {
-				t.Fatal(err)
-			}
+			s.reported(s.a, l1, "r1", api.OutcomeFailed, "n1")
 		}, "edge-a", "again 3 s into a minute's backoff"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
