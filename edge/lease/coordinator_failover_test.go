@@ -9,42 +9,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
-
-// blackhole is a coordinator member that answers until it is cut, then holds every request
-// without answering or closing the connection: a leader lost to a partition or a power loss.
-type blackhole struct {
-	srv   *httptest.Server
-	cut   atomic.Bool
-	calls atomic.Int64 // requests that reached it after the cut
-}
-
-func newBlackhole(t *testing.T, answer http.HandlerFunc) *blackhole {
-	t.Helper()
-	b := &blackhole{}
-	release := make(chan struct{})
-	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if b.cut.Load() {
-			b.calls.Add(1)
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-			return
-		}
-		answer(w, r)
-	}))
-	t.Cleanup(b.srv.Close)
-	t.Cleanup(func() { close(release) }) // runs first: Close waits for the held handlers
-	return b
-}
 
 // edgeHTTP is the edge's transport towards the coordinators as app/coordinator.go builds it:
 // only its answer timeout (30 s) would end a request to a member that went silent.
@@ -104,18 +75,18 @@ func withinTheTransportTimeout[T any](t *testing.T, what string, f func() T) T {
 // would renew. (The lease's TTL of 1.2 s scales the default 30 s down 25 times.)
 func TestCoordinator_RenewLeavesASilentLeaderWithinTheCall(t *testing.T) {
 	const ttl = 1200 * time.Millisecond
-	old := newBlackhole(t, renewAnswer(ttl))
-	healthy := newBlackhole(t, renewAnswer(ttl))
-	client, src := twoMemberSource(t, old.srv.URL, healthy.srv.URL, time.Hour)
+	old := testkit.NewSilent(t, renewAnswer(ttl))
+	healthy := testkit.NewSilent(t, renewAnswer(ttl))
+	client, src := twoMemberSource(t, old.URL, healthy.URL, time.Hour)
 	l := api.Lease{ID: "l-1", Edge: "edge-eu-1", Region: "eu", Nodes: []string{"n1"}, Token: 4, TTL: api.Duration(ttl)}
 	if _, err := src.Renew(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
-	if client.Leader() != old.srv.URL {
-		t.Fatalf("leader %q after the first renewal, want %s", client.Leader(), old.srv.URL)
+	if client.Leader() != old.URL {
+		t.Fatalf("leader %q after the first renewal, want %s", client.Leader(), old.URL)
 	}
 
-	old.cut.Store(true)
+	old.Cut()
 	type result struct {
 		g   lease.Grant
 		err error
@@ -127,39 +98,26 @@ func TestCoordinator_RenewLeavesASilentLeaderWithinTheCall(t *testing.T) {
 	if r.err != nil || r.g.Lease == nil || r.g.Lease.ID != "l-1" {
 		t.Fatalf("renewal after the leader went silent: %+v, %v", r.g, r.err)
 	}
-	if old.calls.Load() != 1 {
-		t.Errorf("the silent leader was asked %d times, want once", old.calls.Load())
+	if old.Calls() != 1 {
+		t.Errorf("the silent leader was asked %d times, want once", old.Calls())
 	}
-	if client.Leader() != healthy.srv.URL {
-		t.Errorf("leader %q, want the member that answered, %s", client.Leader(), healthy.srv.URL)
+	if client.Leader() != healthy.URL {
+		t.Errorf("leader %q, want the member that answered, %s", client.Leader(), healthy.URL)
 	}
 }
 
 // Heartbeats leave a leader that went silent during an operator pause: the edge learns from the
 // member that answers that the operator resumed.
 func TestCoordinator_HeartbeatsLeaveASilentLeader(t *testing.T) {
-	old := newBlackhole(t, heartbeatAnswer(true))
-	healthy := newBlackhole(t, heartbeatAnswer(false))
-	_, src := twoMemberSource(t, old.srv.URL, healthy.srv.URL, 10*time.Millisecond)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	flags := make(chan bool, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		src.WatchPause(ctx, func(paused bool) {
-			select {
-			case flags <- paused:
-			default:
-			}
-		})
-	}()
-	defer func() { cancel(); <-done }()
+	old := testkit.NewSilent(t, heartbeatAnswer(true))
+	healthy := testkit.NewSilent(t, heartbeatAnswer(false))
+	_, src := twoMemberSource(t, old.URL, healthy.URL, 10*time.Millisecond)
+	flags := watchPause(t, src)
 
 	if !<-flags {
 		t.Fatal("the first heartbeat did not read the pause")
 	}
-	old.cut.Store(true)
+	old.Cut()
 	deadline := time.After(15 * time.Second)
 	for {
 		select {
@@ -168,7 +126,7 @@ func TestCoordinator_HeartbeatsLeaveASilentLeader(t *testing.T) {
 				return
 			}
 		case <-deadline:
-			t.Fatalf("no heartbeat left the silent leader (it was asked %d times since it went silent)", old.calls.Load())
+			t.Fatalf("no heartbeat left the silent leader (it was asked %d times since it went silent)", old.Calls())
 		}
 	}
 }
@@ -208,17 +166,17 @@ func TestCoordinator_AcquireAndReportLeaveASilentLeaderWithinTheCall(t *testing.
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			old := newBlackhole(t, tc.answer)
-			healthy := newBlackhole(t, tc.answer)
-			client, src := twoMemberSource(t, old.srv.URL, healthy.srv.URL, time.Hour)
-			if err := tc.call(src); err != nil || client.Leader() != old.srv.URL {
+			old := testkit.NewSilent(t, tc.answer)
+			healthy := testkit.NewSilent(t, tc.answer)
+			client, src := twoMemberSource(t, old.URL, healthy.URL, time.Hour)
+			if err := tc.call(src); err != nil || client.Leader() != old.URL {
 				t.Fatalf("first %s: %v (leader %q)", tc.name, err, client.Leader())
 			}
-			old.cut.Store(true)
+			old.Cut()
 			if err := withinTheTransportTimeout(t, "the "+tc.name, func() error { return tc.call(src) }); err != nil {
 				t.Fatalf("%s after the leader went silent: %v", tc.name, err)
 			}
-			if old.calls.Load() == 0 {
+			if old.Calls() == 0 {
 				t.Fatalf("the silent leader was never asked: the test proves nothing")
 			}
 		})

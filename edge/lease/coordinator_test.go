@@ -94,6 +94,26 @@ func newFakeSource(t *testing.T) (*fakeCoordinator, *lease.Coordinator, *queueRe
 	return f, src, rec
 }
 
+// watchPause runs src's heartbeats until the test ends and hands on each pause flag they read;
+// a flag the test is not reading yet is dropped rather than stall the heartbeats.
+func watchPause(t *testing.T, src *lease.Coordinator) <-chan bool {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	flags := make(chan bool, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src.WatchPause(ctx, func(paused bool) {
+			select {
+			case flags <- paused:
+			default:
+			}
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return flags
+}
+
 const grantForThisEdge = `"lease":{"id":"l-1","edge":"edge-eu-1","region":"eu","nodes":["n1"],"token":4,"expires_at":"2026-01-02T03:04:05Z","ttl":"30s"}`
 
 // An acquire answer's queue reaches Changed, zeros included; an older coordinator's answer (no
@@ -132,20 +152,7 @@ func TestCoordinator_AcquireHandsTheAnswersQueueToChanged(t *testing.T) {
 func TestCoordinator_HeartbeatHandsTheAnswersQueueToChanged(t *testing.T) {
 	f, src, rec := newFakeSource(t)
 	f.heartbeat.Store(`{"paused":false,"time":"2026-01-02T03:04:05Z","queue":{"waiting":2,"leased":1}}`)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	beats := make(chan bool, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		src.WatchPause(ctx, func(paused bool) {
-			select {
-			case beats <- paused:
-			default:
-			}
-		})
-	}()
-	defer func() { cancel(); <-done }()
+	beats := watchPause(t, src)
 	waitBeat := func() {
 		t.Helper()
 		select {

@@ -7,39 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
-
-// silent is a member that answers until it is cut, then holds every request without answering
-// or closing the connection: a leader lost to a partition or a power loss.
-type silent struct {
-	srv   *httptest.Server
-	cut   atomic.Bool
-	calls atomic.Int64 // requests that reached it after the cut
-}
-
-func newSilent(t *testing.T, answer func(w http.ResponseWriter, r *http.Request)) *silent {
-	t.Helper()
-	s := &silent{}
-	release := make(chan struct{})
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cut.Load() {
-			s.calls.Add(1)
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-			return
-		}
-		answer(w, r)
-	}))
-	t.Cleanup(s.srv.Close)
-	t.Cleanup(func() { close(release) }) // runs first: Close waits for the held handlers
-	return s
-}
 
 func heartbeats(paused bool) func(w http.ResponseWriter, r *http.Request) {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -58,31 +30,31 @@ var hb = HeartbeatRequest{Edge: "e1", Region: "ams"}
 // A call whose context ends while the leader holds it leaves the client not pinned to that
 // member: the next call asks another one first.
 func TestClient_AContextEndedOnASilentLeaderForgetsIt(t *testing.T) {
-	old := newSilent(t, heartbeats(true))
+	old := testkit.NewSilent(t, heartbeats(true))
 	healthy := newMember(t, heartbeats(false))
-	c, err := NewClient([]string{old.srv.URL, healthy.srv.URL}, WithHTTPClient(longTransport()))
+	c, err := NewClient([]string{old.URL, healthy.srv.URL}, WithHTTPClient(longTransport()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Heartbeat(context.Background(), hb); err != nil || c.Leader() != old.srv.URL {
+	if _, err := c.Heartbeat(context.Background(), hb); err != nil || c.Leader() != old.URL {
 		t.Fatalf("first heartbeat: %v, leader %q", err, c.Leader())
 	}
-	old.cut.Store(true)
+	old.Cut()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	_, err = c.Heartbeat(ctx, hb)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the call's deadline", err)
 	}
-	if c.Leader() == old.srv.URL {
+	if c.Leader() == old.URL {
 		t.Fatal("the client still takes the silent member for the leader")
 	}
 	resp, err := c.Heartbeat(context.Background(), hb)
 	if err != nil || resp.Paused {
 		t.Fatalf("next heartbeat: %+v, %v; want the healthy member's answer", resp, err)
 	}
-	if old.calls.Load() != 1 || healthy.calls.Load() != 1 {
-		t.Errorf("after the cut: %d calls to the silent member, %d to the healthy one; want 1 and 1", old.calls.Load(), healthy.calls.Load())
+	if old.Calls() != 1 || healthy.calls.Load() != 1 {
+		t.Errorf("after the cut: %d calls to the silent member, %d to the healthy one; want 1 and 1", old.Calls(), healthy.calls.Load())
 	}
 }
 
@@ -103,55 +75,55 @@ func within(t *testing.T) context.Context {
 // A renewal whose attempt on the leader outlasts its attempt timeout goes to the next member
 // within the same call, and that member is the leader from then on.
 func TestClient_AnAttemptTimeoutMovesTheCallOffASilentLeader(t *testing.T) {
-	old := newSilent(t, renews)
+	old := testkit.NewSilent(t, renews)
 	healthy := newMember(t, renews)
-	c, _ := NewClient([]string{old.srv.URL, healthy.srv.URL}, WithHTTPClient(longTransport()))
+	c, _ := NewClient([]string{old.URL, healthy.srv.URL}, WithHTTPClient(longTransport()))
 	req := RenewRequest{LeaseID: "l-1", Token: 3, Edge: "e1", Region: "ams"}
-	if _, err := c.Renew(context.Background(), req, AttemptTimeout(200*time.Millisecond)); err != nil || c.Leader() != old.srv.URL {
+	if _, err := c.Renew(context.Background(), req, AttemptTimeout(200*time.Millisecond)); err != nil || c.Leader() != old.URL {
 		t.Fatalf("first renewal: %v, leader %q", err, c.Leader())
 	}
-	old.cut.Store(true)
+	old.Cut()
 	resp, err := c.Renew(within(t), req, AttemptTimeout(200*time.Millisecond))
 	if err != nil || resp.Lease.ID != "l-1" {
 		t.Fatalf("renewal after the leader went silent: %+v, %v", resp, err)
 	}
-	if c.Leader() != healthy.srv.URL || old.calls.Load() != 1 {
-		t.Fatalf("leader %q after %d calls to the silent member; want %s after 1", c.Leader(), old.calls.Load(), healthy.srv.URL)
+	if c.Leader() != healthy.srv.URL || old.Calls() != 1 {
+		t.Fatalf("leader %q after %d calls to the silent member; want %s after 1", c.Leader(), old.Calls(), healthy.srv.URL)
 	}
 }
 
 // An attempt that ran out is told apart from the caller's own deadline.
 func TestClient_AnAttemptTimeoutIsNotTheCallersDeadline(t *testing.T) {
-	old := newSilent(t, heartbeats(false))
-	old.cut.Store(true)
-	c, _ := NewClient([]string{old.srv.URL}, WithHTTPClient(longTransport()), WithAttempts(2), WithRetryDelay(time.Millisecond))
+	old := testkit.NewSilent(t, heartbeats(false))
+	old.Cut()
+	c, _ := NewClient([]string{old.URL}, WithHTTPClient(longTransport()), WithAttempts(2), WithRetryDelay(time.Millisecond))
 	_, err := c.Heartbeat(within(t), hb, AttemptTimeout(50*time.Millisecond))
 	if !errors.Is(err, ErrAttemptTimeout) || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want ErrAttemptTimeout and not the caller's deadline", err)
 	}
-	if old.calls.Load() != 2 {
-		t.Errorf("%d attempts on the only member, want 2: a suspect is still asked when no other is left", old.calls.Load())
+	if old.Calls() != 2 {
+		t.Errorf("%d attempts on the only member, want 2: a suspect is still asked when no other is left", old.Calls())
 	}
 }
 
 // A follower goes on naming the leader it lost until it elects another: the client does not
 // follow it back to the member that just went silent, and asks the rest first.
 func TestClient_DoesNotFollowAFollowerBackToASilentLeader(t *testing.T) {
-	old := newSilent(t, heartbeats(true))
-	follower := newMember(t, notLeader(old.srv.URL))
+	old := testkit.NewSilent(t, heartbeats(true))
+	follower := newMember(t, notLeader(old.URL))
 	healthy := newMember(t, heartbeats(false))
-	c, _ := NewClient([]string{old.srv.URL, follower.srv.URL, healthy.srv.URL}, WithHTTPClient(longTransport()))
-	if _, err := c.Heartbeat(context.Background(), hb); err != nil || c.Leader() != old.srv.URL {
+	c, _ := NewClient([]string{old.URL, follower.srv.URL, healthy.srv.URL}, WithHTTPClient(longTransport()))
+	if _, err := c.Heartbeat(context.Background(), hb); err != nil || c.Leader() != old.URL {
 		t.Fatalf("first heartbeat: %v, leader %q", err, c.Leader())
 	}
-	old.cut.Store(true)
+	old.Cut()
 	for i := range 3 {
 		resp, err := c.Heartbeat(within(t), hb, AttemptTimeout(200*time.Millisecond))
 		if err != nil || resp.Paused {
 			t.Fatalf("heartbeat %d: %+v, %v; want the healthy member's answer", i, resp, err)
 		}
 	}
-	if old.calls.Load() != 1 {
-		t.Errorf("the silent member was asked %d times, want once", old.calls.Load())
+	if old.Calls() != 1 {
+		t.Errorf("the silent member was asked %d times, want once", old.Calls())
 	}
 }

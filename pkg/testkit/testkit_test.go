@@ -98,3 +98,22 @@ func TestIsolateEnv_ClearsThePrefixAndHidesHome(t *testing.T) {
 		t.Errorf("HOME %s: %d entries, %v", h, len(entries), err)
 	}
 }
+
+func TestSilent_AnswersUntilCutThenHoldsTheRequest(t *testing.T) {
+	s := testkit.NewSilent(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
+	resp, err := http.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if s.Calls() != 0 {
+		t.Fatalf("calls before the cut = %d, want 0", s.Calls())
+	}
+	s.Cut()
+	c := &http.Client{Timeout: 200 * time.Millisecond}
+	if resp, err := c.Get(s.URL); err == nil {
+		resp.Body.Close()
+		t.Fatal("a cut member answered")
+	}
+	testkit.WaitFor(t, 5*time.Second, "the held request counted", func() bool { return s.Calls() == 1 })
+}
