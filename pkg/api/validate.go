@@ -96,19 +96,26 @@ func CheckNode(i int, n RegisterNode) error {
 // SplitNodes returns the nodes every check passes and refuses each other one by name: a bad
 // field (CheckNode) or a repeat of an earlier node.
 func (r *RegisterRequest) SplitNodes() (ok []RegisterNode, rejected []RejectedResult) {
-	ok = make([]RegisterNode, 0, len(r.Nodes))
-	seen := make(map[string]int, len(r.Nodes))
-	for i, n := range r.Nodes {
-		err := CheckNode(i, n)
-		if j, dup := seen[n.Identity]; err == nil && dup {
-			err = fmt.Errorf("nodes[%d].identity: %q repeats nodes[%d]", i, n.Identity, j)
+	return split(r.Nodes, "nodes", func(n RegisterNode) string { return n.Identity }, CheckNode)
+}
+
+// split keeps the items of list (the request's field of that name) that check passes and
+// refuses each other one by its identity: a bad field, or a repeat of an earlier item's identity.
+func split[T any](items []T, list string, identity func(T) string, check func(int, T) error) (ok []T, rejected []RejectedResult) {
+	ok = make([]T, 0, len(items))
+	seen := make(map[string]int, len(items))
+	for i, it := range items {
+		id := identity(it)
+		err := check(i, it)
+		if j, dup := seen[id]; err == nil && dup {
+			err = fmt.Errorf("%s[%d].identity: %q repeats %s[%d]", list, i, id, list, j)
 		}
 		if err != nil {
-			rejected = append(rejected, RejectedResult{Identity: n.Identity, Reason: err.Error()})
+			rejected = append(rejected, RejectedResult{Identity: id, Reason: err.Error()})
 			continue
 		}
-		seen[n.Identity] = i
-		ok = append(ok, n)
+		seen[id] = i
+		ok = append(ok, it)
 	}
 	return ok, rejected
 }
@@ -191,21 +198,7 @@ func CheckResult(i int, res NodeResult) error {
 // SplitResults returns the results every check passes and refuses each other one by name: a bad
 // field (CheckResult) or a second result for the same node.
 func (r *ReportRequest) SplitResults() (ok []NodeResult, rejected []RejectedResult) {
-	ok = make([]NodeResult, 0, len(r.Results))
-	seen := make(map[string]int, len(r.Results))
-	for i, res := range r.Results {
-		err := CheckResult(i, res)
-		if j, dup := seen[res.Identity]; err == nil && dup {
-			err = fmt.Errorf("results[%d].identity: %q repeats results[%d]", i, res.Identity, j)
-		}
-		if err != nil {
-			rejected = append(rejected, RejectedResult{Identity: res.Identity, Reason: err.Error()})
-			continue
-		}
-		seen[res.Identity] = i
-		ok = append(ok, res)
-	}
-	return ok, rejected
+	return split(r.Results, "results", func(res NodeResult) string { return res.Identity }, CheckResult)
 }
 
 // Validate checks every field of a heartbeat.
