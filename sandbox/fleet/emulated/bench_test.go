@@ -12,66 +12,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/choria-io/go-choria/choria"
-	cclient "github.com/choria-io/go-choria/client/client"
-	"github.com/choria-io/go-choria/inter"
-	"github.com/choria-io/go-choria/protocol"
 	"github.com/nats-io/nats.go"
 
 	"github.com/seed96588659/muster/sandbox/fleet/broker"
+	"github.com/seed96588659/muster/sandbox/internal/choriadiscover"
 )
 
 const benchFleet = 10_000
-
-// discoverAll sends one broadcast discovery (agent filter choria_provision) with go-choria's
-// client and returns how long it took until every one of want identities had answered.
-func discoverAll(b *testing.B, fw *choria.Framework, want int, limit time.Duration) (time.Duration, int) {
-	b.Helper()
-	msg, err := fw.NewMessage([]byte(base64.StdEncoding.EncodeToString([]byte("ping"))), "discovery", "provisioning", inter.RequestMessageType, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
-		b.Fatal(err)
-	}
-	f := protocol.NewFilter()
-	f.AddAgentFilter("choria_provision")
-	msg.SetFilter(f)
-	cl, err := cclient.New(fw, cclient.Receivers(3), cclient.Timeout(limit))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	var mu sync.Mutex
-	seen := make(map[string]bool, want)
-	var took time.Duration
-	start := time.Now()
-	err = cl.Request(ctx, msg, func(_ context.Context, m inter.ConnectorMessage) {
-		t, err := fw.NewTransportFromJSON(m.Data())
-		if err != nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		seen[t.SenderID()] = true
-		if len(seen) == want && took == 0 {
-			took = time.Since(start)
-			cancel()
-		}
-	})
-	if err != nil && ctx.Err() == nil {
-		b.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	return took, len(seen)
-}
 
 // BenchmarkDiscovery_FindsAll10000 is the time for one broadcast discovery to hear from every
 // node of a 10,000-node fleet, ending with go-choria's own broadcast discoverer finding all.
@@ -82,9 +33,12 @@ func BenchmarkDiscovery_FindsAll10000(b *testing.B) {
 	cpu0 := processCPU(b)
 	b.ResetTimer()
 	for range b.N {
-		took, found := discoverAll(b, fw, benchFleet, 60*time.Second)
-		if found != benchFleet {
-			b.Fatalf("discovery heard %d of %d nodes within 60s", found, benchFleet)
+		found, took, err := choriadiscover.Broadcast(fw, benchFleet, 60*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(found) != benchFleet {
+			b.Fatalf("discovery heard %d of %d nodes within 60s", len(found), benchFleet)
 		}
 		total += took
 	}

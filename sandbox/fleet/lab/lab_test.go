@@ -5,30 +5,25 @@ package lab_test
 import (
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/choria-io/go-choria/choria"
 	"github.com/choria-io/go-choria/client/choria_provisionclient"
-	cclient "github.com/choria-io/go-choria/client/client"
 	"github.com/choria-io/go-choria/client/rpcutilclient"
-	"github.com/choria-io/go-choria/inter"
-	"github.com/choria-io/go-choria/protocol"
 
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/realnode"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
+	"github.com/seed96588659/muster/sandbox/internal/choriadiscover"
 )
 
 const (
@@ -156,61 +151,13 @@ func TestLab_DiscoveryFindsEveryNode(t *testing.T) {
 	if len(want) != 4+emulated {
 		t.Fatalf("lab has %d nodes, want %d", len(want), 4+emulated)
 	}
-	found := discover(t, framework(t, 1), len(want), time.Minute)
+	found, _, err := choriadiscover.Broadcast(framework(t, 1), len(want), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !slices.Equal(found, want) {
 		t.Fatalf("discovered %d nodes, want %d; missing %v", len(found), len(want), testkit.Missing(want, found))
 	}
-}
-
-// discover sends the broadcast discovery request go-choria's broadcast discoverer sends (ping,
-// agent filter choria_provision, collective provisioning) through go-choria's client, and
-// returns the sorted senders once want of them have answered, or whoever answered within limit.
-//
-// It does not call broadcast.Discover: that always ends on its context's deadline, with three
-// receivers of which the late ones hear nothing, and go-choria v0.30.0's
-// Connection.QueueSubscribe writes the subscription (connection.go:284) without a lock that the
-// receiver's copier goroutine reads when that context ends (:302). Whether -race reports it
-// depends on the timer goroutine, i.e. on luck. Here one receiver is subscribed before the
-// request goes out and the request ends by the handler's cancel after a reply, or on the
-// client's own timeout (after its WaitGroup): both order the write before the read.
-func discover(t testing.TB, fw *choria.Framework, want int, limit time.Duration) []string {
-	t.Helper()
-	msg, err := fw.NewMessage([]byte(base64.StdEncoding.EncodeToString([]byte("ping"))), "discovery", "provisioning", inter.RequestMessageType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := msg.SetReplyTo(msg.ReplyTarget()); err != nil {
-		t.Fatal(err)
-	}
-	f := protocol.NewFilter()
-	f.AddAgentFilter("choria_provision")
-	msg.SetFilter(f)
-	cl, err := cclient.New(fw, cclient.Receivers(1), cclient.Timeout(limit))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	err = cl.Request(ctx, msg, func(_ context.Context, m inter.ConnectorMessage) {
-		tr, err := fw.NewTransportFromJSON(m.Data())
-		if err != nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		seen[tr.SenderID()] = true
-		if len(seen) == want {
-			cancel()
-		}
-	})
-	if err != nil {
-		t.Fatalf("discover: %v", err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	return slices.Sorted(maps.Keys(seen))
 }
 
 func TestLab_InventoryFromRealAndEmulatedNodes(t *testing.T) {
@@ -355,7 +302,7 @@ func TestLab_ShutdownEndsTheRealNodeProcess(t *testing.T) {
 	node := lab.RealIdentity(region, 5)
 	caller := "choria=" + lab.ClientIdentity(region, 1)
 	// Longer than the client's own timeout (20 s agent + 20 s discovery): a shutdown that gets
-	// no reply must end on that timeout, not on ctx (see discover about go-choria's race).
+	// no reply must end on that timeout, not on ctx (see choriadiscover.Broadcast about go-choria's race).
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	res, err := provisionClient(t, framework(t, 1), node).Shutdown(r.Broker().Token()).Do(ctx)
