@@ -23,6 +23,12 @@ const (
 	stopGrace     = 10 * time.Second
 )
 
+// reportDelay is how long a lease's results may wait to be reported with more of its results.
+// Every report is a Raft entry written on every member: reported every 50 ms, the results of an
+// edge finishing hundreds of hosts a second went out a few to a report. A lease's last result
+// goes at once, with whatever of that lease waits.
+const reportDelay = 250 * time.Millisecond
+
 // reporter batches results per lease and hands them to the source, after sending unanswered
 // restarts, upgrades and shutdowns through the confirmer.
 type reporter struct {
@@ -30,6 +36,7 @@ type reporter struct {
 	in       <-chan leased
 	confirm  *confirmer
 	pending  map[*lease.Held]*batch
+	taken    map[*lease.Held]int // results taken so far of each lease not complete yet
 	count    int
 	maxBatch int
 
@@ -40,7 +47,7 @@ type reporter struct {
 func newReporter(ctx context.Context, e *Edge, in <-chan leased) *reporter {
 	rctx, cancel := context.WithCancel(context.Background())
 	context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, cancel) })
-	return &reporter{e: e, in: in, confirm: newConfirmer(e), pending: map[*lease.Held]*batch{}, maxBatch: 256, ctx: rctx}
+	return &reporter{e: e, in: in, confirm: newConfirmer(e), pending: map[*lease.Held]*batch{}, taken: map[*lease.Held]int{}, maxBatch: 256, ctx: rctx}
 }
 
 func (r *reporter) run() {
@@ -64,7 +71,7 @@ func (r *reporter) run() {
 		case res := <-r.confirm.out:
 			r.add(res)
 		case <-tick.C:
-			r.flush()
+			r.flushOlder(r.e.o.Now().Add(-reportDelay))
 		case <-done:
 			done = nil
 			for len(r.confirm.out) > 0 {
@@ -98,14 +105,19 @@ func (r *reporter) add(res leased) {
 	e.forget(res.Identity)
 	b := r.pending[res.lease]
 	if b == nil {
-		b = &batch{run: res.run}
+		b = &batch{run: res.run, since: e.o.Now()}
 		r.pending[res.lease] = b
 	}
 	b.results = append(b.results, res.API())
 	b.unsettled = append(b.unsettled, res.unsettled)
 	r.count++
-	if r.count >= r.maxBatch {
+	r.taken[res.lease]++
+	switch {
+	case r.count >= r.maxBatch:
 		r.flush()
+	case r.taken[res.lease] >= len(res.lease.Lease().Nodes):
+		delete(r.taken, res.lease)
+		r.send(res.lease, b)
 	}
 }
 
@@ -113,22 +125,38 @@ func (r *reporter) add(res leased) {
 type batch struct {
 	run       *leaseRun
 	results   []api.NodeResult
-	unsettled []bool // per result: the edge stopped before confirming it (leased.unsettled)
+	unsettled []bool    // per result: the edge stopped before confirming it (leased.unsettled)
+	since     time.Time // when its first result was taken
 }
 
-// flush hands every lease's pending results to a delivery of their own: each is a round trip to
-// the coordinator's leader, and a failover or a partition may hold one for a long time, which
-// must not hold the results of other leases.
+// flush hands every lease's pending results to a delivery.
 func (r *reporter) flush() {
 	for held, b := range r.pending {
-		r.inFlight.Add(1)
-		go func() {
-			defer r.inFlight.Done()
-			r.report(held, b)
-		}()
-		delete(r.pending, held)
+		r.send(held, b)
 	}
-	r.count = 0
+}
+
+// flushOlder hands the results of every lease whose first pending result was taken before
+// cutoff to a delivery.
+func (r *reporter) flushOlder(cutoff time.Time) {
+	for held, b := range r.pending {
+		if b.since.Before(cutoff) {
+			r.send(held, b)
+		}
+	}
+}
+
+// send hands one lease's pending results to a delivery of their own: each is a round trip to
+// the coordinator's leader, and a failover or a partition may hold one for a long time, which
+// must not hold the results of other leases.
+func (r *reporter) send(held *lease.Held, b *batch) {
+	r.inFlight.Add(1)
+	go func() {
+		defer r.inFlight.Done()
+		r.report(held, b)
+	}()
+	delete(r.pending, held)
+	r.count -= len(b.results)
 }
 
 // report delivers one lease's results. Nothing is dropped silently: results the source refused
