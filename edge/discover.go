@@ -4,6 +4,7 @@ package edge
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
@@ -54,17 +55,20 @@ func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
 }
 
 // register hands found nodes to the lease source in batches: a sweep of 10,000 nodes becomes a
-// few calls, and an event is registered within a few milliseconds.
+// few calls, and an event is registered within a few milliseconds. Up to registerCalls batches
+// are in flight at once: one after another, a sweep's last batches waited for every earlier
+// batch's round trip and commit, and a coordinator a datacenter away saw them arrive after
+// RegisterFresh, dropped.
 func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
-	const maxBatch = 1000
+	const maxBatch, registerCalls = 1000, 4
 	batch := make([]lease.Found, 0, maxBatch)
-	ids := make([]string, 0, maxBatch)
+	calls := make(chan struct{}, registerCalls)
 	registerAll := func(batch []lease.Found, event bool) {
 		batch, oldest := e.fresh(batch)
 		if len(batch) == 0 {
 			return
 		}
-		ids = ids[:0]
+		ids := make([]string, 0, len(batch))
 		for _, f := range batch {
 			ids = append(ids, f.Identity)
 		}
@@ -97,8 +101,23 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 				swept = append(swept, f)
 			}
 		}
-		registerAll(swept, false)
-		registerAll(events, true)
+		for _, b := range []struct {
+			found []lease.Found
+			event bool
+		}{{slices.Clone(swept), false}, {slices.Clone(events), true}} {
+			if len(b.found) == 0 {
+				continue
+			}
+			select {
+			case calls <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				defer func() { <-calls }()
+				registerAll(b.found, b.event)
+			}()
+		}
 		batch = batch[:0]
 	}
 	for {
