@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,9 +63,9 @@ func BenchmarkTenRegions(b *testing.B) {
 	}
 	b.Logf("placement %s", place)
 	for range b.N {
-		alone := provision(b, n, mode{place: place})
-		cluster := provision(b, n, mode{place: place, cluster: true, profile: true})
-		killed := provision(b, n, mode{place: place, cluster: true, kill: true})
+		alone := provision(b, n, mode{name: "standalone", place: place})
+		cluster := provision(b, n, mode{name: "cluster", place: place, cluster: true, profile: true})
+		killed := provision(b, n, mode{name: "killed", place: place, cluster: true, kill: true})
 
 		rate := func(d time.Duration) float64 { return float64(total) / d.Minutes() }
 		b.ReportMetric(rate(alone.took), "standalone-nodes/min")
@@ -75,8 +76,12 @@ func BenchmarkTenRegions(b *testing.B) {
 		b.ReportMetric(ms(cluster.coordCPU)/float64(total), "coord-cpu-ms/node")
 		b.ReportMetric(ms(cluster.leaderCPU)/float64(total), "leader-cpu-ms/node")
 		b.ReportMetric(float64(cluster.leaderRSS)/(1<<20), "leader-rss-MB")
-		testkit.ReportLatency(b, "grant", cluster.calls.Grants())
-		testkit.ReportLatency(b, "report", cluster.calls.Reports())
+		grants, reports := cluster.calls.Grants(), cluster.calls.Reports()
+		testkit.ReportLatency(b, "grant", grants)
+		testkit.ReportLatency(b, "report", reports)
+		// How many calls a node costs the coordinators: each grant and report is a Raft entry.
+		b.ReportMetric(float64(total)/float64(max(len(grants), 1)), "nodes/grant")
+		b.ReportMetric(float64(total)/float64(max(len(reports), 1)), "nodes/report")
 		b.ReportMetric(rate(killed.took), "killed-nodes/min")
 		b.ReportMetric(killed.stall.Seconds(), "kill-stall-s")
 		b.ReportMetric(float64(alone.double+cluster.double+killed.double), "double")
@@ -88,6 +93,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // mode is one provisioning run's shape.
 type mode struct {
+	// name labels the run's goroutines in a profile of the benchmark (go test -cpuprofile;
+	// go tool pprof -tagfocus run=cluster).
+	name    string
 	place   placement
 	cluster bool
 	// profile takes a CPU profile of the leader during the run.
@@ -114,7 +122,12 @@ type result struct {
 
 // provision runs ten edges (one per region) on a fresh lab of n nodes per region until every node
 // is provisioned, then checks the lab's action log.
-func provision(b *testing.B, n int, m mode) result {
+func provision(b *testing.B, n int, m mode) (res result) {
+	pprof.Do(context.Background(), pprof.Labels("run", m.name), func(context.Context) { res = provisionRun(b, n, m) })
+	return res
+}
+
+func provisionRun(b *testing.B, n int, m mode) result {
 	b.StopTimer()
 	defer b.StartTimer()
 	dir := b.TempDir()
