@@ -155,8 +155,10 @@ func tenRegions(s Sizes) [2]Table {
 		Title: "Ten regions at once",
 		Note: "One in-process edge per region (64 workers, batches of 256, the persistent helper), ten standalone and then " +
 			"against three coordinator processes with fsync, 20, 40 and 80 ms apart (3dc), each edge next to one; " +
-			"nodes/min from the edges' start to the last node; busy is the share of the 640 workers running a flow; " +
-			"CPU and RSS are the coordinator processes' own.",
+			"the lab, the edges and the links' proxies run on half the CPUs in both runs and the coordinators on the " +
+			"other half, as machines of their own (MUSTER_BENCH_PLACEMENT=split, the default; shared puts every process " +
+			"on every CPU); nodes/min from the edges' start to the last node; busy is the share of the 640 workers " +
+			"running a flow; CPU and RSS are the coordinator processes' own.",
 		Labels: []string{"fleet"},
 		Columns: []Column{
 			{Header: "standalone nodes/min", Unit: "standalone-nodes/min"},
@@ -179,6 +181,8 @@ func tenRegions(s Sizes) [2]Table {
 			{Header: "grant p99 ms", Unit: "grant-p99-ms", Digits: 1},
 			{Header: "report p50 ms", Unit: "report-p50-ms", Digits: 1},
 			{Header: "report p99 ms", Unit: "report-p99-ms", Digits: 1},
+			{Header: "nodes per grant", Unit: "nodes/grant", Digits: 1},
+			{Header: "nodes per report", Unit: "nodes/report", Digits: 1},
 			{Header: "nodes/min with the kill", Unit: "killed-nodes/min"},
 			{Header: "SIGKILL to next grant s", Unit: "kill-stall-s", Digits: 2},
 			{Header: "read gone", Unit: "gone"},
