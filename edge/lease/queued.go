@@ -65,6 +65,10 @@ func (q *Queued) Filter(now time.Time, found []Found) ([]Found, uint64) {
 	}
 	send := found[:0:0]
 	for _, f := range found {
+		if f.Identity == "" { // refused by the source before any call: nothing to remember
+			send = append(send, f)
+			continue
+		}
 		if e, ok := q.nodes[f.Identity]; ok && e.call == 0 && !f.Event && now.Sub(e.at) < q.resend {
 			continue
 		}
