@@ -115,7 +115,8 @@ func (r *reporter) add(res leased) {
 	switch {
 	case r.count >= r.maxBatch:
 		r.flush()
-	case r.taken[res.lease] >= len(res.lease.Lease().Nodes):
+	case len(res.lease.Lease().Nodes) > 0 && r.taken[res.lease] >= len(res.lease.Lease().Nodes):
+		// A replayed intent's lease lists no nodes: its results go by age, together.
 		delete(r.taken, res.lease)
 		r.send(res.lease, b)
 	}

@@ -42,9 +42,9 @@ func newWindow(workers int) *window {
 // one up to max; false when ctx ended first. Waiting for a chunk, half the look-ahead, instead of
 // one place makes each grant carry many hosts: at one place a grant per host finished, each grant
 // a Raft entry written on every member and each lease reported and renewed on its own, cost the
-// coordinators most of their CPU. The workers lose nothing by it: a take starts while at least
-// Workers plus half the look-ahead are still in hand, and the look-ahead is twice what the
-// workers finish during one acquire round trip.
+// coordinators most of their CPU. The workers lose nothing by it: a take starts as soon as only
+// Workers plus half the look-ahead remain in hand, and that half covers what the workers finish
+// during the acquire's round trip (the look-ahead is twice it).
 func (w *window) take(ctx context.Context, max int) (int, bool) {
 	for {
 		w.mu.Lock()
