@@ -111,13 +111,18 @@ func (r *reporter) add(res leased) {
 	b.results = append(b.results, res.API())
 	b.unsettled = append(b.unsettled, res.unsettled)
 	r.count++
-	r.taken[res.lease]++
+	// A replayed intent's lease lists no nodes: its results go by age, together.
+	complete := false
+	if n := len(res.lease.Lease().Nodes); n > 0 {
+		r.taken[res.lease]++
+		if complete = r.taken[res.lease] >= n; complete {
+			delete(r.taken, res.lease)
+		}
+	}
 	switch {
 	case r.count >= r.maxBatch:
 		r.flush()
-	case len(res.lease.Lease().Nodes) > 0 && r.taken[res.lease] >= len(res.lease.Lease().Nodes):
-		// A replayed intent's lease lists no nodes: its results go by age, together.
-		delete(r.taken, res.lease)
+	case complete:
 		r.send(res.lease, b)
 	}
 }
