@@ -4,7 +4,6 @@ package edge
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
@@ -90,10 +89,26 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 		}
 		e.stats.discovered.Add(int64(added))
 	}
+	// start registers found in a call of its own once fewer than registerCalls are in flight;
+	// false when ctx ended first.
+	start := func(found []lease.Found, event bool) bool {
+		if len(found) == 0 {
+			return true
+		}
+		select {
+		case calls <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		go func() {
+			defer func() { <-calls }()
+			registerAll(found, event)
+		}()
+		return true
+	}
 	// Sweeps and events have a counter each, as in choria-provisioner, so they register apart.
-	var swept, events []lease.Found
 	flush := func() {
-		swept, events = swept[:0], events[:0]
+		var swept, events []lease.Found
 		for _, f := range batch {
 			if f.Event {
 				events = append(events, f)
@@ -101,24 +116,10 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 				swept = append(swept, f)
 			}
 		}
-		for _, b := range []struct {
-			found []lease.Found
-			event bool
-		}{{slices.Clone(swept), false}, {slices.Clone(events), true}} {
-			if len(b.found) == 0 {
-				continue
-			}
-			select {
-			case calls <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			go func() {
-				defer func() { <-calls }()
-				registerAll(b.found, b.event)
-			}()
-		}
 		batch = batch[:0]
+		if start(swept, false) {
+			start(events, true)
+		}
 	}
 	for {
 		select {
