@@ -100,36 +100,35 @@ func NewCoordinator(o CoordinatorOptions) (*Coordinator, error) {
 // carries up to a sweep's batch; the coordinator splits it into ledger commands. Nodes the
 // coordinators answered as waiting or leased before are left out (Queued).
 func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) {
-	sent := time.Now()
-	found, call := c.queued.Filter(sent, found)
-	req := api.RegisterRequest{Region: c.o.Region, Edge: c.o.Edge, Nodes: make([]api.RegisterNode, 0, len(found))}
-	ids := make([]string, 0, len(found))
+	valid := make([]Found, 0, len(found))
 	seen := make(map[string]bool, len(found))
 	for _, f := range found {
 		if f.Identity == "" || seen[f.Identity] {
 			continue
 		}
 		seen[f.Identity] = true
-		n := api.RegisterNode{Identity: f.Identity}
 		// A server announcing an identity the API does not take (a space, a '/', too long)
 		// would only be refused there; it is left out here, where the operator reads why.
-		if err := api.CheckNode(len(req.Nodes), n); err != nil {
+		if err := api.CheckNode(len(valid), api.RegisterNode{Identity: f.Identity}); err != nil {
 			c.o.Logger.Warn("a node discovery found is not registered: the coordinator API does not take its identity", "identity", f.Identity, "error", err)
-			c.queued.Failed(call, []string{f.Identity})
 			continue
 		}
-		req.Nodes = append(req.Nodes, n)
-		ids = append(ids, f.Identity)
+		valid = append(valid, f)
 	}
-	if len(req.Nodes) == 0 {
+	send, answered := c.queued.Filter(time.Now(), valid)
+	if len(send) == 0 {
 		return 0, nil
+	}
+	req := api.RegisterRequest{Region: c.o.Region, Edge: c.o.Edge, Nodes: make([]api.RegisterNode, len(send))}
+	for i, f := range send {
+		req.Nodes[i] = api.RegisterNode{Identity: f.Identity}
 	}
 	resp, err := c.o.Client.Register(ctx, req)
 	if err != nil {
-		c.queued.Failed(call, ids)
+		answered(nil)
 		return 0, fmt.Errorf("register %d nodes of %s: %w", len(req.Nodes), c.o.Region, err)
 	}
-	c.queued.Answered(call, sent, ids, resp)
+	answered(&resp)
 	for _, r := range resp.Rejected {
 		c.o.Logger.Warn("the coordinator did not register a node", "identity", r.Identity, "reason", r.Reason)
 	}

@@ -49,8 +49,9 @@ func NewQueued(resend time.Duration) *Queued {
 	return &Queued{resend: resend, nodes: map[string]queuedEntry{}, purge: 1024}
 }
 
-// Filter returns the sightings to register now, and the call number to hand their answer to.
-func (q *Queued) Filter(now time.Time, found []Found) ([]Found, uint64) {
+// Filter returns the sightings to register now and answered, which records their call's answer:
+// the coordinators' response, or nil when the call failed (nothing is known of them then).
+func (q *Queued) Filter(now time.Time, found []Found) (send []Found, answered func(*api.RegisterResponse)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.calls++
@@ -63,29 +64,29 @@ func (q *Queued) Filter(now time.Time, found []Found) ([]Found, uint64) {
 		}
 		q.purge = max(1024, 2*len(q.nodes))
 	}
-	send := found[:0:0]
+	var ids []string
 	for _, f := range found {
-		if f.Identity == "" { // refused by the source before any call: nothing to remember
-			send = append(send, f)
-			continue
-		}
 		if e, ok := q.nodes[f.Identity]; ok && e.call == 0 && !f.Event && now.Sub(e.at) < q.resend {
 			continue
 		}
 		q.nodes[f.Identity] = queuedEntry{call: call}
 		send = append(send, f)
+		ids = append(ids, f.Identity)
 	}
-	return send, call
+	return send, func(resp *api.RegisterResponse) { q.answered(call, now, ids, resp) }
 }
 
-// Answered records the answer to call, whose registration was sent at sent for ids.
-func (q *Queued) Answered(call uint64, sent time.Time, ids []string, resp api.RegisterResponse) {
-	again := make(map[string]bool, len(resp.Final)+len(resp.Rejected))
-	for _, id := range resp.Final {
-		again[id] = true
-	}
-	for _, r := range resp.Rejected {
-		again[r.Identity] = true
+// answered records the answer to call, sent at sent for ids; resp nil is a failed call.
+func (q *Queued) answered(call uint64, sent time.Time, ids []string, resp *api.RegisterResponse) {
+	var again map[string]bool
+	if resp != nil {
+		again = make(map[string]bool, len(resp.Final)+len(resp.Rejected))
+		for _, id := range resp.Final {
+			again[id] = true
+		}
+		for _, r := range resp.Rejected {
+			again[r.Identity] = true
+		}
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -93,22 +94,11 @@ func (q *Queued) Answered(call uint64, sent time.Time, ids []string, resp api.Re
 		if e, ok := q.nodes[id]; !ok || e.call != call {
 			continue // forgotten meanwhile, or sent again by a later call
 		}
-		if !resp.ListsFinal || again[id] {
+		if resp == nil || !resp.ListsFinal || again[id] {
 			delete(q.nodes, id)
 			continue
 		}
 		q.nodes[id] = queuedEntry{at: sent}
-	}
-}
-
-// Failed forgets call's ids: their registration may not have been recorded.
-func (q *Queued) Failed(call uint64, ids []string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, id := range ids {
-		if e, ok := q.nodes[id]; ok && e.call == call {
-			delete(q.nodes, id)
-		}
 	}
 }
 

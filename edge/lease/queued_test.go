@@ -30,14 +30,9 @@ func names(found []lease.Found) []string {
 
 // filter runs one registration through q and answers it with resp; it returns what was sent.
 func filter(q *lease.Queued, now time.Time, found []lease.Found, resp *api.RegisterResponse) []string {
-	send, call := q.Filter(now, found)
-	ids := names(send)
-	if resp != nil {
-		q.Answered(call, now, ids, *resp)
-	} else {
-		q.Failed(call, ids)
-	}
-	return ids
+	send, answered := q.Filter(now, found)
+	answered(resp)
+	return names(send)
 }
 
 func TestQueued_LeavesOutNodesAnsweredAsWaitingUntilAResultOrResend(t *testing.T) {
@@ -85,9 +80,9 @@ func TestQueued_SendsAgainWhatNoAnswerVouchedFor(t *testing.T) {
 func TestQueued_AResultDuringTheRegistrationIsNotOverwrittenByItsAnswer(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	q := lease.NewQueued(time.Hour)
-	send, call := q.Filter(t0, sighted("a"))
+	_, answered := q.Filter(t0, sighted("a"))
 	q.Forget("a")
-	q.Answered(call, t0, names(send), api.RegisterResponse{ListsFinal: true})
+	answered(&api.RegisterResponse{ListsFinal: true})
 	if got := filter(q, t0.Add(time.Second), sighted("a"), nil); !slices.Equal(got, []string{"a"}) {
 		t.Fatalf("sent %v, want a: its result came after the registration was sent", got)
 	}

@@ -157,24 +157,21 @@ func (e *edge) sweepOnce() {
 			found = append(found, lease.Found{Identity: n.id})
 		}
 	}
-	sent := e.clock.monoTime()
-	found, call := e.queued.Filter(sent, found)
+	found, answered := e.queued.Filter(e.clock.monoTime(), found)
 	if len(found) == 0 {
 		return
 	}
 	req := api.RegisterRequest{Region: e.region, Edge: e.name}
-	idents := make([]string, len(found))
-	for i, f := range found {
+	for _, f := range found {
 		req.Nodes = append(req.Nodes, api.RegisterNode{Identity: f.Identity})
-		idents[i] = f.Identity
 	}
-	q := e.queued
 	e.c.start(kindRegister, req, 2*time.Second, e.s.now+int64(2*time.Second), 0, func(resp any, _ uint64, err error) {
 		if err != nil {
-			q.Failed(call, idents)
+			answered(nil)
 			return
 		}
-		q.Answered(call, sent, idents, resp.(api.RegisterResponse))
+		r := resp.(api.RegisterResponse)
+		answered(&r)
 	})
 }
 
