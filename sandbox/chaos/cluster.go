@@ -197,18 +197,20 @@ func memberIndex(id string) int {
 	return n - 1
 }
 
-// CutOff blocks, at every member's advertised API, the connections name's process opens (one
-// name at a time: a second CutOff replaces the first). Mend lifts it.
-func (c *Cluster) CutOff(name string) {
+// CutOff blocks, under the name block, at every member's advertised API, the connections
+// name's process opens; Lift(block) lifts it.
+func (c *Cluster) CutOff(block, name string) {
 	for _, m := range c.Members {
-		m.APIProxy.Block(func(origin string) bool { return origin == name })
+		m.APIProxy.Block(block, func(origin string) bool { return origin == name })
 	}
 }
 
-// Mend lifts CutOff.
-func (c *Cluster) Mend() {
+// Lift removes the block called block from every member's Raft and API proxies; the other
+// faults' blocks stay (a heal that lifted them all ended overlapping faults early).
+func (c *Cluster) Lift(block string) {
 	for _, m := range c.Members {
-		m.APIProxy.Heal()
+		m.RaftProxy.Unblock(block)
+		m.APIProxy.Unblock(block)
 	}
 }
 
@@ -245,45 +247,39 @@ func (c *Cluster) WaitLeader(ctx context.Context, want int, not string) (*Member
 	return c.Member(m.ID), nil
 }
 
-// Isolate partitions m from the other members: its own Raft proxy refuses everything, and the
-// others' proxies cut the connections m opened.
-func (c *Cluster) Isolate(m *Member) {
+// Isolate partitions m from the other members under the name block (Lift lifts it): its own
+// Raft proxy refuses everything, and the others' proxies cut the connections m opened.
+func (c *Cluster) Isolate(block string, m *Member) {
 	for _, o := range c.Members {
 		if o == m {
-			o.RaftProxy.Partition()
+			o.RaftProxy.Block(block, nil)
 			continue
 		}
 		// Only members dial a Raft proxy: one whose owner is not found is cut too, since a
 		// partition that leaves one connection of the isolated leader up is no partition (its
 		// replication pipeline keeps a quorum), and a cut one only reconnects.
-		o.RaftProxy.Block(func(origin string) bool { return origin == m.ID || origin == "" })
+		o.RaftProxy.Block(block, func(origin string) bool { return origin == m.ID || origin == "" })
 	}
 }
 
-// CutDC cuts the datacenter of m from the rest: inside names m and the processes next to it.
-// m's proxies refuse what anyone outside opened (the runner's own reads, whose owner is not a
-// member or edge, still pass its API), and the other members' proxies refuse what the inside
-// opened; a Raft connection of unknown owner is cut, as Isolate does.
-func (c *Cluster) CutDC(m *Member, inside map[string]bool) {
+// CutDC cuts the datacenter of m from the rest under the name block (Lift lifts it): inside
+// names m and the processes next to it. m's proxies refuse what anyone outside opened (the
+// runner's own reads, whose owner is not a member or edge, still pass its API), and the other
+// members' proxies refuse what the inside opened; a Raft connection of unknown owner is cut, as
+// Isolate does.
+func (c *Cluster) CutDC(block string, m *Member, inside map[string]bool) {
 	known := func(origin string) bool {
 		_, ok := c.siteOf(origin)
 		return ok
 	}
 	for _, o := range c.Members {
 		if o == m {
-			o.RaftProxy.Partition()
-			o.APIProxy.Block(func(origin string) bool { return known(origin) && !inside[origin] })
+			o.RaftProxy.Block(block, nil)
+			o.APIProxy.Block(block, func(origin string) bool { return known(origin) && !inside[origin] })
 			continue
 		}
-		o.RaftProxy.Block(func(origin string) bool { return inside[origin] || origin == "" })
-		o.APIProxy.Block(func(origin string) bool { return inside[origin] })
-	}
-}
-
-// HealRaft lifts every Raft partition.
-func (c *Cluster) HealRaft() {
-	for _, m := range c.Members {
-		m.RaftProxy.Heal()
+		o.RaftProxy.Block(block, func(origin string) bool { return inside[origin] || origin == "" })
+		o.APIProxy.Block(block, func(origin string) bool { return inside[origin] })
 	}
 }
 

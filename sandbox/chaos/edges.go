@@ -111,31 +111,33 @@ func (e *Edge) Start(ctx context.Context) error {
 	return e.Proc.WaitReady(ctx)
 }
 
-// Partition cuts the edge from every coordinator member: its own proxies (the configured
-// addresses) and, by socket owner, the members' advertised API addresses it learns as leaders.
-func (e *Edge) Partition() {
+// Partition cuts the edge from every coordinator member under the name block (Lift lifts it):
+// its own proxies (the configured addresses) and, by socket owner, the members' advertised API
+// addresses it learns as leaders.
+func (e *Edge) Partition(block string) {
 	for _, p := range e.Proxies {
-		p.Partition()
+		p.Block(block, nil)
 	}
-	e.cluster.CutOff(e.Name)
+	e.cluster.CutOff(block, e.Name)
 }
 
-// CutMembers cuts the edge's own proxies to the members pick chooses (Heal lifts it): a
-// datacenter cut off from the edge's.
-func (e *Edge) CutMembers(pick func(*Member) bool) {
+// CutMembers cuts the edge's own proxies to the members pick chooses under the name block
+// (Lift lifts it): a datacenter cut off from the edge's.
+func (e *Edge) CutMembers(block string, pick func(*Member) bool) {
 	for i, p := range e.Proxies {
 		if pick(e.cluster.Members[i]) {
-			p.Partition()
+			p.Block(block, nil)
 		}
 	}
 }
 
-// Heal reconnects the edge to the coordinators.
-func (e *Edge) Heal() {
+// Lift removes the block called block from the edge's own proxies and the members' (CutOff),
+// leaving every other fault's blocks in place.
+func (e *Edge) Lift(block string) {
 	for _, p := range e.Proxies {
-		p.Heal()
+		p.Unblock(block)
 	}
-	e.cluster.Mend()
+	e.cluster.Lift(block)
 }
 
 // Refused counts the edge's connections a partition cut or refused, at its own proxies and at

@@ -90,6 +90,15 @@ type Event struct {
 	// LedgerOffset is ledger time minus this machine's wall clock, read right after End.
 	LedgerOffset time.Duration
 	Err          error
+	// seq is the event's place among its round's, so two faults of one kind in a round (a plan
+	// may name one twice) block under different names.
+	seq int
+}
+
+// block names the proxy blocks of the event's link faults: each fault lifts its own only, so
+// faults that overlap on a proxy do not end each other. Target must be set.
+func (e *Event) block() string {
+	return fmt.Sprintf("round %d fault %d %s on %s", e.Round, e.seq+1, e.Kind, e.Target)
 }
 
 func (e *Event) String() string {
@@ -202,7 +211,8 @@ func (in *injector) isolateLeader(ctx context.Context, ev *Event) {
 		return
 	}
 	ev.Target, ev.Start = leader.ID, time.Now()
-	c.Isolate(leader)
+	block := ev.block()
+	c.Isolate(block, leader)
 	next, err := c.WaitLeader(ctx, len(c.Members), leader.ID)
 	if err == nil {
 		ev.Detail = fmt.Sprintf("new leader %s after %s", next.ID, time.Since(ev.Start).Round(time.Millisecond))
@@ -210,7 +220,7 @@ func (in *injector) isolateLeader(ctx context.Context, ev *Event) {
 		ev.Detail = "no new leader: " + err.Error()
 	}
 	sleepCtx(ctx, 2*time.Second)
-	c.HealRaft()
+	c.Lift(block)
 }
 
 // stepClock steps the wall clock of the leader, or of a follower that may lead next, forwards
@@ -328,16 +338,11 @@ func (in *injector) partitionDC(ctx context.Context, ev *Event, rng *rand.Rand) 
 		wasLeader = l.ID == m.ID
 	}
 	ev.Target, ev.Edge, ev.Start = "datacenter of "+m.ID, e, time.Now()
-	inside := map[string]bool{m.ID: true}
 	if e != nil {
-		inside[e.Name] = true
 		defer in.releaseEdge(e)
 	}
-	c.CutDC(m, inside)
-	// The inside edge loses every member but m; the others lose m.
-	for _, o := range in.r.edges {
-		o.CutMembers(func(to *Member) bool { return (to == m) != (o == e) })
-	}
+	block := ev.block()
+	in.cutDC(block, m, e)
 	detail := "member " + m.ID
 	if e != nil {
 		detail += " and edge " + e.Name
@@ -348,11 +353,30 @@ func (in *injector) partitionDC(ctx context.Context, ev *Event, rng *rand.Rand) 
 		}
 	}
 	sleepCtx(ctx, in.pastLease())
-	c.HealRaft()
-	for _, o := range in.r.edges {
-		o.Heal() // and the members' API proxies (Mend)
-	}
+	in.lift(block)
 	ev.Detail = detail
+}
+
+// cutDC cuts m and the edge e next to it (nil: none) off from every other member and edge under
+// the name block: the members' proxies (CutDC), the inside edge's to every member but m and the
+// others' to m.
+func (in *injector) cutDC(block string, m *Member, e *Edge) {
+	inside := map[string]bool{m.ID: true}
+	if e != nil {
+		inside[e.Name] = true
+	}
+	in.r.cluster.CutDC(block, m, inside)
+	for _, o := range in.r.edges {
+		o.CutMembers(block, func(to *Member) bool { return (to == m) != (o == e) })
+	}
+}
+
+// lift removes the block called block from every member's and edge's proxies, and no other.
+func (in *injector) lift(block string) {
+	in.r.cluster.Lift(block)
+	for _, o := range in.r.edges {
+		o.Lift(block)
+	}
 }
 
 // edgeFault injects ev into one edge that no other fault holds, for the fault's time.
@@ -383,9 +407,10 @@ func (in *injector) edgeFault(ctx context.Context, ev *Event, rng *rand.Rand) {
 			ev.Detail = fmt.Sprintf("restarted; its journal held %d calls sent and never reported", n)
 		}
 	case EdgePartition:
-		e.Partition()
+		block := ev.block()
+		e.Partition(block)
 		sleepCtx(ctx, in.pastLease())
-		e.Heal()
+		e.Lift(block)
 		ev.Detail = fmt.Sprintf("%d connections cut or refused at its proxies", e.Refused())
 	case EdgeStop:
 		if err := e.Proc.Pause(); err != nil {

@@ -393,8 +393,8 @@ func (r *Runner) round(ctx context.Context, i int) (*RoundResult, error) {
 	// Each fault waits for its moment in the batch, then runs to its end.
 	in := &injector{r: r, busy: map[*Edge]bool{}}
 	var wg sync.WaitGroup
-	for _, k := range kinds {
-		ev := &Event{Round: i, Kind: k}
+	for j, k := range kinds {
+		ev := &Event{Round: i, Kind: k, seq: j}
 		res.Events = append(res.Events, ev)
 		at := 0.1 + 0.4*r.rng.Float64()
 		seed := r.rng.Uint64()

@@ -2,7 +2,8 @@
 
 // Package proxy is the one TCP proxy of Muster's tests and of the chaos runner: a forwarder on
 // 127.0.0.1 whose links a test cuts and heals (a partition), wholly or only for the connections
-// a filter picks. It depends on the standard library only, so the coordinator's in-process
+// a filter picks. Blocks are named and independent, so faults that overlap on one proxy each
+// lift only their own. It depends on the standard library only, so the coordinator's in-process
 // tests, the sandbox suites and the chaos runner all use it.
 //
 // A link may also have a one-way delay with jitter (Options.Latency, by who opened the
@@ -27,8 +28,8 @@ type Options struct {
 	// Target is the address every connection is forwarded to; "" refuses connections until
 	// SetTarget names one.
 	Target string
-	// Origin, when not nil, names who opened a connection from its client address, for Block's
-	// filter.
+	// Origin, when not nil, names who opened a connection from its client address, for the
+	// filters of Block.
 	Origin func(remote *net.TCPAddr) string
 	// DialTimeout bounds the dial of the target for each connection; 2s when 0.
 	DialTimeout time.Duration
@@ -42,17 +43,19 @@ type Options struct {
 
 // Proxy is a TCP forwarder on 127.0.0.1 in front of one address. A partition closes its
 // connections and refuses new ones (accepted and closed at once, as a dropped SYN would end
-// for a client with a short dial timeout); Block can also cut only the connections a filter
-// picks, e.g. those a given process opened.
+// for a client with a short dial timeout); a named Block can also cut only the connections a
+// filter picks, e.g. those a given process opened. A connection passes only while neither
+// Partition nor any block picks it.
 type Proxy struct {
 	opts Options
 	ln   net.Listener
 
-	mu     sync.Mutex
-	target string
-	conns  map[*conn]struct{}
-	all    bool
-	filter func(*conn) bool
+	mu          sync.Mutex
+	target      string
+	conns       map[*conn]struct{}
+	partitioned bool
+	// blocks are the named blocks by name; a nil filter picks every connection.
+	blocks map[string]func(origin string) bool
 
 	refused atomic.Int64
 	wg      sync.WaitGroup
@@ -73,7 +76,7 @@ func New(o Options) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy %s: %w", o.Name, err)
 	}
 	o.DialTimeout = cmp.Or(o.DialTimeout, 2*time.Second)
-	p := &Proxy{opts: o, ln: ln, target: o.Target, conns: map[*conn]struct{}{}}
+	p := &Proxy{opts: o, ln: ln, target: o.Target, conns: map[*conn]struct{}{}, blocks: map[string]func(string) bool{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -82,7 +85,7 @@ func New(o Options) (*Proxy, error) {
 // Addr is host:port clients should dial.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Refused counts connections cut or refused by a partition.
+// Refused counts connections cut or refused by a partition or a block.
 func (p *Proxy) Refused() int64 { return p.refused.Load() }
 
 // SetTarget forwards new connections to target ("" refuses them) and ends the open ones, which
@@ -108,7 +111,7 @@ func (p *Proxy) accept() {
 		p.resolve(pc)
 		p.mu.Lock()
 		target := p.target
-		blocked := p.all || (p.filter != nil && p.filter(pc))
+		blocked := p.blockedLocked(pc)
 		if !blocked && target != "" {
 			p.conns[pc] = struct{}{}
 		}
@@ -171,8 +174,15 @@ func (p *Proxy) serve(pc *conn, target string) {
 	<-done // either side ending ends both (the deferred closes unblock the other copy)
 }
 
-// Partition cuts every connection and refuses new ones until Heal.
-func (p *Proxy) Partition() { p.Block(nil) }
+// Partition cuts every connection and refuses new ones until Heal. It is apart from the named
+// blocks: Heal does not lift them, nor Unblock it.
+func (p *Proxy) Partition() {
+	p.mu.Lock()
+	p.partitioned = true
+	cut := p.takeLocked(func(*conn) bool { return true })
+	p.mu.Unlock()
+	p.cut(cut)
+}
 
 // resolve looks up who opened pc, unless that is known already.
 func (p *Proxy) resolve(pc *conn) {
@@ -184,22 +194,46 @@ func (p *Proxy) resolve(pc *conn) {
 	}
 }
 
-// Block cuts and refuses the connections filter picks; nil picks all. A connection whose origin
-// is still unknown (the lookup missed at accept: a process just restarted) is looked up again
+// Block cuts and refuses the connections filter picks (nil picks all) until Unblock(name); a
+// block already called name is replaced, every other one stays. A connection whose origin is
+// still unknown (the lookup missed at accept: a process just restarted) is looked up again
 // before filter sees it, with "" if it stays unknown.
-func (p *Proxy) Block(filter func(origin string) bool) {
+func (p *Proxy) Block(name string, filter func(origin string) bool) {
 	p.mu.Lock()
-	if filter == nil {
-		p.all = true
-	} else {
-		p.filter = func(pc *conn) bool {
-			p.resolve(pc)
-			return filter(pc.origin)
+	p.blocks[name] = filter
+	cut := p.takeLocked(p.blockedLocked)
+	p.mu.Unlock()
+	p.cut(cut)
+}
+
+// Unblock lifts the block called name (none: nothing changes); the others and a Partition stay.
+func (p *Proxy) Unblock(name string) {
+	p.mu.Lock()
+	delete(p.blocks, name)
+	p.mu.Unlock()
+}
+
+// blockedLocked reports whether a Partition or any block picks pc; its origin is looked up
+// again first while unknown, so a filter sees who opened it if that can be found by now.
+func (p *Proxy) blockedLocked(pc *conn) bool {
+	if p.partitioned {
+		return true
+	}
+	if len(p.blocks) == 0 {
+		return false
+	}
+	p.resolve(pc)
+	for _, filter := range p.blocks {
+		if filter == nil || filter(pc.origin) {
+			return true
 		}
 	}
-	cut := p.takeLocked(func(pc *conn) bool { return p.all || p.filter(pc) })
-	p.mu.Unlock()
-	for _, pc := range cut {
+	return false
+}
+
+// cut closes connections a partition or a block took, counting each as refused.
+func (p *Proxy) cut(conns []*conn) {
+	for _, pc := range conns {
 		p.refused.Add(1)
 		pc.close()
 	}
@@ -225,10 +259,10 @@ func (c *conn) close() {
 	}
 }
 
-// Heal lets every connection through again.
+// Heal lifts Partition; the named blocks stay until their Unblock.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
-	p.all, p.filter = false, nil
+	p.partitioned = false
 	p.mu.Unlock()
 }
 

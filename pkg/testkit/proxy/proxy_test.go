@@ -70,13 +70,93 @@ func TestProxy_PartitionCutsAndRefusesThenHeals(t *testing.T) {
 // TestProxy_BlockByOrigin cuts only the connections of the blocked origin.
 func TestProxy_BlockByOrigin(t *testing.T) {
 	p, c := connected(t, func(*net.TCPAddr) string { return "me" })
-	p.Block(func(origin string) bool { return origin == "someone-else" })
+	p.Block("cut", func(origin string) bool { return origin == "someone-else" })
 	if got, err := roundTrip(c, "kept"); err != nil || got != "kept\n" {
 		t.Fatalf("a connection of another origin was cut: %q %v", got, err)
 	}
-	p.Block(func(origin string) bool { return origin == "me" })
+	p.Block("cut", func(origin string) bool { return origin == "me" })
 	if _, err := roundTrip(c, "cut"); err == nil {
 		t.Fatal("this process's connection survived a block of its origin")
+	}
+}
+
+// TestProxy_OverlappingBlocksAreIndependent: two faults block on one proxy (a leader partition
+// of c3, then a datacenter cut of c2); lifting the second leaves the first refusing its origin.
+// A block replaced under its own name no longer picks what it picked.
+func TestProxy_OverlappingBlocksAreIndependent(t *testing.T) {
+	p, from := byAddress(t)
+	c3, c2, c1 := "127.0.0.13", "127.0.0.12", "127.0.0.11"
+	p.Block("leader-partition", func(origin string) bool { return origin == c3 })
+	p.Block("dc-partition", func(origin string) bool { return origin == c2 })
+	if from(c3) || from(c2) {
+		t.Fatal("a blocked origin got through two blocks")
+	}
+	if !from(c1) {
+		t.Fatal("an origin no block picks was refused")
+	}
+	p.Unblock("dc-partition")
+	if !from(c2) {
+		t.Fatal("the lifted block still refuses its origin")
+	}
+	if from(c3) {
+		t.Fatal("lifting one block lifted the other: its origin gets through")
+	}
+	p.Block("leader-partition", func(origin string) bool { return origin == c1 })
+	if !from(c3) || from(c1) {
+		t.Fatal("a block replaced under its name still picks the old origin, or not the new one")
+	}
+	p.Unblock("leader-partition")
+	if !from(c1) || !from(c2) || !from(c3) {
+		t.Fatal("an origin is refused with no block left")
+	}
+}
+
+// TestProxy_PartitionAndBlocksAreApart: Heal lifts the Partition only and Unblock a block only,
+// whether the block picks one origin or, with a nil filter, all.
+func TestProxy_PartitionAndBlocksAreApart(t *testing.T) {
+	p, from := byAddress(t)
+	a, b := "127.0.0.11", "127.0.0.12"
+	p.Partition()
+	p.Block("one", func(origin string) bool { return origin == a })
+	p.Block("all", nil)
+	p.Unblock("all")
+	if from(b) {
+		t.Fatal("lifting a block lifted the partition")
+	}
+	p.Heal()
+	if from(a) {
+		t.Fatal("healing the partition lifted a block")
+	}
+	if !from(b) {
+		t.Fatal("an origin no block picks is refused after the heal")
+	}
+	p.Block("all", nil)
+	if from(b) {
+		t.Fatal("a block with no filter let a connection through")
+	}
+}
+
+// byAddress is a proxy to an echo server whose origin is the client's loopback address, and a
+// probe that dials it from an address and says whether a round trip got through. A refused
+// connection is accepted and closed, so a failed dial is the probe's own failure.
+func byAddress(t *testing.T) (*Proxy, func(ip string) bool) {
+	t.Helper()
+	if ln, err := net.Listen("tcp", "127.0.0.11:0"); err != nil {
+		t.Skipf("needs every 127.0.0.0/8 address on the loopback (Linux): %v", err)
+	} else {
+		ln.Close()
+	}
+	p, _ := dialed(t, Options{Origin: func(a *net.TCPAddr) string { return a.IP.String() }})
+	return p, func(ip string) bool {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatalf("dial from %s: %v", ip, err)
+		}
+		defer c.Close()
+		got, err := roundTrip(c, "probe")
+		return err == nil && got == "probe\n"
 	}
 }
 
@@ -151,7 +231,7 @@ func TestProxy_BlockCutsAConnectionWhoseOriginWasUnknownAtAccept(t *testing.T) {
 		return ""
 	})
 	known.Store(true)
-	p.Block(func(origin string) bool { return origin == "leader" })
+	p.Block("isolate", func(origin string) bool { return origin == "leader" })
 	if _, err := roundTrip(c, "cut"); err == nil {
 		t.Fatal("the leader's connection, of unknown origin at accept, survived a block of its origin")
 	}
