@@ -142,8 +142,10 @@ func (p *Proxy) serve(pc *conn, target string) {
 	}
 	// A partition or a new target that came while this connection was being dialled has
 	// already ended the open ones: this one must not slip through it.
+	// The origin is read under the lock too: a Block may look it up again meanwhile.
 	p.mu.Lock()
 	_, live := p.conns[pc]
+	origin := pc.origin
 	if live {
 		pc.server = s
 	}
@@ -155,7 +157,7 @@ func (p *Proxy) serve(pc *conn, target string) {
 	done := make(chan struct{}, 2)
 	var lat Latency
 	if p.opts.Latency != nil {
-		lat = p.opts.Latency(pc.origin)
+		lat = p.opts.Latency(origin)
 	}
 	jitter := p.opts.Jitter
 	if jitter == nil {
