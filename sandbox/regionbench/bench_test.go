@@ -82,6 +82,12 @@ func BenchmarkTenRegions(b *testing.B) {
 		// How many calls a node costs the coordinators: each grant and report is a Raft entry.
 		b.ReportMetric(float64(total)/float64(max(len(grants), 1)), "nodes/grant")
 		b.ReportMetric(float64(total)/float64(max(len(reports), 1)), "nodes/report")
+		var entries uint64
+		for kind, n := range cluster.entries {
+			entries += n
+			b.Logf("log entries, %s: %d (%.1f per 1,000 nodes)", kind, n, 1000*float64(n)/float64(total))
+		}
+		b.ReportMetric(1000*float64(entries)/float64(total), "entries/1000-nodes")
 		b.ReportMetric(rate(killed.took), "killed-nodes/min")
 		b.ReportMetric(killed.stall.Seconds(), "kill-stall-s")
 		b.ReportMetric(float64(alone.double+cluster.double+killed.double), "double")
@@ -110,8 +116,10 @@ type result struct {
 	coordCPU, leaderCPU time.Duration
 	leaderRSS           int64
 	calls               *labkit.Calls
-	stall               time.Duration
-	double              int
+	// entries counts the log entries the leader proposed, by command (cluster runs only).
+	entries map[string]uint64
+	stall   time.Duration
+	double  int
 	// gone counts nodes reported gone: provisioned under a lease lost before its result was
 	// reported (the lab's log proves them provisioned).
 	gone int64
@@ -227,6 +235,11 @@ func provisionRun(b *testing.B, n int, m mode) result {
 		}
 		res.leaderCPU = after[leader.ID].Self - before[leader.ID].Self
 		res.leaderRSS = after[leader.ID].PeakRSS
+		if !m.kill {
+			if res.entries, err = entryCounts(context.Background(), c); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	if m.kill {
 		// A small lab may have been leased whole before the kill: then no grant measures it.
