@@ -263,7 +263,9 @@ func (e *Edge) recorder(id string, held *lease.Held) func(context.Context, strin
 	}
 	return func(ctx context.Context, step string) error {
 		l := held.Lease()
+		start := e.o.Now()
 		err := e.o.Journal.Begin(ctx, journal.Intent{Node: id, Step: step, Lease: l.ID, Token: l.Token, Edge: l.Edge, Region: l.Region, At: e.o.Wall()})
+		e.m.journalTime.Observe(e.o.Now().Sub(start).Seconds())
 		if err != nil && ctx.Err() == nil {
 			e.breakJournal(err)
 		}

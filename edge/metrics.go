@@ -29,6 +29,7 @@ type edgeMetrics struct {
 	reported   *prometheus.CounterVec
 
 	journalFailures prometheus.Counter
+	journalTime     prometheus.Observer
 }
 
 func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
@@ -42,7 +43,8 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	renewals := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_lease_renewals_total", Help: "Lease renewals by result: ok, error (tried again), refused (the lease is gone)", ConstLabels: labels}, []string{"result"})
 	reported := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_reported_results_total", Help: "Results handed to the lease source by what became of them: applied, rejected (stale lease or token), failed (not delivered)", ConstLabels: labels}, []string{"result"})
 	journalFailures := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_journal_failures_total", Help: "Intents the journal could not make durable; the first halts the edge", ConstLabels: labels})
-	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, journalFailures} {
+	journalTime := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "muster_edge_journal_seconds", Help: "How long an intent took to be made durable in the journal (a slow disk shows here first)", ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)})
+	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, journalFailures, journalTime} {
 		if err := reg.Registerer().Register(c); err != nil {
 			return nil, fmt.Errorf("register edge metric: %w", err)
 		}
@@ -64,6 +66,7 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 		reported:   reported,
 
 		journalFailures: journalFailures,
+		journalTime:     journalTime,
 	}
 	for _, r := range []string{"ok", "error", "refused"} {
 		renewals.WithLabelValues(r)

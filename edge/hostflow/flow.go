@@ -132,6 +132,9 @@ type Host struct {
 	// Record, when set, is called before restart, release_update or shutdown is sent (step
 	// names which): after those only a report tells the lease source what the node did, so
 	// the cluster edge makes the intent durable first. An error stops the flow before the call.
+	// The restart's record runs while the configuration is sent, so its fsync overlaps that
+	// round trip instead of following it; an intent whose call was never sent is closed by the
+	// flow's report like any other, or settled by rediscovery after a crash.
 	Record func(ctx context.Context, step string) error
 }
 
@@ -144,6 +147,16 @@ func (h Host) record(ctx context.Context, step string) error {
 		return fmt.Errorf("record %s of %s before sending it: %w (%w)", step, h.Identity, err, errNotRecorded)
 	}
 	return nil
+}
+
+// recordAsync starts h.record for step and returns the wait for its end.
+func (h Host) recordAsync(ctx context.Context, step string) func() error {
+	if h.Record == nil {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.record(ctx, step) }()
+	return func() error { return <-done }
 }
 
 // errNotRecorded marks a call the flow did not send because its record failed: the node is
@@ -295,16 +308,18 @@ func (f *Flow) upgrade(ctx context.Context, h Host, r *run, resp *helper.Respons
 	return Result{}, true
 }
 
-// configure sends the helper's configuration, journals the restart, then restarts the node.
+// configure sends the helper's configuration while it journals the restart, then restarts the
+// node.
 func (f *Flow) configure(ctx context.Context, h Host, r *run, resp *helper.Response) Result {
 	cfg, err := f.configuration(r, resp)
 	if err != nil {
 		return Result{Outcome: Failed, Step: "configure", Err: err, Version: r.version}
 	}
+	recorded := h.recordAsync(ctx, "restart")
 	if _, err := r.node.Configure(ctx, cfg); err != nil {
 		return f.failed("configure", fmt.Errorf("configuration failed: %w", err), r)
 	}
-	if err := h.record(ctx, "restart"); err != nil {
+	if err := recorded(); err != nil {
 		return Result{Outcome: Paused, Step: "restart", Err: err, Version: r.version}
 	}
 	if _, err := r.node.Restart(ctx, f.s.RestartSplay); err != nil {

@@ -99,18 +99,56 @@ func scriptedFlowWith(t *testing.T, tr rpc.Transport, h hostflow.Helper, up upgr
 
 var running = rpc.PauseFunc(func() bool { return false })
 
-func TestFlow_RecordsTheRestartBeforeSendingIt(t *testing.T) {
-	tr := &script{answer: answering("n1")}
+// The restart is recorded while the configuration is sent (the journal's fsync overlaps that
+// round trip), and sent only once the record returned.
+func TestFlow_RecordsTheRestartWhileConfiguringAndBeforeSendingIt(t *testing.T) {
+	recording, configured := make(chan struct{}), make(chan struct{})
+	tr := &script{}
+	tr.answer = func(action string) []rpc.Reply {
+		if action == "choria_provision#configure" {
+			select {
+			case <-recording:
+			case <-time.After(10 * time.Second):
+				tr.note("configure-answered-before-the-record-began")
+			}
+			defer close(configured)
+		}
+		return answering("n1")(action)
+	}
 	f := scriptedFlow(t, tr)
 	res := f.Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running, Record: func(_ context.Context, step string) error {
 		tr.note("record:" + step)
+		close(recording)
+		// The write takes as long as the configure call: the restart waits for both.
+		select {
+		case <-configured:
+		case <-time.After(10 * time.Second):
+		}
+		tr.note("recorded:" + step)
 		return nil
 	}})
 	if res.Outcome != hostflow.Provisioned {
 		t.Fatalf("outcome %s (%v)", res.Outcome, res.Err)
 	}
-	if want := "rpcutil#inventory choria_provision#configure record:restart choria_provision#restart"; tr.sent() != want {
-		t.Fatalf("sent %q, want %q", tr.sent(), want)
+	// The record and the configure call start in either order; each waits for the other.
+	if got := tr.sent(); got != "rpcutil#inventory record:restart choria_provision#configure recorded:restart choria_provision#restart" &&
+		got != "rpcutil#inventory choria_provision#configure record:restart recorded:restart choria_provision#restart" {
+		t.Fatalf("sent %q, want the restart recorded during the configure call and sent after the record", got)
+	}
+}
+
+// A configure call that fails sends no restart, though its record was under way.
+func TestFlow_AFailedConfigureSendsNoRestart(t *testing.T) {
+	tr := &script{answer: answering("n1", "choria_provision#configure")}
+	res := scriptedFlow(t, tr).Run(context.Background(), hostflow.Host{Identity: "n1", Pause: running, Record: func(_ context.Context, step string) error {
+		tr.note("record:" + step)
+		return nil
+	}})
+	if res.Outcome != hostflow.Failed || res.Step != "configure" {
+		t.Fatalf("outcome %s step %s (%v), want failed at configure", res.Outcome, res.Step, res.Err)
+	}
+	if strings.Contains(tr.sent(), "choria_provision#restart") {
+		t.Fatalf("restart sent after a failed configure: %s", tr.sent())
 	}
 }
 

@@ -77,6 +77,10 @@ func BenchmarkTenRegions(b *testing.B) {
 		b.ReportMetric(ms(cluster.leaderCPU)/float64(total), "leader-cpu-ms/node")
 		b.ReportMetric(float64(cluster.leaderRSS)/(1<<20), "leader-rss-MB")
 		grants, reports := cluster.calls.Grants(), cluster.calls.Reports()
+		// The workers' pace: busy near 1 with a slower flow is the fleet side, not the cluster.
+		testkit.ReportLatency(b, "standalone-flow", alone.flows)
+		testkit.ReportLatency(b, "cluster-flow", cluster.flows)
+		b.ReportMetric(ms(cluster.journal), "cluster-journal-mean-ms")
 		testkit.ReportLatency(b, "grant", grants)
 		testkit.ReportLatency(b, "report", reports)
 		// How many calls a node costs the coordinators: each grant and report is a Raft entry.
@@ -116,6 +120,10 @@ type result struct {
 	coordCPU, leaderCPU time.Duration
 	leaderRSS           int64
 	calls               *labkit.Calls
+	// flows is how long each provisioning host flow took.
+	flows []time.Duration
+	// journal is the edges' mean time to make an intent durable (0 standalone: no journal).
+	journal time.Duration
 	// entries counts the log entries the leader proposed, by command (cluster runs only).
 	entries map[string]uint64
 	stall   time.Duration
@@ -223,6 +231,10 @@ func provisionRun(b *testing.B, n int, m mode) result {
 	res.busy = busy.stop()
 	for _, e := range edges {
 		res.gone += e.App.Edge.Stats().Outcomes[hostflow.Gone]
+		res.flows = append(res.flows, e.FlowTimes()...)
+	}
+	if res.journal, _, err = journalMean(edges); err != nil {
+		b.Fatal(err)
 	}
 	after := membersCPU(b, c)
 	if c != nil {

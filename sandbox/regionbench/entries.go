@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/seed96588659/muster/sandbox/chaos"
+	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
 // entryCounts reads how many log entries of each command the leader proposed
@@ -48,4 +50,30 @@ func entryCounts(ctx context.Context, c *chaos.Cluster) (map[string]uint64, erro
 		}
 	}
 	return out, nil
+}
+
+// journalMean is the mean time the edges took to make an intent durable
+// (muster_edge_journal_seconds), and how many they wrote; 0 without journals (standalone).
+func journalMean(edges []*labkit.Edge) (time.Duration, uint64, error) {
+	var sum float64
+	var n uint64
+	for _, e := range edges {
+		fams, err := e.App.Metrics.Gatherer().Gather()
+		if err != nil {
+			return 0, 0, fmt.Errorf("edge %s metrics: %w", e.Name, err)
+		}
+		for _, f := range fams {
+			if f.GetName() != "muster_edge_journal_seconds" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				sum += m.GetHistogram().GetSampleSum()
+				n += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0, nil
+	}
+	return time.Duration(sum / float64(n) * float64(time.Second)), n, nil
 }

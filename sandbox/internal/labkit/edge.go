@@ -96,6 +96,21 @@ func (e *Edge) Finished() int {
 	return e.finished
 }
 
+// FlowTimes is how long each host flow that provisioned a node took.
+func (e *Edge) FlowTimes() []time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []time.Duration
+	for _, rs := range e.results {
+		for _, r := range rs {
+			if r.Outcome == hostflow.Provisioned {
+				out = append(out, r.Took)
+			}
+		}
+	}
+	return out
+}
+
 // Shutdown stops the edge and waits for Run to return; it is safe to call twice.
 func (e *Edge) Shutdown(t testing.TB) {
 	e.stopOnce.Do(func() {
