@@ -249,11 +249,23 @@ func Stale(err error) bool {
 // so a report applied before its answer was lost (a leader failover) is answered with its first
 // outcomes instead of being applied twice; tries go on for ReportFor while the cluster is
 // unavailable.
-func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (resp api.ReportResponse, err error) {
 	results = c.fit(results)
-	for _, r := range results {
-		c.queued.Forget(r.Identity)
-	}
+	// Forgotten once the report was answered, not before it was sent: a sighting registered
+	// meanwhile is answered leased, and remembered so after the report would leave a node back in
+	// provisioning mode out of the sweeps for Resend (the simulator's stuck check). A report
+	// given up may still be applied later: its nodes are sent at every sighting until Resend.
+	defer func() {
+		ids := make([]string, len(results))
+		for i, r := range results {
+			ids[i] = r.Identity
+		}
+		if err == nil || Stale(err) {
+			c.queued.Forget(ids...)
+		} else {
+			c.queued.Unsure(time.Now(), ids...)
+		}
+	}()
 	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region, Results: results, RequestID: newRequestID()}
 	deadline := time.Now().Add(c.o.ReportFor)
 	delay := 100 * time.Millisecond

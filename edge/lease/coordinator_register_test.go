@@ -38,3 +38,46 @@ func TestCoordinator_RegistersAgainOnlyWhatASightingMayChange(t *testing.T) {
 		t.Fatalf("registrations sent %v, want %v", got, want)
 	}
 }
+
+// A sighting registered while the node's report is on its way is answered leased (the ledger has
+// not applied the report yet); once the report is answered, the next sighting is sent again, or
+// a node back in provisioning mode right after its result would wait lease.DefaultResend
+// (found by the simulator's stuck invariant, seed 110).
+func TestCoordinator_ANodeReportedIsRegisteredAgainAfterTheReportWasAnswered(t *testing.T) {
+	f, src, _ := newFakeSource(t)
+	ctx := context.Background()
+	f.register.Store(`{"added":1,"lists_final":true}`)
+	f.report.Store(`{"applied":["n1"]}`)
+	sweep := []lease.Found{{Identity: "n1"}}
+	if _, err := src.Register(ctx, sweep); err != nil {
+		t.Fatal(err)
+	}
+	hold, arrived := make(chan struct{}), make(chan struct{}, 1)
+	f.holdReport.Store(hold)
+	f.reportArrived.Store(arrived)
+	reported := make(chan error, 1)
+	go func() {
+		_, err := src.Report(ctx, api.Lease{ID: "l-1", Token: 4, Edge: "edge-eu-1", Region: "eu"}, []api.NodeResult{{Identity: "n1", Outcome: api.OutcomeProvisioned}})
+		reported <- err
+	}()
+	<-arrived
+	if _, err := src.Register(ctx, sweep); err != nil { // answered leased: the report waits
+		t.Fatal(err)
+	}
+	close(hold)
+	if err := <-reported; err != nil {
+		t.Fatal(err)
+	}
+	sent := func() [][]string {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return slices.Clone(f.registered)
+	}
+	before := len(sent())
+	if _, err := src.Register(ctx, sweep); err != nil {
+		t.Fatal(err)
+	}
+	if got := sent(); len(got) != before+1 || !slices.Equal(got[before], []string{"n1"}) {
+		t.Fatalf("registrations sent %v: the sighting after the answered report left n1 out", got)
+	}
+}

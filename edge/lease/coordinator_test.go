@@ -20,6 +20,9 @@ import (
 // coordinator (no queue key at all) is exactly what it would send; it keeps every registration.
 type fakeCoordinator struct {
 	acquire, heartbeat, register, report atomic.Value // string
+	// holdReport, when it holds a channel, makes a report wait for it to close, after saying so
+	// on reportArrived (when that holds one).
+	holdReport, reportArrived atomic.Value // chan struct{}
 
 	mu         sync.Mutex
 	registered [][]string
@@ -47,6 +50,12 @@ func (f *fakeCoordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		body = f.register.Load()
 	case api.PathReport:
+		if c, ok := f.reportArrived.Load().(chan struct{}); ok {
+			c <- struct{}{}
+		}
+		if c, ok := f.holdReport.Load().(chan struct{}); ok {
+			<-c
+		}
 		body = f.report.Load()
 	}
 	if body == nil {

@@ -18,12 +18,14 @@ const DefaultResend = 10 * time.Minute
 // every member for nothing (a large region's backlog, every interval).
 //
 // A node is sent again when any of these says a sighting may matter:
-//   - the edge reports a result for it (Forget): the next sighting may requeue it;
+//   - the edge's report of a result for it was answered (Forget): the next sighting may
+//     requeue it;
 //   - a startup event names it (Found.Event): it booted again;
 //   - the coordinators answered it final (provisioned within reprovision_after, deferred, ...)
 //     or rejected it, or the call failed, or an older coordinator did not say (ListsFinal);
 //   - Resend has passed since it was answered: another edge of the region may have finished it,
-//     or an operator removed it from the ledger.
+//     or an operator removed it from the ledger;
+//   - until Resend has passed since a report of it was given up (Unsure), at every sighting.
 //
 // Every method takes the caller's now, so the simulator drives it on its own clock.
 type Queued struct {
@@ -35,10 +37,20 @@ type Queued struct {
 	purge int    // the size at which Filter next drops expired entries
 }
 
-// queuedEntry is one node's registration: in flight under call (non-zero), or answered queued at.
+// queuedEntry is one node's registration: in flight under call (non-zero), or answered queued at;
+// or, with unsure set, a node sent at every sighting until then (Unsure).
 type queuedEntry struct {
-	at   time.Time
-	call uint64
+	at     time.Time
+	call   uint64
+	unsure time.Time
+}
+
+// unsureAt is e's unsure time while it lasts at now, else zero.
+func (e queuedEntry) unsureAt(now time.Time) time.Time {
+	if now.Before(e.unsure) {
+		return e.unsure
+	}
+	return time.Time{}
 }
 
 // NewQueued remembers answers for resend (DefaultResend when resend <= 0).
@@ -58,7 +70,7 @@ func (q *Queued) Filter(now time.Time, found []Found) (send []Found, answered fu
 	call := q.calls
 	if len(q.nodes) >= q.purge {
 		for id, e := range q.nodes {
-			if e.call == 0 && now.Sub(e.at) >= q.resend {
+			if e.call == 0 && e.unsureAt(now).IsZero() && now.Sub(e.at) >= q.resend {
 				delete(q.nodes, id)
 			}
 		}
@@ -66,10 +78,12 @@ func (q *Queued) Filter(now time.Time, found []Found) (send []Found, answered fu
 	}
 	var ids []string
 	for _, f := range found {
-		if e, ok := q.nodes[f.Identity]; ok && e.call == 0 && !f.Event && now.Sub(e.at) < q.resend {
+		e, ok := q.nodes[f.Identity]
+		unsure := e.unsureAt(now)
+		if ok && e.call == 0 && unsure.IsZero() && !f.Event && now.Sub(e.at) < q.resend {
 			continue
 		}
-		q.nodes[f.Identity] = queuedEntry{call: call}
+		q.nodes[f.Identity] = queuedEntry{call: call, unsure: unsure}
 		send = append(send, f)
 		ids = append(ids, f.Identity)
 	}
@@ -91,8 +105,13 @@ func (q *Queued) answered(call uint64, sent time.Time, ids []string, resp *api.R
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, id := range ids {
-		if e, ok := q.nodes[id]; !ok || e.call != call {
+		e, ok := q.nodes[id]
+		if !ok || e.call != call {
 			continue // forgotten meanwhile, or sent again by a later call
+		}
+		if !e.unsure.IsZero() {
+			q.nodes[id] = queuedEntry{unsure: e.unsure}
+			continue
 		}
 		if resp == nil || !resp.ListsFinal || again[id] {
 			delete(q.nodes, id)
@@ -102,12 +121,26 @@ func (q *Queued) answered(call uint64, sent time.Time, ids []string, resp *api.R
 	}
 }
 
-// Forget sends ids again at their next sighting: the edge reports a result for them.
+// Forget sends ids again at their next sighting: the edge's report of a result for them was
+// answered. Nodes Unsure stay so.
 func (q *Queued) Forget(ids ...string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, id := range ids {
-		delete(q.nodes, id)
+		if e, ok := q.nodes[id]; ok && e.unsure.IsZero() {
+			delete(q.nodes, id)
+		}
+	}
+}
+
+// Unsure sends ids at every sighting until Resend after now: a report of them was given up, and
+// may still be applied (a message held by the network), which would change what an answer of
+// waiting or leased meant without the edge hearing of it.
+func (q *Queued) Unsure(now time.Time, ids ...string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, id := range ids {
+		q.nodes[id] = queuedEntry{call: q.nodes[id].call, unsure: now.Add(q.resend)}
 	}
 }
 

@@ -107,3 +107,28 @@ func TestQueued_DropsExpiredAnswersAsItGrows(t *testing.T) {
 		t.Fatalf("after Resend remembers %d, want only the new node", q.Len())
 	}
 }
+
+// A node whose report was given up is sent at every sighting until Resend has passed: the report
+// may still be applied (a late message), after an answer of waiting the edge would otherwise
+// believe for Resend (the simulator's stuck check, seed 427). A result reported since does not
+// end that: the given-up report may still land after it.
+func TestQueued_ANodeWhoseReportWasGivenUpIsSentAtEverySightingUntilResend(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	q := lease.NewQueued(10 * time.Minute)
+	queued := &api.RegisterResponse{ListsFinal: true}
+	filter(q, t0, sighted("a", "b"), queued)
+	q.Unsure(t0.Add(time.Second), "a")
+	for i, at := range []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute} {
+		if i == 1 {
+			q.Forget("a")
+		}
+		if got := filter(q, t0.Add(at), sighted("a", "b"), queued); !slices.Equal(got, []string{"a"}) {
+			t.Fatalf("sweep at +%s sent %v, want a (its report was given up) and not b", at, got)
+		}
+	}
+	// Resend after it was given up, a is remembered like any other.
+	filter(q, t0.Add(11*time.Minute), sighted("a"), queued)
+	if got := filter(q, t0.Add(12*time.Minute), sighted("a"), queued); len(got) != 0 {
+		t.Fatalf("sweep after Resend sent %v, want a left out again", got)
+	}
+}

@@ -35,7 +35,16 @@ const (
 	InvPause = "pause"
 	// InvBanned: no node is granted while the operator's ban of it stands.
 	InvBanned = "banned"
+	// InvStuck (liveness): at the end of the quiet time, no node that has been in provisioning
+	// mode for stuckAfter of it is recorded as finished (provisioned, shutdown, gone): a sweep
+	// must have registered it again, so it is offered again.
+	InvStuck = "stuck"
 )
+
+// stuckAfter is how long of the quiet time a node in provisioning mode may stay recorded as
+// finished: a sweep (every 30 s at most) registers it, reprovision_after (30 s at most) and the
+// fence of a live lease (a TTL of 60 s at most, plus grace) let its registration requeue it.
+const stuckAfter = 2*time.Minute + 30*time.Second
 
 // Violation is an invariant a run broke.
 type Violation struct {
@@ -70,6 +79,11 @@ type checker struct {
 	// forgotten the log index of each node's last forget.
 	banned    map[string]uint64
 	forgotten map[string]uint64
+	// operated holds the nodes the operator acted on: a forgotten node is left out of the
+	// edges' sweeps for lease.DefaultResend, a banned or moved one may never be offered again.
+	operated map[string]bool
+	// quietAt is when the faults ended (real time).
+	quietAt int64
 }
 
 // interval is the time in which an edge may act on a node under one lease: from the grant's
@@ -104,7 +118,7 @@ type pauseChange struct {
 }
 
 func newChecker(s *Sim) *checker {
-	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}, banned: map[string]uint64{}, forgotten: map[string]uint64{}}
+	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}, banned: map[string]uint64{}, forgotten: map[string]uint64{}, operated: map[string]bool{}}
 }
 
 func (c *checker) fail(inv string, subjects []string, format string, args ...any) {
@@ -491,8 +505,34 @@ func (c *checker) final() {
 			}
 		}
 	}
+	c.stuck()
 	c.due()
 	if c.violation == nil && c.soft != nil {
 		c.violation = c.soft
+	}
+}
+
+// stuck checks InvStuck on the first live member's ledger (the digests agree by now).
+func (c *checker) stuck() {
+	s := c.s
+	for _, m := range s.members {
+		if !m.alive {
+			continue
+		}
+		for _, n := range s.nodes {
+			if !n.provisioning || c.operated[n.id] || s.now-max(n.since, c.quietAt) < int64(stuckAfter) {
+				continue
+			}
+			nd, err := m.ledger.Node(n.id)
+			if err != nil {
+				c.fail(InvStuck, []string{n.id}, "node %s has been in provisioning mode since %s and %s does not know it: %v", n.id, fmtTime(n.since), m.name, err)
+				continue
+			}
+			switch nd.State {
+			case api.StateProvisioned, api.StateShutdown, api.StateGone:
+				c.fail(InvStuck, []string{n.id}, "node %s has been in provisioning mode since %s, yet %s records it %s (never registered again)", n.id, fmtTime(n.since), m.name, nd.State)
+			}
+		}
+		return
 	}
 }

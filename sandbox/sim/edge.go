@@ -271,9 +271,6 @@ func (e *edge) renew(hl *heldLease) {
 func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
 	s := e.s
 	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: e.name, Region: l.Region, Results: results, RequestID: e.rid("r")}
-	for _, r := range results {
-		e.queued.Forget(r.Identity)
-	}
 	deadline := s.now + int64(reportFor)
 	s.tracef(append(leaseTags(l), ids(results)...), e.who(), "reports %s under %s (request %s)", fmtResults(results), leaseName(l.ID, l.Token), req.RequestID)
 	e.c.start(kindReport, req, 10*time.Second, deadline, 0, func(resp any, seen uint64, err error) {
@@ -289,6 +286,12 @@ func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
 			e.settle(l, results)
 		default:
 			s.tracef(append(leaseTags(l), ids(results)...), e.who(), "report %s not delivered: %v", req.RequestID, err)
+		}
+		// As lease.Coordinator.Report: forgotten once answered, unsure once given up.
+		if err == nil || lease.Stale(err) {
+			e.queued.Forget(ids(results)...)
+		} else {
+			e.queued.Unsure(e.clock.monoTime(), ids(results)...)
 		}
 		done()
 	})

@@ -13,8 +13,10 @@ import (
 type node struct {
 	id     string
 	region string
-	// provisioning is true while the node is in provisioning mode, so sweeps find it.
+	// provisioning is true while the node is in provisioning mode, so sweeps find it; since is
+	// when it last came into it (real time, 0 for the nodes that start in it).
 	provisioning bool
+	since        int64
 	// lockEdge holds go-choria's provisioning lock until lockUntil (real time); a restart of
 	// the node's server drops it.
 	lockEdge  string
@@ -169,7 +171,7 @@ func (s *Sim) leave(n *node) {
 		}
 		s.after(d, func() {
 			if !n.provisioning {
-				n.provisioning = true
+				n.provisioning, n.since = true, s.now
 				s.tracef([]string{n.id}, n.id, "back in provisioning mode")
 			}
 		})

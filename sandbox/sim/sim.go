@@ -153,6 +153,7 @@ func (s *Sim) loop(until int64) {
 // new fault starts; the protocol then runs on for the settle time.
 func (s *Sim) quiet() {
 	s.tracef(nil, "sim", "quiet: faults end, the run settles for %s", settle)
+	s.check.quietAt = s.now
 	s.net.healAll()
 	for _, e := range s.edges {
 		e.wake()
