@@ -173,8 +173,9 @@ func tenRegions(s Sizes) [2]Table {
 		Rows: row("regions"),
 	}, {
 		Title: "Ten regions: latency and a leader's SIGKILL",
-		Note: "The same run: grant and report latency as the ten edges saw them (grant less the leader's hold), then the " +
-			"whole fleet again with the leader SIGKILLed when half of it was provisioned.",
+		Note: "The same run: grant and report latency as the ten edges saw them (grant less the leader's hold), the log " +
+			"entries the leader proposed, how long a provisioning host flow took in each run and an intent in the cluster " +
+			"edges' journal, then the whole fleet again with the leader SIGKILLed when half of it was provisioned.",
 		Labels: []string{"fleet"},
 		Columns: []Column{
 			{Header: "grant p50 ms", Unit: "grant-p50-ms", Digits: 1},
@@ -183,6 +184,10 @@ func tenRegions(s Sizes) [2]Table {
 			{Header: "report p99 ms", Unit: "report-p99-ms", Digits: 1},
 			{Header: "nodes per grant", Unit: "nodes/grant", Digits: 1},
 			{Header: "nodes per report", Unit: "nodes/report", Digits: 1},
+			{Header: "log entries per 1,000 nodes", Unit: "entries/1000-nodes", Digits: 1},
+			{Header: "standalone flow p50 ms", Unit: "standalone-flow-p50-ms", Digits: 1},
+			{Header: "cluster flow p50 ms", Unit: "cluster-flow-p50-ms", Digits: 1},
+			{Header: "edge journal mean ms", Unit: "cluster-journal-mean-ms", Digits: 1},
 			{Header: "nodes/min with the kill", Unit: "killed-nodes/min"},
 			{Header: "SIGKILL to next grant s", Unit: "kill-stall-s", Digits: 2},
 			{Header: "read gone", Unit: "gone"},
