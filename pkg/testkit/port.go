@@ -3,6 +3,7 @@
 package testkit
 
 import (
+	"io"
 	"net"
 	"testing"
 )
@@ -17,4 +18,25 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Echo listens on 127.0.0.1 until the test ends and answers every connection with what it sends,
+// for tests of what lies between a client and a server (the proxies, the chaos runner's links).
+func Echo(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("echo server: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); c.Close() }()
+		}
+	}()
+	return ln.Addr().String()
 }

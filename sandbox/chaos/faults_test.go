@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/pkg/testkit/proxy"
 	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
@@ -43,7 +44,7 @@ func newLinkHarness(t *testing.T) *linkHarness {
 	origin := func(remote *net.TCPAddr) string { return byIP[remote.IP.String()] }
 	h.c = &Cluster{pids: map[string]int{}, sites: map[string]int{}}
 	newProxy := func(name string, origin func(*net.TCPAddr) string) *proxy.Proxy {
-		p, err := proxy.New(proxy.Options{Name: name, Target: echo(t), Origin: origin})
+		p, err := proxy.New(proxy.Options{Name: name, Target: testkit.Echo(t), Origin: origin})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,26 +83,6 @@ func (h *linkHarness) passes(t *testing.T, name string, p *proxy.Proxy) bool {
 	}
 	got, err := bufio.NewReader(c).ReadString('\n')
 	return err == nil && got == "ping\n"
-}
-
-// echo answers every connection with what it sends.
-func echo(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(c, c); c.Close() }()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 // TestFaults_AHealLiftsOnlyItsOwnFault: seed 1796221187 --profile 3dc round 11 on the proxies. A

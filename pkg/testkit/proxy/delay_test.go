@@ -8,6 +8,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 // A link with a one-way latency holds each direction for it: a round trip through the proxy
@@ -84,7 +86,7 @@ func TestProxy_APartitionDropsWhatTheLinkHolds(t *testing.T) {
 // dialed is a connection through a proxy with o in front of an echo server.
 func dialed(t *testing.T, o Options) (*Proxy, net.Conn) {
 	t.Helper()
-	o.Name, o.Target = "wan", echoServer(t)
+	o.Name, o.Target = "wan", testkit.Echo(t)
 	p, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +103,7 @@ func dialed(t *testing.T, o Options) (*Proxy, net.Conn) {
 // A dialer holds the link to each address for the latency it names for that address: the near
 // one answers, the far one (an hour away) holds the bytes.
 func TestDialer_LatencyIsPerAddress(t *testing.T) {
-	far, near := echoServer(t), echoServer(t)
+	far, near := testkit.Echo(t), testkit.Echo(t)
 	d := &Dialer{Name: "edge", Latency: func(addr string) Latency {
 		if addr == far {
 			return Latency{Base: time.Hour}

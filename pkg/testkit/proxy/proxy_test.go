@@ -10,27 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// echoServer answers every line with the same line.
-func echoServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(c, c); c.Close() }()
-		}
-	}()
-	return ln.Addr().String()
-}
+	"github.com/seed96588659/muster/pkg/testkit"
+)
 
 func roundTrip(c net.Conn, msg string) (string, error) {
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
@@ -174,7 +156,7 @@ func TestProxy_SetTargetEndsTheOldTargetsConnections(t *testing.T) {
 		}
 		c2.Close()
 	}
-	p.SetTarget(echoServer(t))
+	p.SetTarget(testkit.Echo(t))
 	c3, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +172,7 @@ func TestProxy_SetTargetEndsTheOldTargetsConnections(t *testing.T) {
 func TestDialer_PartitionCutsEveryAddressThenHeals(t *testing.T) {
 	d := &Dialer{Name: "client"}
 	defer d.Close()
-	a, b := echoServer(t), echoServer(t)
+	a, b := testkit.Echo(t), testkit.Echo(t)
 	dial := func(addr string) net.Conn {
 		t.Helper()
 		c, err := d.DialContext(context.Background(), "tcp", addr)
