@@ -233,7 +233,7 @@ func provisionRun(b *testing.B, n int, m mode) result {
 		res.gone += e.App.Edge.Stats().Outcomes[hostflow.Gone]
 		res.flows = append(res.flows, e.FlowTimes()...)
 	}
-	if res.journal, _, err = journalMean(edges); err != nil {
+	if res.journal, err = journalMean(edges); err != nil {
 		b.Fatal(err)
 	}
 	after := membersCPU(b, c)

@@ -53,14 +53,14 @@ func entryCounts(ctx context.Context, c *chaos.Cluster) (map[string]uint64, erro
 }
 
 // journalMean is the mean time the edges took to make an intent durable
-// (muster_edge_journal_seconds), and how many they wrote; 0 without journals (standalone).
-func journalMean(edges []*labkit.Edge) (time.Duration, uint64, error) {
+// (muster_edge_journal_seconds); 0 without journals (standalone).
+func journalMean(edges []*labkit.Edge) (time.Duration, error) {
 	var sum float64
 	var n uint64
 	for _, e := range edges {
 		fams, err := e.App.Metrics.Gatherer().Gather()
 		if err != nil {
-			return 0, 0, fmt.Errorf("edge %s metrics: %w", e.Name, err)
+			return 0, fmt.Errorf("edge %s metrics: %w", e.Name, err)
 		}
 		for _, f := range fams {
 			if f.GetName() != "muster_edge_journal_seconds" {
@@ -73,7 +73,7 @@ func journalMean(edges []*labkit.Edge) (time.Duration, uint64, error) {
 		}
 	}
 	if n == 0 {
-		return 0, 0, nil
+		return 0, nil
 	}
-	return time.Duration(sum / float64(n) * float64(time.Second)), n, nil
+	return time.Duration(sum / float64(n) * float64(time.Second)), nil
 }
