@@ -377,3 +377,40 @@ func TestCluster_LostLedgerFileIsRebuiltFromSnapshotAndLog(t *testing.T) {
 		t.Fatalf("entry after the snapshot missing: %v", err)
 	}
 }
+
+// Every answer that carries the pause flag says the log index it holds at, rising with the log:
+// an edge orders the answers of its concurrent calls by it.
+func TestCluster_AnswersSayTheIndexTheirPauseFlagHoldsAt(t *testing.T) {
+	c := testcluster.New(t, 1)
+	leader := c.StartAll()
+	ctx := context.Background()
+	c.Register("eu", "a")
+	got, err := leader.Svc.Acquire(ctx, api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 1})
+	if err != nil || got.Lease == nil {
+		t.Fatalf("acquire = %+v, %v", got, err)
+	}
+	if got.Paused || got.PauseAsOf != got.Lease.Token {
+		t.Fatalf("grant's pause flag %t as of %d, want not paused as of its own index %d", got.Paused, got.PauseAsOf, got.Lease.Token)
+	}
+	if _, err := leader.Svc.Pause(ctx, api.PauseRequest{Reason: "maintenance"}); err != nil {
+		t.Fatal(err)
+	}
+	hb, err := leader.Svc.Heartbeat(ctx, api.HeartbeatRequest{Edge: "e", Region: "eu"})
+	if err != nil || !hb.Paused || hb.PauseAsOf <= got.PauseAsOf {
+		t.Fatalf("heartbeat after the pause = %+v, %v; want paused as of an index past %d", hb, err, got.PauseAsOf)
+	}
+	rn, err := leader.Svc.Renew(ctx, api.RenewRequest{LeaseID: got.Lease.ID, Token: got.Lease.Token, Edge: "e", Region: "eu"})
+	if err != nil || !rn.Paused || rn.PauseAsOf <= hb.PauseAsOf {
+		t.Fatalf("renewal after the heartbeat = paused %t as of %d, %v; want paused as of an index past %d (the renewal's own)", rn.Paused, rn.PauseAsOf, err, hb.PauseAsOf)
+	}
+	c.Register("eu", "b")
+	if r, err := leader.Svc.Acquire(ctx, api.AcquireRequest{Edge: "e", Region: "eu", MaxNodes: 1}); err != nil || !r.Paused || r.PauseAsOf <= rn.PauseAsOf {
+		t.Fatalf("acquire while paused = %+v, %v; want paused as of an index past %d", r, err, rn.PauseAsOf)
+	}
+	if _, err := leader.Svc.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hb2, err := leader.Svc.Heartbeat(ctx, api.HeartbeatRequest{Edge: "e", Region: "eu"}); err != nil || hb2.Paused || hb2.PauseAsOf <= hb.PauseAsOf {
+		t.Fatalf("heartbeat after the resume = %+v, %v; want not paused as of an index past %d", hb2, err, hb.PauseAsOf)
+	}
+}

@@ -93,7 +93,7 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 			return resp, err
 		}
 	}
-	resp.Lease, resp.Paused, resp.Held = APILease(a.Lease), a.Paused, api.Duration(a.Held)
+	resp.Lease, resp.Paused, resp.PauseAsOf, resp.Held = APILease(a.Lease), a.Paused, a.PauseAsOf, api.Duration(a.Held)
 	resp.Queue = s.regionQueue(req.Region)
 	return resp, nil
 }
@@ -125,7 +125,7 @@ func (s *Service) Renew(ctx context.Context, req api.RenewRequest) (api.RenewRes
 	if err != nil {
 		return resp, fmt.Errorf("renew lease %s: read pause flag: %w", req.LeaseID, err)
 	}
-	resp.Paused = p.Paused
+	resp.Paused, resp.PauseAsOf = p.Paused, p.AsOf
 	return resp, nil
 }
 
@@ -187,7 +187,7 @@ func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.
 	if err != nil {
 		return resp, fmt.Errorf("heartbeat of %s: read pause flag: %w", req.Edge, err)
 	}
-	resp.Paused = p.Paused
+	resp.Paused, resp.PauseAsOf = p.Paused, p.AsOf
 	resp.Queue = s.regionQueue(req.Region)
 	s.edgesMu.Lock()
 	s.edges[req.Edge] = EdgeSeen{Region: req.Region, At: resp.Time, Leases: append([]string(nil), req.Leases...)}

@@ -85,7 +85,7 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 			e.acquireFailed(ctx, err)
 			continue
 		}
-		e.setClusterPaused(g.Paused)
+		e.setClusterPaused(g.Paused, g.PauseAsOf)
 		if granted == 0 {
 			continue
 		}
@@ -212,7 +212,7 @@ func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 			case g.Lease != nil:
 				e.m.renewals.WithLabelValues("ok").Inc()
 				held.Renewed(*g.Lease, sent)
-				e.setClusterPaused(g.Paused)
+				e.setClusterPaused(g.Paused, g.PauseAsOf)
 			}
 		}
 	}()

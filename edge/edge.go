@@ -52,7 +52,9 @@ type Edge struct {
 	stopping      atomic.Bool   // Run's context ended: hosts in flight stop at their next boundary
 	paused        atomic.Bool   // the operator's pause through this edge's own endpoint
 	journalBroken atomic.Bool   // a journal write failed: nothing more may be sent that needs it
-	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its latest answer
+	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its newest answer
+	pauseMu       sync.Mutex    // orders answers' pause flags by pauseAsOf
+	pauseAsOf     uint64        // the log index clusterPaused holds at
 	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
 	resweep       atomic.Bool   // a sweep is scheduled to look again for sightings not registered
 	stalls        *stallWatch   // when the process was last stopped: sightings across it are dropped
@@ -164,9 +166,22 @@ func (e *Edge) Pause() {
 	e.showPaused()
 }
 
-// setClusterPaused records the coordinator's pause flag from its latest answer.
-func (e *Edge) setClusterPaused(p bool) {
-	if e.clusterPaused.Swap(p) == p {
+// setClusterPaused records the coordinator's pause flag from an answer, read at log index asOf.
+// Answers to concurrent calls (renewals of several leases, an acquire, a heartbeat) arrive in
+// any order, so the flag of an answer read before one already taken is dropped: else a renewal
+// answered before the operator's pause, arriving after a heartbeat that carried it, would resume
+// the edge in the middle of the pause. asOf 0 (a coordinator older than the field) is taken as
+// it comes, as before.
+func (e *Edge) setClusterPaused(p bool, asOf uint64) {
+	e.pauseMu.Lock()
+	if asOf != 0 && asOf < e.pauseAsOf {
+		e.pauseMu.Unlock()
+		return
+	}
+	e.pauseAsOf = max(e.pauseAsOf, asOf)
+	changed := e.clusterPaused.Swap(p) != p
+	e.pauseMu.Unlock()
+	if !changed {
 		return
 	}
 	if p {

@@ -32,12 +32,12 @@ func (s *pausingSource) Acquire(ctx context.Context, max int, wait time.Duration
 	return g, err
 }
 
-func (s *pausingSource) WatchPause(ctx context.Context, changed func(paused bool)) {
+func (s *pausingSource) WatchPause(ctx context.Context, changed func(paused bool, asOf uint64)) {
 	for {
 		select {
 		case p := <-s.flags:
 			s.cur.Store(p)
-			changed(p)
+			changed(p, 0)
 			s.acked <- struct{}{}
 		case <-ctx.Done():
 			return

@@ -22,6 +22,7 @@ func applyPause(t *txn, c *Pause) (any, error) {
 		return nil, storageError{err}
 	}
 	t.pauseChanged = true
+	p.AsOf = t.index
 	return &p, nil
 }
 

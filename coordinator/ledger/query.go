@@ -198,12 +198,13 @@ func (l *Ledger) LastStamp() (time.Time, error) {
 	return at, err
 }
 
-// Pause returns the replicated operator pause flag.
+// Pause returns the replicated operator pause flag as of the applied index.
 func (l *Ledger) Pause() (PauseState, error) {
 	var p PauseState
 	err := l.view(func(tx *bolt.Tx) error {
 		var err error
 		p, err = readPause(tx.Bucket(bucketMeta))
+		p.AsOf = getUint(tx.Bucket(bucketMeta).Get(keyAppliedIndex))
 		return err
 	})
 	return p, err

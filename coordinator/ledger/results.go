@@ -92,4 +92,7 @@ type PauseState struct {
 	At     time.Time `json:"at,omitzero"`
 	By     string    `json:"by,omitempty"`
 	Reason string    `json:"reason,omitempty"`
+	// AsOf is the log index the flag holds at: the applied index it was read at, or the pause
+	// command's own. Not stored: edges order answers of concurrent calls by it.
+	AsOf uint64 `json:"-"`
 }

@@ -39,6 +39,8 @@ type Acquired struct {
 	Lease *ledger.Lease
 	// Paused is true when nothing was granted because the operator paused provisioning.
 	Paused bool
+	// PauseAsOf is the log index Paused holds at (ledger.PauseState.AsOf).
+	PauseAsOf uint64
 	// Held is the monotonic time from the start of Acquire to the stamp of the grant: an edge
 	// counts its lease from its send + Held, so a long poll never delivers a lease already
 	// expired in the edge's view, and the edge's count still starts before the leader's.
@@ -72,7 +74,7 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 			return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
 		}
 		if p.Paused && !replay {
-			return Acquired{Paused: true}, nil
+			return Acquired{Paused: true, PauseAsOf: p.AsOf}, nil
 		}
 		now, err := m.Stamp()
 		if err != nil {
@@ -93,13 +95,20 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 			})
 			switch {
 			case errors.Is(err, ledger.ErrPaused):
-				return Acquired{Paused: true}, nil
+				// Paused as of the refused grant's index, which the answer cannot name: the flag
+				// is read again, at that index or later.
+				after, err := m.ledger.Pause()
+				if err != nil {
+					return Acquired{}, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
+				}
+				return Acquired{Paused: after.Paused, PauseAsOf: after.AsOf}, nil
 			case err != nil:
 				return Acquired{}, fmt.Errorf("grant to %s in %s: %w", edge, region, err)
 			}
 			if g := res.(*ledger.GrantResult); g.Lease != nil {
 				m.countGrant(g)
-				got := Acquired{Lease: g.Lease, Held: stamped - received}
+				// A fresh grant was made not paused, at its own index (its token).
+				got := Acquired{Lease: g.Lease, Held: stamped - received, PauseAsOf: g.Lease.Token}
 				if g.Replayed {
 					// Answered even while paused, so it says whether the cluster is paused as of
 					// its commit: the edge takes the answer's flag as the cluster's, and its hosts
@@ -108,7 +117,7 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 					if err != nil {
 						return Acquired{}, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
 					}
-					got.Paused = after.Paused
+					got.Paused, got.PauseAsOf = after.Paused, after.AsOf
 				}
 				return got, nil
 			}
@@ -120,7 +129,7 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 		case <-recheck.C:
 		case <-timer.C:
 			recheck.Stop()
-			return Acquired{}, nil
+			return Acquired{PauseAsOf: p.AsOf}, nil
 		case <-ctx.Done():
 			recheck.Stop()
 			return Acquired{}, ctx.Err()

@@ -57,7 +57,7 @@ var (
 // replicated flag.
 type PauseWatcher interface {
 	// WatchPause calls changed with the source's pause flag after every answer until ctx ends.
-	WatchPause(ctx context.Context, changed func(paused bool))
+	WatchPause(ctx context.Context, changed func(paused bool, asOf uint64))
 }
 
 // DefaultCoordinatorOptions returns the options every coordinator source starts from; Client,
@@ -155,13 +155,13 @@ func (c *Coordinator) Acquire(ctx context.Context, max int, wait time.Duration) 
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire in %s: %w", c.o.Region, err)
 	}
-	g := Grant{Lease: resp.Lease, Paused: resp.Paused, Held: resp.Held.Std()}
+	g := Grant{Lease: resp.Lease, Paused: resp.Paused, PauseAsOf: resp.PauseAsOf, Held: resp.Held.Std()}
 	if g.Lease != nil {
 		if err := c.check(*g.Lease, max); err != nil {
 			// Never act on it, nor give any of it back: a report under it would be acting on
 			// a lease the edge cannot trust. It expires on the coordinator after its TTL and
 			// grace, and its nodes are offered again.
-			return Grant{Paused: resp.Paused}, err
+			return Grant{Paused: resp.Paused, PauseAsOf: resp.PauseAsOf}, err
 		}
 	}
 	c.queue(resp.Queue)
@@ -228,7 +228,7 @@ func (c *Coordinator) Renew(ctx context.Context, l api.Lease) (Grant, error) {
 		}
 		return Grant{}, fmt.Errorf("renew lease %s: %w", l.ID, err)
 	}
-	return Grant{Lease: &resp.Lease, Paused: resp.Paused}, nil
+	return Grant{Lease: &resp.Lease, Paused: resp.Paused, PauseAsOf: resp.PauseAsOf}, nil
 }
 
 // ErrLeaseGone is a renewal the coordinator refused for good.
@@ -323,7 +323,7 @@ func retryableStatus(status int) bool {
 // the edge may go on. Each member is given a third of the heartbeat's time to answer, so a
 // leader lost without a reset is left within the heartbeat: while paused the edge makes no
 // other call, and would otherwise never learn from the next leader that the operator resumed.
-func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool)) {
+func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool, asOf uint64)) {
 	t := time.NewTicker(c.o.Heartbeat)
 	defer t.Stop()
 	failing := false
@@ -339,7 +339,7 @@ func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool))
 				failing = false
 			}
 			c.queue(resp.Queue)
-			changed(resp.Paused)
+			changed(resp.Paused, resp.PauseAsOf)
 		case ctx.Err() != nil:
 			return
 		case !failing:

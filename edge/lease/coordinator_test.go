@@ -112,7 +112,7 @@ func watchPause(t *testing.T, src *lease.Coordinator) <-chan bool {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		src.WatchPause(ctx, func(paused bool) {
+		src.WatchPause(ctx, func(paused bool, _ uint64) {
 			select {
 			case flags <- paused:
 			default:
@@ -191,5 +191,39 @@ func TestCoordinator_HeartbeatHandsTheAnswersQueueToChanged(t *testing.T) {
 	waitBeat()
 	if after := rec.all(); len(after) != before || after[len(after)-1] != (lease.Counts{Waiting: 2, Leased: 1}) {
 		t.Fatalf("answers without a queue called Changed: %+v (had %d calls)", after, before)
+	}
+}
+
+// Each answer's pause index reaches the edge with its flag, from acquires and heartbeats: the
+// edge orders the flags of concurrent answers by it.
+func TestCoordinator_AnswersHandOnTheIndexTheirPauseFlagHoldsAt(t *testing.T) {
+	f, src, _ := newFakeSource(t)
+	f.acquire.Store(`{"paused":true,"pause_as_of":7}`)
+	if g, err := src.Acquire(context.Background(), 10, 0); err != nil || !g.Paused || g.PauseAsOf != 7 {
+		t.Fatalf("acquire = %+v, %v; want paused as of 7", g, err)
+	}
+	f.heartbeat.Store(`{"paused":false,"pause_as_of":9,"time":"2026-01-02T03:04:05Z"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	asOf := make(chan uint64, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src.WatchPause(ctx, func(paused bool, index uint64) {
+			if !paused {
+				select {
+				case asOf <- index:
+				default:
+				}
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case got := <-asOf:
+		if got != 9 {
+			t.Fatalf("heartbeat's pause index %d, want 9", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no heartbeat answered")
 	}
 }

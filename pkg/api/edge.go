@@ -92,7 +92,11 @@ type AcquireRequest struct {
 type AcquireResponse struct {
 	Lease  *Lease `json:"lease,omitempty"`
 	Paused bool   `json:"paused"`
-	Leader string `json:"leader,omitempty"`
+	// PauseAsOf is the log index Paused holds at: the ledger's applied index when the flag was
+	// read. Answers to concurrent calls arrive in any order, so an edge takes the flag of the
+	// highest index it has seen; 0 from a coordinator older than the field.
+	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
+	Leader    string `json:"leader,omitempty"`
 	// Held is how long the leader held the request before it granted the lease (its monotonic
 	// clock): the edge counts the lease from its send + Held, see ValidUntil.
 	Held Duration `json:"held,omitempty"`
@@ -131,6 +135,8 @@ type RenewRequest struct {
 type RenewResponse struct {
 	Lease  Lease `json:"lease"`
 	Paused bool  `json:"paused"`
+	// PauseAsOf is the log index Paused holds at (see AcquireResponse).
+	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
 }
 
 // ValidUntil is when an edge that sent the renewal at sent must stop acting on the lease: sent +
@@ -184,6 +190,8 @@ type HeartbeatResponse struct {
 	Paused bool      `json:"paused"`
 	Leader string    `json:"leader,omitempty"`
 	Time   time.Time `json:"time"`
+	// PauseAsOf is the log index Paused holds at (see AcquireResponse).
+	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
 	// Queue is the edge's region's queue; nil from a coordinator older than the field.
 	Queue *RegionQueue `json:"queue,omitempty"`
 }

@@ -28,8 +28,9 @@ type edge struct {
 	hb     time.Duration
 	sweep  time.Duration
 
-	paused    bool // the cluster's pause flag, as the last answer carrying it said
-	busy      int  // hosts running
+	paused    bool   // the cluster's pause flag, as the newest answer carrying it said
+	pauseAsOf uint64 // the log index paused holds at
+	busy      int    // hosts running
 	acquiring bool
 	planned   bool // an acquire is scheduled
 	seq       int
@@ -75,7 +76,7 @@ func (e *edge) rid(what string) string {
 func (e *edge) start() {
 	e.alive = true
 	e.c.reset()
-	e.paused, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, 0, false, false, nil, 0
+	e.paused, e.pauseAsOf, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, 0, 0, false, false, nil, 0
 	e.queued = lease.NewQueued(lease.DefaultResend)
 	e.after(e.s.between(0, time.Second), e.heartbeat)
 	e.after(e.s.between(0, 3*time.Second), e.sweepOnce)
@@ -112,9 +113,15 @@ func (e *edge) receive(m *message) {
 	e.run(m.toInc, func() { e.c.answer(m) })
 }
 
-// setPaused is dispatch's setClusterPaused, from any answer that carries the flag.
-func (e *edge) setPaused(p bool, seen uint64) {
+// setPaused is dispatch's setClusterPaused, from any answer that carries the flag: a flag read
+// before the one the edge holds is dropped.
+func (e *edge) setPaused(p bool, asOf, seen uint64) {
 	e.lastAnswer = max(e.lastAnswer, seen)
+	if asOf != 0 && asOf < e.pauseAsOf {
+		e.s.tracef([]string{e.name}, e.who(), "drops paused=%t as of %d: holds paused=%t as of %d", p, asOf, e.paused, e.pauseAsOf)
+		return
+	}
+	e.pauseAsOf = max(e.pauseAsOf, asOf)
 	if p == e.paused {
 		return
 	}
@@ -141,7 +148,8 @@ func (e *edge) heartbeat() {
 	limit := max(4*e.hb, 2*time.Second)
 	e.c.start(kindHeartbeat, api.HeartbeatRequest{Edge: e.name, Region: e.region}, limit/3, e.s.now+int64(limit), 0, func(resp any, seen uint64, err error) {
 		if err == nil {
-			e.setPaused(resp.(api.HeartbeatResponse).Paused, seen)
+			r := resp.(api.HeartbeatResponse)
+			e.setPaused(r.Paused, r.PauseAsOf, seen)
 		}
 		e.after(e.hb, e.heartbeat)
 	})
@@ -197,7 +205,7 @@ func (e *edge) acquire() {
 				r.Lease = nil
 			}
 		}
-		e.setPaused(r.Paused, seen)
+		e.setPaused(r.Paused, r.PauseAsOf, seen)
 		if r.Lease == nil {
 			// The real edge long-polls; a poll every two seconds stands in for it.
 			e.acquireIn(2 * time.Second)
@@ -259,7 +267,7 @@ func (e *edge) renew(hl *heldLease) {
 			s.stats.Renewals++
 			s.tracef(leaseTags(hl.l), e.who(), "renewed %s: nodes %v, counts it until %s", leaseName(hl.l.ID, hl.l.Token), r.Lease.Nodes, e.fmtDeadline(hl.h))
 			s.check.renewed(hl)
-			e.setPaused(r.Paused, seen)
+			e.setPaused(r.Paused, r.PauseAsOf, seen)
 			e.after(ttl/3, func() { e.renew(hl) })
 		}
 	})

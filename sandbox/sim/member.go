@@ -373,7 +373,7 @@ func (m *member) serve(msg *message) (any, error) {
 		if a.Lease == nil && !a.Paused && !m.confirm() {
 			return nil, errNotLeader
 		}
-		return api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, Held: api.Duration(a.Held)}, nil
+		return api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, Held: api.Duration(a.Held)}, nil
 	case api.RenewRequest:
 		ls, err := mgr.Renew(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
 		if err != nil {
@@ -383,7 +383,7 @@ func (m *member) serve(msg *message) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("renew lease %s: %w", req.LeaseID, err)
 		}
-		return api.RenewResponse{Lease: *coordinator.APILease(ls), Paused: p.Paused}, nil
+		return api.RenewResponse{Lease: *coordinator.APILease(ls), Paused: p.Paused, PauseAsOf: p.AsOf}, nil
 	case api.ReportRequest:
 		results, held, err := m.ledger.Recordable(coordinator.LedgerResults(req.Results))
 		if err != nil {
@@ -433,7 +433,7 @@ func (m *member) serve(msg *message) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return api.HeartbeatResponse{Paused: p.Paused}, nil
+		return api.HeartbeatResponse{Paused: p.Paused, PauseAsOf: p.AsOf}, nil
 	case operatorRequest:
 		return m.operate(req)
 	case pauseRequest:
