@@ -183,6 +183,7 @@ func New(cfg Config) (*Service, error) {
 		DroppedObservations: node.DroppedObservations,
 		Nodes:               s.ledger.Counts,
 		ClusterProtocol:     func() int { v, _ := s.ledger.ClusterProtocol(); return v },
+		LedgerCommits:       s.ledger.Commits,
 	})
 	if err != nil {
 		_ = s.closeStorage()

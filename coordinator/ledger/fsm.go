@@ -81,6 +81,7 @@ func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
 		panic(fmt.Sprintf("ledger %s: apply: %v", l.path, err))
 	}
 	l.applied.Store(last.Index)
+	l.commits.Add(1)
 	if l.opts.OnApply != nil {
 		l.opts.OnApply(Applied{Index: last.Index, Regions: t.changedRegions(), PauseChanged: t.pauseChanged, Stamp: t.stamp})
 	}

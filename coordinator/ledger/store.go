@@ -96,7 +96,13 @@ type Ledger struct {
 	db *bolt.DB
 	// applied caches the applied index; only the FSM goroutine writes it.
 	applied atomic.Uint64
+	// commits counts the transactions that applied log entries (one per batch).
+	commits atomic.Uint64
 }
+
+// Commits is how many transactions applied log entries since the ledger was opened: each costs a
+// bbolt commit and its fsyncs whatever number of entries it held.
+func (l *Ledger) Commits() uint64 { return l.commits.Load() }
 
 // Open opens or creates the ledger file at path.
 func Open(path string, opts Options) (*Ledger, error) {

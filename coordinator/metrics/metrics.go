@@ -25,6 +25,8 @@ type Sources struct {
 	Nodes func() (map[string]map[api.NodeState]int, error)
 	// ClusterProtocol is the cluster protocol this member's ledger has applied.
 	ClusterProtocol func() int
+	// LedgerCommits counts the ledger transactions that applied log entries.
+	LedgerCommits func() uint64
 }
 
 // Metrics are the counters and histograms the coordinator updates as it works.
@@ -96,6 +98,9 @@ func New(reg prometheus.Registerer, member string, src Sources) (*Metrics, error
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_cluster_protocol",
 			Help: "Cluster protocol this member's ledger has applied; below the newest until every member is upgraded."},
 			func() float64 { return float64(src.ClusterProtocol()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_coordinator_ledger_commits_total",
+			Help: "Ledger transactions that applied committed log entries, one per batch: applied entries over this is entries per commit."},
+			func() float64 { return float64(src.LedgerCommits()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "muster_coordinator_leadership_observations_dropped_total",
 			Help: "Leadership notifications coalesced because the leader loop had not read the previous one."},
 			func() float64 { return float64(src.DroppedObservations()) }),

@@ -16,7 +16,7 @@ func sources() metrics.Sources {
 	return metrics.Sources{
 		Leader: func() bool { return true }, Term: func() uint64 { return 4 }, AppliedIndex: func() uint64 { return 9 },
 		LeasesActive: func() int { return 1 }, DroppedObservations: func() uint64 { return 0 },
-		ClusterProtocol: func() int { return 2 },
+		ClusterProtocol: func() int { return 2 }, LedgerCommits: func() uint64 { return 5 },
 		Nodes: func() (map[string]map[api.NodeState]int, error) {
 			return map[string]map[api.NodeState]int{"eu": {api.StateWaiting: 3}}, nil
 		},
@@ -59,13 +59,14 @@ func TestNew_EverySeriesNamesTheMember(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"muster_coordinator_leader", "muster_coordinator_term", "muster_coordinator_ledger_nodes",
-		"muster_coordinator_results_applied_total", "muster_coordinator_apply_seconds", "muster_coordinator_lease_grants_total", "muster_coordinator_cluster_protocol", "muster_coordinator_operator_nodes_total"} {
+		"muster_coordinator_results_applied_total", "muster_coordinator_apply_seconds", "muster_coordinator_lease_grants_total", "muster_coordinator_cluster_protocol", "muster_coordinator_operator_nodes_total",
+		"muster_coordinator_ledger_commits_total"} {
 		if !names[want] {
 			t.Errorf("%s not exported (got %d families)", want, len(names))
 		}
 	}
-	if len(names) != 19 {
-		t.Errorf("%d families exported, want the 19 the package declares", len(names))
+	if len(names) != 20 {
+		t.Errorf("%d families exported, want the 20 the package declares", len(names))
 	}
 }
 
