@@ -12,6 +12,7 @@
 //
 // One file of JSON lines, appended; a torn last line (a kill mid-write) is ignored, any other
 // unreadable line refuses to open. Intents are grouped into one fsync while others wait for
-// theirs, so many workers pay about one fsync together. Closing needs no fsync: a lost close
+// theirs, and an intent lingers 10 ms for others to join it, so many workers pay about one fsync
+// together; the intent is written while the configure call is out, which takes longer. Closing needs no fsync: a lost close
 // only replays a report the ledger refuses as already recorded.
 package journal
