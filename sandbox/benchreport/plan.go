@@ -174,7 +174,7 @@ func tenRegions(s Sizes) [2]Table {
 	}, {
 		Title: "Ten regions: latency and a leader's SIGKILL",
 		Note: "The same run: grant and report latency as the ten edges saw them (grant less the leader's hold), the log " +
-			"entries the leader proposed, how long a provisioning host flow took in each run and an intent in the cluster " +
+			"entries the leader proposed and the ledger transactions that applied them, how long a provisioning host flow took in each run and an intent in the cluster " +
 			"edges' journal, then the whole fleet again with the leader SIGKILLed when half of it was provisioned.",
 		Labels: []string{"fleet"},
 		Columns: []Column{
@@ -185,6 +185,7 @@ func tenRegions(s Sizes) [2]Table {
 			{Header: "nodes per grant", Unit: "nodes/grant", Digits: 1},
 			{Header: "nodes per report", Unit: "nodes/report", Digits: 1},
 			{Header: "log entries per 1,000 nodes", Unit: "entries/1000-nodes", Digits: 1},
+			{Header: "ledger commits per 1,000 nodes", Unit: "ledger-commits/1000-nodes", Digits: 1},
 			{Header: "standalone flow p50 ms", Unit: "standalone-flow-p50-ms", Digits: 1},
 			{Header: "cluster flow p50 ms", Unit: "cluster-flow-p50-ms", Digits: 1},
 			{Header: "edge journal mean ms", Unit: "cluster-journal-mean-ms", Digits: 1},

@@ -87,11 +87,12 @@ func BenchmarkTenRegions(b *testing.B) {
 		b.ReportMetric(float64(total)/float64(max(len(grants), 1)), "nodes/grant")
 		b.ReportMetric(float64(total)/float64(max(len(reports), 1)), "nodes/report")
 		var entries uint64
-		for kind, n := range cluster.entries {
+		for kind, n := range cluster.log.entries {
 			entries += n
 			b.Logf("log entries, %s: %d (%.1f per 1,000 nodes)", kind, n, 1000*float64(n)/float64(total))
 		}
 		b.ReportMetric(1000*float64(entries)/float64(total), "entries/1000-nodes")
+		b.ReportMetric(1000*float64(cluster.log.commits)/float64(total), "ledger-commits/1000-nodes")
 		b.ReportMetric(rate(killed.took), "killed-nodes/min")
 		b.ReportMetric(killed.stall.Seconds(), "kill-stall-s")
 		b.ReportMetric(float64(alone.double+cluster.double+killed.double), "double")
@@ -124,8 +125,8 @@ type result struct {
 	flows []time.Duration
 	// journal is the edges' mean time to make an intent durable (0 standalone: no journal).
 	journal time.Duration
-	// entries counts the log entries the leader proposed, by command (cluster runs only).
-	entries map[string]uint64
+	// log is what the run cost the leader's log and ledger (cluster runs only).
+	log leaderLog
 	stall   time.Duration
 	double  int
 	// gone counts nodes reported gone: provisioned under a lease lost before its result was
@@ -248,7 +249,7 @@ func provisionRun(b *testing.B, n int, m mode) result {
 		res.leaderCPU = after[leader.ID].Self - before[leader.ID].Self
 		res.leaderRSS = after[leader.ID].PeakRSS
 		if !m.kill {
-			if res.entries, err = entryCounts(context.Background(), c); err != nil {
+			if res.log, err = readLeaderLog(context.Background(), c); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -15,39 +15,52 @@ import (
 	"github.com/seed96588659/muster/sandbox/internal/labkit"
 )
 
-// entryCounts reads how many log entries of each command the leader proposed
-// (muster_coordinator_apply_seconds counts one per proposal): what a node costs every member's
-// Raft log and ledger, since each entry is a commit with its fsyncs on each of them.
-func entryCounts(ctx context.Context, c *chaos.Cluster) (map[string]uint64, error) {
+// leaderLog is what a run cost the leader's log and ledger.
+type leaderLog struct {
+	// entries counts the log entries of each command the leader proposed
+	// (muster_coordinator_apply_seconds counts one per proposal).
+	entries map[string]uint64
+	// commits counts the ledger transactions that applied them
+	// (muster_coordinator_ledger_commits_total): each costs every member a bbolt commit and its
+	// fsyncs, so entries per commit is what grouping proposals saves.
+	commits uint64
+}
+
+// readLeaderLog reads the leader's leaderLog from its metrics.
+func readLeaderLog(ctx context.Context, c *chaos.Cluster) (leaderLog, error) {
+	var out leaderLog
 	leader, err := c.WaitLeader(ctx, 3, "")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	url := strings.TrimRight(leader.API, "/") + "/metrics"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
+		return out, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+		return out, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
+		return out, fmt.Errorf("GET %s: %w", url, err)
 	}
-	out := map[string]uint64{}
+	out.entries = map[string]uint64{}
 	for _, m := range fams["muster_coordinator_apply_seconds"].GetMetric() {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "command" {
-				out[l.GetValue()] += m.GetHistogram().GetSampleCount()
+				out.entries[l.GetValue()] += m.GetHistogram().GetSampleCount()
 			}
 		}
+	}
+	for _, m := range fams["muster_coordinator_ledger_commits_total"].GetMetric() {
+		out.commits += uint64(m.GetCounter().GetValue())
 	}
 	return out, nil
 }
