@@ -16,6 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
@@ -176,7 +181,37 @@ func (c *e2eCluster) stopAll() {
 			}
 			c.t.Logf("---- log of %s (tail) ----\n%s", p.id, b)
 		}
+		for _, p := range c.procs {
+			c.t.Logf("files of %s: %s", p.id, memberFiles(filepath.Join(c.dir, p.id)))
+		}
 	}
+}
+
+// memberFiles describes a stopped member's state on disk: what its ledger applied (index, term,
+// digest) and how far its Raft log goes, so a failed test shows whether the members diverged or
+// only one was behind.
+func memberFiles(dir string) string {
+	var b strings.Builder
+	if l, err := ledger.Open(filepath.Join(dir, "ledger.db"), ledger.Options{}); err != nil {
+		fmt.Fprintf(&b, "ledger: %v", err)
+	} else {
+		index, term, _ := l.AppliedIndex()
+		d, _ := l.Digest()
+		fmt.Fprintf(&b, "ledger applied %d (term %d), digest %x", index, term, d[:min(8, len(d))])
+		_ = l.Close()
+	}
+	s, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), BoltOptions: &bolt.Options{ReadOnly: true, Timeout: time.Second}})
+	if err != nil {
+		fmt.Fprintf(&b, "; raft log: %v", err)
+		return b.String()
+	}
+	defer s.Close()
+	last, _ := s.LastIndex()
+	var lg raft.Log
+	_ = s.GetLog(last, &lg)
+	term, _ := s.GetUint64([]byte("CurrentTerm"))
+	fmt.Fprintf(&b, "; raft log to %d (term %d), current term %d", last, lg.Term, term)
+	return b.String()
 }
 
 // apiURLs lists the members' API URLs but except's.
@@ -318,7 +353,8 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := admin.Nodes(ctx, api.NodeFilter{Region: "ams", State: api.StateWaiting})
+		// The leader's own listing: a follower's copy may not hold the register yet.
+		got, err := leaderNodes(ctx, admin, api.NodeFilter{Region: "ams", State: api.StateWaiting}, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
