@@ -126,9 +126,9 @@ type result struct {
 	// journal is the edges' mean time to make an intent durable (0 standalone: no journal).
 	journal time.Duration
 	// log is what the run cost the leader's log and ledger (cluster runs only).
-	log leaderLog
-	stall   time.Duration
-	double  int
+	log    leaderLog
+	stall  time.Duration
+	double int
 	// gone counts nodes reported gone: provisioned under a lease lost before its result was
 	// reported (the lab's log proves them provisioned).
 	gone int64
