@@ -202,9 +202,10 @@ func (l *Ledger) LastStamp() (time.Time, error) {
 func (l *Ledger) Pause() (PauseState, error) {
 	var p PauseState
 	err := l.view(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
 		var err error
-		p, err = readPause(tx.Bucket(bucketMeta))
-		p.AsOf = getUint(tx.Bucket(bucketMeta).Get(keyAppliedIndex))
+		p, err = readPause(meta)
+		p.AsOf = getUint(meta.Get(keyAppliedIndex))
 		return err
 	})
 	return p, err

@@ -174,10 +174,8 @@ func (w *writer) run(reqs <-chan req, done chan<- struct{}) {
 	defer close(done)
 	defer func() { _ = w.f.Close() }()
 	batch := make([]req, 0, 256)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
 	for r := range reqs {
-		batch = w.gather(reqs, append(batch[:0], r), timer)
+		batch = w.gather(reqs, append(batch[:0], r))
 		err := w.write(batch)
 		for _, r := range batch {
 			if r.reply != nil {
@@ -192,40 +190,33 @@ func (w *writer) run(reqs <-chan req, done chan<- struct{}) {
 
 // gather adds what is queued to batch; once batch holds an intent it waits up to linger for more
 // to share the fsync, until batch is full or the journal closes.
-func (w *writer) gather(reqs <-chan req, batch []req, timer *time.Timer) []req {
-	var expired <-chan time.Time
-	defer func() {
-		if expired != nil && !timer.Stop() {
-			<-timer.C
-		}
-	}()
+func (w *writer) gather(reqs <-chan req, batch []req) []req {
+	var expired <-chan time.Time // nil until batch holds an intent
 	for len(batch) < cap(batch) {
 		if expired == nil && batch[len(batch)-1].rec.Op == opBegin {
-			timer.Reset(w.linger)
-			expired = timer.C
+			t := time.NewTimer(w.linger)
+			defer t.Stop()
+			expired = t.C
 		}
+		var r req
+		ok := true
 		if expired == nil {
 			select {
-			case r, ok := <-reqs:
-				if !ok {
-					return batch
-				}
-				batch = append(batch, r)
+			case r, ok = <-reqs:
 			default:
 				return batch
 			}
-			continue
-		}
-		select {
-		case r, ok := <-reqs:
-			if !ok {
+		} else {
+			select {
+			case r, ok = <-reqs:
+			case <-expired:
 				return batch
 			}
-			batch = append(batch, r)
-		case <-expired:
-			expired = nil
+		}
+		if !ok {
 			return batch
 		}
+		batch = append(batch, r)
 	}
 	return batch
 }

@@ -114,15 +114,15 @@ func TestCoordinator_HeartbeatsLeaveASilentLeader(t *testing.T) {
 	_, src := twoMemberSource(t, old.URL, healthy.URL, 10*time.Millisecond)
 	flags := watchPause(t, src)
 
-	if !<-flags {
+	if !(<-flags).paused {
 		t.Fatal("the first heartbeat did not read the pause")
 	}
 	old.Cut()
 	deadline := time.After(15 * time.Second)
 	for {
 		select {
-		case paused := <-flags:
-			if !paused {
+		case f := <-flags:
+			if !f.paused {
 				return
 			}
 		case <-deadline:

@@ -103,18 +103,24 @@ func newFakeSource(t *testing.T) (*fakeCoordinator, *lease.Coordinator, *queueRe
 	return f, src, rec
 }
 
+// pauseFlag is one heartbeat's pause flag and the log index it holds at.
+type pauseFlag struct {
+	paused bool
+	asOf   uint64
+}
+
 // watchPause runs src's heartbeats until the test ends and hands on each pause flag they read;
 // a flag the test is not reading yet is dropped rather than stall the heartbeats.
-func watchPause(t *testing.T, src *lease.Coordinator) <-chan bool {
+func watchPause(t *testing.T, src *lease.Coordinator) <-chan pauseFlag {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	flags := make(chan bool, 64)
+	flags := make(chan pauseFlag, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		src.WatchPause(ctx, func(paused bool, _ uint64) {
+		src.WatchPause(ctx, func(paused bool, asOf uint64) {
 			select {
-			case flags <- paused:
+			case flags <- pauseFlag{paused: paused, asOf: asOf}:
 			default:
 			}
 		})
@@ -181,7 +187,8 @@ func TestCoordinator_HeartbeatHandsTheAnswersQueueToChanged(t *testing.T) {
 	// Drain until an answer of the older coordinator (paused) arrived, then two more.
 	for paused := false; !paused; {
 		select {
-		case paused = <-beats:
+		case f := <-beats:
+			paused = f.paused
 		case <-time.After(10 * time.Second):
 			t.Fatal("no heartbeat answered")
 		}
@@ -203,25 +210,10 @@ func TestCoordinator_AnswersHandOnTheIndexTheirPauseFlagHoldsAt(t *testing.T) {
 		t.Fatalf("acquire = %+v, %v; want paused as of 7", g, err)
 	}
 	f.heartbeat.Store(`{"paused":false,"pause_as_of":9,"time":"2026-01-02T03:04:05Z"}`)
-	ctx, cancel := context.WithCancel(context.Background())
-	asOf := make(chan uint64, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		src.WatchPause(ctx, func(paused bool, index uint64) {
-			if !paused {
-				select {
-				case asOf <- index:
-				default:
-				}
-			}
-		})
-	}()
-	defer func() { cancel(); <-done }()
 	select {
-	case got := <-asOf:
-		if got != 9 {
-			t.Fatalf("heartbeat's pause index %d, want 9", got)
+	case got := <-watchPause(t, src):
+		if got != (pauseFlag{asOf: 9}) {
+			t.Fatalf("heartbeat's pause flag %+v, want not paused as of 9", got)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no heartbeat answered")
