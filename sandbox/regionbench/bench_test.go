@@ -32,7 +32,7 @@ const (
 	workers    = 64 // each edge's
 	edgeToken  = "regionbench-edge-token-0123456789"
 	adminToken = "regionbench-admin-token-0123456789"
-	// profileSeconds is how long the leader's CPU profile runs, from a quarter into the run.
+	// profileSeconds is how long the members' CPU profiles run, from a quarter into the run.
 	profileSeconds = 20
 )
 
@@ -75,6 +75,11 @@ func BenchmarkTenRegions(b *testing.B) {
 		b.ReportMetric(cluster.busy, "cluster-busy")
 		b.ReportMetric(ms(cluster.coordCPU)/float64(total), "coord-cpu-ms/node")
 		b.ReportMetric(ms(cluster.leaderCPU)/float64(total), "leader-cpu-ms/node")
+		// What the fleet side spends per node in each run: the cluster run's extra is what its
+		// edges pay for the coordinators (calls, journal), and it slows the host flows they share
+		// the lab's CPU with.
+		b.ReportMetric(ms(alone.fleetCPU)/float64(total), "standalone-fleet-cpu-ms/node")
+		b.ReportMetric(ms(cluster.fleetCPU)/float64(total), "cluster-fleet-cpu-ms/node")
 		b.ReportMetric(float64(cluster.leaderRSS)/(1<<20), "leader-rss-MB")
 		grants, reports := cluster.calls.Grants(), cluster.calls.Reports()
 		// The workers' pace: busy near 1 with a slower flow is the fleet side, not the cluster.
@@ -109,7 +114,7 @@ type mode struct {
 	name    string
 	place   placement
 	cluster bool
-	// profile takes a CPU profile of the leader during the run.
+	// profile takes a CPU profile of every member during the run.
 	profile bool
 	// kill SIGKILLs the leader once half the fleet is provisioned.
 	kill bool
@@ -119,8 +124,11 @@ type mode struct {
 type result struct {
 	took                time.Duration
 	coordCPU, leaderCPU time.Duration
-	leaderRSS           int64
-	calls               *labkit.Calls
+	// fleetCPU is this process's CPU over the run: the lab's emulated servers and broker, the
+	// edges and the links' latency; the persistent helpers' is not in it.
+	fleetCPU  time.Duration
+	leaderRSS int64
+	calls     *labkit.Calls
 	// flows is how long each provisioning host flow took.
 	flows []time.Duration
 	// journal is the edges' mean time to make an intent durable (0 standalone: no journal).
@@ -173,6 +181,7 @@ func provisionRun(b *testing.B, n int, m mode) result {
 		}()
 	}
 	before := membersCPU(b, c)
+	fleetBefore := fleetCPU(b)
 	start := time.Now()
 	edges := make([]*labkit.Edge, regions)
 	// The edges stop before the cluster and the lab do, also when the run fails.
@@ -221,7 +230,7 @@ func provisionRun(b *testing.B, n int, m mode) result {
 			for provisioned() < total/4 {
 				time.Sleep(100 * time.Millisecond)
 			}
-			profile <- leaderProfile(b, c)
+			profile <- membersProfile(b, c)
 		}()
 	}
 	testkit.WaitFor(b, 60*time.Minute, "every node provisioned", func() (bool, string) {
@@ -229,6 +238,7 @@ func provisionRun(b *testing.B, n int, m mode) result {
 		return got >= total, fmt.Sprintf("%d of %d provisioned", got, total)
 	})
 	res.took = time.Since(start)
+	res.fleetCPU = fleetCPU(b) - fleetBefore
 	res.busy = busy.stop()
 	for _, e := range edges {
 		res.gone += e.App.Edge.Stats().Outcomes[hostflow.Gone]
@@ -264,7 +274,7 @@ func provisionRun(b *testing.B, n int, m mode) result {
 	}
 	if profile != nil {
 		if err := <-profile; err != nil {
-			b.Errorf("leader CPU profile: %v", err)
+			b.Errorf("members' CPU profiles: %v", err)
 		}
 	}
 	for _, e := range edges {
@@ -388,6 +398,15 @@ func startEdge(b *testing.B, l *lab.Lab, c *chaos.Cluster, region string, j int,
 	return labkit.StartEdge(b, client.Identity, cfg, ao, slog.LevelWarn, 6<<10)
 }
 
+// fleetCPU is this process's CPU so far (the lab and the edges run in it).
+func fleetCPU(b *testing.B) time.Duration {
+	u, err := procstat.Read(os.Getpid())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return u.Self
+}
+
 // membersCPU reads every running member's CPU and peak RSS; nil without a cluster.
 func membersCPU(b *testing.B, c *chaos.Cluster) map[string]procstat.Usage {
 	if c == nil {
@@ -407,10 +426,10 @@ func membersCPU(b *testing.B, c *chaos.Cluster) map[string]procstat.Usage {
 	return out
 }
 
-// leaderProfile takes the leader's CPU profile for profileSeconds and writes it to
-// MUSTER_BENCH_PROFILE (default: muster-regionbench-leader-cpu.pprof in the temporary directory);
-// the path is logged.
-func leaderProfile(b *testing.B, c *chaos.Cluster) error {
+// membersProfile takes every running member's CPU profile for profileSeconds, at once. The
+// leader's goes where MUSTER_BENCH_PROFILE names (default: muster-regionbench-leader-cpu.pprof in
+// the temporary directory), a follower's beside it with its id in the name; the paths are logged.
+func membersProfile(b *testing.B, c *chaos.Cluster) error {
 	leader, err := c.WaitLeader(context.Background(), 3, "")
 	if err != nil {
 		return err
@@ -419,7 +438,37 @@ func leaderProfile(b *testing.B, c *chaos.Cluster) error {
 	if out == "" {
 		out = filepath.Join(os.TempDir(), "muster-regionbench-leader-cpu.pprof")
 	}
-	url := strings.TrimRight(leader.API, "/") + "/v1/admin/profile/cpu?seconds=" + strconv.Itoa(profileSeconds)
+	errs := make(chan error, len(c.Members))
+	running := 0
+	for _, m := range c.Members {
+		if !m.Running() {
+			continue
+		}
+		running++
+		path, role := out, "leader"
+		if m.ID != leader.ID {
+			path, role = strings.TrimSuffix(out, ".pprof")+"-"+m.ID+".pprof", "follower"
+		}
+		go func() {
+			err := memberProfile(m.API, path)
+			if err == nil {
+				b.Logf("the %s's (%s) CPU profile over %ds: %s (go tool pprof -top %s)", role, m.ID, profileSeconds, path, path)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range running {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// memberProfile writes the CPU profile of the member serving api to path.
+func memberProfile(api, path string) error {
+	url := strings.TrimRight(api, "/") + "/v1/admin/profile/cpu?seconds=" + strconv.Itoa(profileSeconds)
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -433,7 +482,7 @@ func leaderProfile(b *testing.B, c *chaos.Cluster) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	f, err := os.Create(out)
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
@@ -441,6 +490,5 @@ func leaderProfile(b *testing.B, c *chaos.Cluster) error {
 		f.Close()
 		return err
 	}
-	b.Logf("the leader's (%s) CPU profile over %ds: %s (go tool pprof -top %s)", leader.ID, profileSeconds, out, out)
 	return f.Close()
 }

@@ -12,8 +12,8 @@
 // Figures: nodes/min of the whole fleet (from the edges' start to the last node provisioned),
 // the cluster's share of the standalone rate, coordinator CPU per node (all members, and the
 // leader alone), the leader's peak RSS, grant and report latency p50/p99 as the edges see them,
-// and the stall after the kill (SIGKILL to the next lease granted). A CPU profile of the leader
-// over the middle of the cluster run is written where MUSTER_BENCH_PROFILE names (default: the
-// benchmark's temporary directory, printed). MUSTER_BENCH_PLACEMENT (placement.go) gives the
+// and the stall after the kill (SIGKILL to the next lease granted). CPU profiles of every member
+// over the middle of the cluster run are written where MUSTER_BENCH_PROFILE names, the followers'
+// with their id in the name (default: the benchmark's temporary directory, printed). MUSTER_BENCH_PLACEMENT (placement.go) gives the
 // members CPUs of their own ("split", the default) or shares every CPU ("shared").
 package regionbench
