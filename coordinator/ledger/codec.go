@@ -192,19 +192,7 @@ func (e *nodeEncoder) transition(t *Transition) {
 	if to == codeLiteral {
 		e.b = appendStr(e.b, string(t.To))
 	}
-	code := -1
-	for i, r := range nodeReasons {
-		if r == t.Reason {
-			code = i
-			break
-		}
-	}
-	if code >= 0 {
-		e.b = binary.AppendUvarint(e.b, uint64(code)*2)
-	} else {
-		e.b = binary.AppendUvarint(e.b, uint64(len(t.Reason))*2+1)
-		e.b = append(e.b, t.Reason...)
-	}
+	e.b = appendCoded(e.b, t.Reason, nodeReasons[:])
 	if head&trNoTime == 0 {
 		e.time(t.At)
 	}
@@ -330,13 +318,7 @@ func (d *decoder) transition(t *Transition) {
 	}
 	t.From = d.state(head >> 3 & 7)
 	t.To = d.state(head & 7)
-	if r := d.uvarint(); r&1 == 1 {
-		t.Reason = d.bytes(r >> 1)
-	} else if r>>1 < uint64(len(nodeReasons)) {
-		t.Reason = nodeReasons[r>>1]
-	} else if d.err == nil {
-		d.err = fmt.Errorf("unknown history reason code %d", r>>1)
-	}
+	t.Reason = d.coded(nodeReasons[:], "history reason")
 	if head&trNoTime == 0 {
 		t.At = d.relTime()
 	}

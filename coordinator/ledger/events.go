@@ -33,9 +33,14 @@ func (t *txn) noteEvent(e api.Event) error {
 		return nil
 	}
 	e.Index, e.Pos = t.index, t.eventPos
-	v, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("encode event of %s: %w", e.Identity, err)
+	var v []byte
+	if readProtocol(t.meta) >= eventRecordProtocol {
+		v = encodeEvent(&e)
+	} else {
+		var err error
+		if v, err = json.Marshal(e); err != nil {
+			return fmt.Errorf("encode event of %s: %w", e.Identity, err)
+		}
 	}
 	t.eventPos++
 	t.events++
@@ -80,8 +85,8 @@ func (l *Ledger) Events(from api.EventPosition, limit int) (events []api.Event, 
 			k, v = c.Next() // after the event named, not at it
 		}
 		for ; k != nil && len(events) < limit; k, v = c.Next() {
-			var e api.Event
-			if err := json.Unmarshal(v, &e); err != nil {
+			e, err := decodeEvent(k, v)
+			if err != nil {
 				return fmt.Errorf("decode event %s: %w", describeFailureKey(k), err)
 			}
 			events = append(events, e)

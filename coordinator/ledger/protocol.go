@@ -16,7 +16,8 @@ import (
 // gone. Protocol 2 adds the released and gone outcomes, Retry (9) and SetProtocol (10), and
 // refuses a late result of a lease that already reported a result for the node (lateGrant).
 // Protocol 3 keeps a node a late result takes out of a live lease fenced by that lease until it
-// expires (fence.go).
+// expires (fence.go). Protocol 4 gives the nodes a lease fences its edge's lock window from the
+// lease's end (fenceLockProtocol). Protocol 5 stores events as binary records (eventrecord.go).
 //
 // Why a cluster protocol: a member of an older build refuses a report carrying an outcome it does
 // not know (as bad input) and halts at a command type it does not know, while a newer member
@@ -24,7 +25,7 @@ import (
 // cluster protocol through the log only once every member announces it can apply it, and every
 // member gates these features on the protocol recorded in its ledger, so each entry is applied
 // the same way everywhere, whatever order the operator upgrades members and edges in.
-const Protocol = 4
+const Protocol = 5
 
 // keyProtocol in meta is the cluster protocol (8B BE); absent means 1, so a ledger written before
 // protocols existed reads as 1. An older build ignores the key, in its file and in snapshots.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,6 +124,7 @@ func BenchmarkLedgerScale(b *testing.B) {
 			b.Run("snapshot", func(b *testing.B) { benchSnapshot(b, s.l) })
 			b.Run("restore", func(b *testing.B) { benchRestore(b, s.l) })
 			b.Run("nodes-filtered", func(b *testing.B) { benchFilteredPage(b, s.l) })
+			b.Run("node-cost", func(b *testing.B) { benchNodeCost(b, s) })
 			// Last: it leaves one region locked to one edge.
 			b.Run("grant-while-locked-to-another-edge", func(b *testing.B) { benchLockedGrant(b, s) })
 		})
@@ -147,6 +149,61 @@ func benchCycles(b *testing.B, s *scaleLedger) {
 	b.StopTimer()
 	testkit.ReportLatency(b, "grant", grants)
 	testkit.ReportLatency(b, "report", reports)
+}
+
+// benchNodeCost measures what a node's lease costs a member's ledger in CPU and in pages written,
+// the two a member's CPU goes with: per op, a grant of costLease nodes (the ten-region
+// benchmark's mean lease) and the report of the lease granted costLag ops before it, applied
+// together as raft's BatchingFSM hands a busy member its entries. The nodes are released, so the
+// ledger keeps its size however long it runs. CPU is the process's (getrusage: the fdatasyncs'
+// kernel time, which is CPU on a VM, and the collector's included).
+func benchNodeCost(b *testing.B, s *scaleLedger) {
+	const costLease, costLag = 45, 5
+	var lag []*Lease
+	var nodes int
+	st0, cpu0 := s.l.db.Stats(), processCPU(b)
+	b.ResetTimer()
+	for i := range b.N {
+		region := fmt.Sprintf("region-%d", i%scaleRegions)
+		s.now = s.now.Add(time.Millisecond)
+		batch := []*raft.Log{s.entry(&Grant{Now: s.now, LeaseID: fmt.Sprintf("lease-%d", s.index+1), Edge: "edge-" + region, Region: region, Max: costLease, TTL: 30 * time.Second, Policy: DefaultPolicy()})}
+		if len(lag) == costLag {
+			ls := lag[0]
+			lag = lag[1:]
+			c := &Report{Now: s.now, LeaseID: ls.ID, Token: ls.Token, Policy: DefaultPolicy(), Edge: ls.Edge, Region: ls.Region, RequestID: ls.ID, Keep: 15 * time.Minute}
+			for _, id := range ls.Nodes {
+				c.Results = append(c.Results, Result{Identity: id, Outcome: api.OutcomeReleased})
+			}
+			batch = append(batch, s.entry(c))
+		}
+		res := s.l.ApplyLogs(batch)
+		ls := mustResult[*GrantResult](b, res[0]).Lease
+		if ls == nil || len(ls.Nodes) != costLease {
+			b.Fatalf("grant in %s: %+v", region, ls)
+		}
+		for _, r := range res[1:] {
+			if rr := mustResult[*ReportResult](b, r); rr.Accepted != costLease {
+				b.Fatalf("report accepted %d of %d", rr.Accepted, costLease)
+			}
+		}
+		lag = append(lag, ls)
+		nodes += costLease
+	}
+	b.StopTimer()
+	cpu := processCPU(b) - cpu0
+	st := s.l.db.Stats()
+	writes := st.TxStats.GetWrite() - st0.TxStats.GetWrite()
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(nodes), "cpu-us/node")
+	b.ReportMetric(float64(writes)/float64(nodes), "pages/node")
+}
+
+// processCPU is the CPU this process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchSnapshot measures Snapshot + Persist into raft's file snapshot store (CRC, fsync, rename),

@@ -67,8 +67,13 @@ func newTxn(tx *bolt.Tx) *txn {
 	}
 	// A region's waiting nodes are mostly appended at its end (eligible from now) and granted from
 	// its front: bbolt's default half-full split left every page of the index half empty, a
-	// quarter of the file at a million nodes. Only page layout changes, not content.
-	t.waiting.FillPercent = 1.0
+	// quarter of the file at a million nodes. The logs keyed by raft index or time only ever grow
+	// at their end and are trimmed at their front: half-full pages there doubled the pages every
+	// commit writes (the event log, one entry per node transition, was the largest part of a
+	// member's bbolt writes). Only page layout changes, not content.
+	for _, b := range []*bolt.Bucket{t.waiting, t.eventLog, t.failures, t.auditLog, t.reportTimes} {
+		b.FillPercent = 1.0
+	}
 	return t
 }
 
