@@ -71,7 +71,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 				if err != nil || r.Lease == nil {
 					return
 				}
-				h.acked(r.Lease, sent, heldOf(r))
+				h.acked(r.Lease, sent, real(), heldOf(r))
 				grants.Add(1)
 				if req.RequestID != "" && rng.IntN(2) == 0 {
 					// The answer was lost: the edge asks again later than the grace, perhaps of
@@ -81,7 +81,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 					if _, l2 := c.Leader(); l2 != nil {
 						sent := real()
 						if r2, err := l2.Acquire(ctx, req); err == nil && r2.Lease != nil {
-							h.acked(r2.Lease, sent, heldOf(r2))
+							h.acked(r2.Lease, sent, real(), heldOf(r2))
 							r = r2
 						}
 					}
@@ -92,7 +92,7 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 				case 1:
 					sent := real()
 					if rr, err := l.Renew(ctx, ref); err == nil {
-						h.acked(&rr.Lease, sent, 0)
+						h.acked(&rr.Lease, sent, real(), 0)
 					}
 					fallthrough
 				default:
@@ -154,6 +154,15 @@ func TestCluster_NoDoubleGrantUnderChurn(t *testing.T) {
 		}
 	}
 	acks := h.check(t)
+	for _, id := range h.conflicted {
+		for _, n := range nodes {
+			if n.Identity == id {
+				for _, tr := range n.History {
+					t.Logf("%s: %s %s>%s %q edge %s lease %s token %d", id, tr.At.Format("15:04:05.000"), tr.From, tr.To, tr.Reason, tr.Edge, tr.LeaseID, tr.LeaseToken)
+				}
+			}
+		}
+	}
 	if expiries == 0 || grants.Load() < 50 {
 		t.Fatalf("churn too weak to prove anything: %d grants, %d expiries", grants.Load(), expiries)
 	}

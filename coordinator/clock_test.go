@@ -34,7 +34,7 @@ func (e edgeCalls) acquire(n int) *api.Lease {
 		return err
 	})
 	if r.Lease != nil {
-		e.h.acked(r.Lease, sent, heldOf(r))
+		e.h.acked(r.Lease, sent, e.real(), heldOf(r))
 	}
 	return r.Lease
 }
@@ -48,7 +48,7 @@ func (e edgeCalls) renew(l *api.Lease) error {
 		var r api.RenewResponse
 		r, err = m.Svc.Renew(context.Background(), api.RenewRequest{LeaseID: l.ID, Token: l.Token, Edge: e.edge, Region: e.region})
 		if err == nil {
-			e.h.acked(&r.Lease, sent, 0)
+			e.h.acked(&r.Lease, sent, e.real(), 0)
 			return nil
 		}
 		if !testcluster.LeadershipError(err) {

@@ -14,9 +14,9 @@ import (
 
 // holds is the property a double grant breaks, checked from the edges' side: for every node, the
 // intervals of real time during which an edge may act on it never overlap between two leases. An
-// edge may act on a lease's nodes from when it sent an acknowledged acquire or renew until that
-// send + the time the server held the request + the TTL the answer carries - the edge's margin,
-// and on a node no longer once it sent that node's report.
+// edge may act on a lease's nodes from when it received an acknowledged acquire or renew (it
+// knows them from that answer) until its send + the time the server held the request + the TTL
+// the answer carries - the edge's margin, and on a node no longer once it sent that node's report.
 type holds struct {
 	margin time.Duration
 
@@ -24,6 +24,8 @@ type holds struct {
 	// spans maps node -> lease token -> the interval its edge may act on the node.
 	spans map[string]map[uint64]*span
 	acks  int
+	// conflicted lists the nodes check found two leases' intervals overlapping on.
+	conflicted []string
 }
 
 type span struct {
@@ -37,9 +39,10 @@ func newHolds(margin time.Duration) *holds {
 	return &holds{margin: margin, spans: map[string]map[uint64]*span{}}
 }
 
-// acked records an acknowledged acquire or renew of l sent at real time sent; held is the time
-// the server says it held the request.
-func (h *holds) acked(l *api.Lease, sent, held time.Duration) {
+// acked records an acknowledged acquire or renew of l sent at real time sent and answered at
+// received; held is the time the server says it held the request. The edge counts the lease
+// from its send (sent + held + TTL), but acts on its nodes only from the answer that names them.
+func (h *holds) acked(l *api.Lease, sent, received, held time.Duration) {
 	until := sent + held + l.TTL.Std() - h.margin
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -52,10 +55,10 @@ func (h *holds) acked(l *api.Lease, sent, held time.Duration) {
 		}
 		s := byToken[l.Token]
 		if s == nil {
-			byToken[l.Token] = &span{edge: l.Edge, from: sent, until: until}
+			byToken[l.Token] = &span{edge: l.Edge, from: received, until: until}
 			continue
 		}
-		s.from, s.until = min(s.from, sent), max(s.until, until)
+		s.from, s.until = min(s.from, received), max(s.until, until)
 	}
 }
 
@@ -97,7 +100,8 @@ func (h *holds) check(t testing.TB) int {
 		for i := 1; i < len(ivs); i++ {
 			for _, prev := range ivs[:i] {
 				if ivs[i].from < prev.until {
-					t.Errorf("node %s: %s may act under token %d from %s to %s, but %s was granted it under token %d at %s",
+					h.conflicted = append(h.conflicted, node)
+					t.Errorf("node %s: %s may act under token %d from %s to %s, but %s was answered it under token %d at %s",
 						node, prev.edge, prev.token, prev.from, prev.until, ivs[i].edge, ivs[i].token, ivs[i].from)
 				}
 			}
