@@ -4,6 +4,7 @@ package edge
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
@@ -42,6 +43,11 @@ func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
 	}
 	end := e.o.Now()
 	e.log.Info("discovery sweep", "found", len(ids), "took", end.Sub(start).Round(time.Millisecond))
+	// In identity order, as the ledger keys its nodes: the nodes of one registration then wait
+	// side by side, each lease is granted neighbours, and every grant and report of it rewrites
+	// a few pages of the ledger's node index on every member instead of a page per node
+	// (replies arrive in any order, and a lease of scattered nodes touched one page each).
+	ids = slices.Sorted(slices.Values(ids))
 	// Seen by the sweep's end: its replies come within it, and a sweep's start would make every
 	// sighting of a long sweep (a large fleet) stale before its first register.
 	for _, id := range ids {
