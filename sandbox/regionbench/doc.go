@@ -14,6 +14,9 @@
 // leader alone), the leader's peak RSS, grant and report latency p50/p99 as the edges see them,
 // and the stall after the kill (SIGKILL to the next lease granted). CPU profiles of every member
 // over the middle of the cluster run are written where MUSTER_BENCH_PROFILE names, the followers'
-// with their id in the name (default: the benchmark's temporary directory, printed). MUSTER_BENCH_PLACEMENT (placement.go) gives the
-// members CPUs of their own ("split", the default) or shares every CPU ("shared").
+// with their id in the name (default: the benchmark's temporary directory, printed), and the
+// fleet's own CPU per node is reported for both runs. MUSTER_BENCH_PLACEMENT (placement.go) gives
+// the members CPUs of their own ("split", the default) or shares every CPU ("shared").
+// MUSTER_BENCH_PAIRS runs the standalone and cluster runs that many times, alternated, and
+// reports the pair of the median ratio: one pair is at the mercy of the machine's drift.
 package regionbench
