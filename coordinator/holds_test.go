@@ -100,7 +100,9 @@ func (h *holds) check(t testing.TB) int {
 		for i := 1; i < len(ivs); i++ {
 			for _, prev := range ivs[:i] {
 				if ivs[i].from < prev.until {
-					h.conflicted = append(h.conflicted, node)
+					if len(h.conflicted) == 0 || h.conflicted[len(h.conflicted)-1] != node {
+						h.conflicted = append(h.conflicted, node)
+					}
 					t.Errorf("node %s: %s may act under token %d from %s to %s, but %s was answered it under token %d at %s",
 						node, prev.edge, prev.token, prev.from, prev.until, ivs[i].edge, ivs[i].token, ivs[i].from)
 				}
