@@ -26,15 +26,29 @@ const eventFormatV1 = 1
 // (len*2+1 and its bytes), as history reasons are.
 var eventKinds = [...]string{"", api.EventTransition, api.EventForgotten}
 
-// encodeEvent is e's record, without its index and position: they are its key. It is a kind, the
-// node's identity and region, then a node history entry (codec.go) of the rest.
+// eventValue is what the event log stores for e at cluster protocol protocol: JSON below
+// eventRecordProtocol, a record from it (decodeEvent reads both).
+func eventValue(e *api.Event, protocol int) ([]byte, error) {
+	if protocol < eventRecordProtocol {
+		return json.Marshal(e)
+	}
+	return encodeEvent(e), nil
+}
+
+// encodeEvent is e's record, without its index and position: they are its key.
 func encodeEvent(e *api.Event) []byte {
-	enc := nodeEncoder{b: make([]byte, 0, 24+len(e.Identity)+len(e.Region)+len(e.Edge)+len(e.LeaseID))}
+	return eventRecord(e.Kind, e.Identity, e.Region, &Transition{At: e.At, From: e.From, To: e.To, Reason: e.Reason, Edge: e.Edge, LeaseID: e.LeaseID})
+}
+
+// eventRecord is a record of an event of kind on a node: its identity and region, then a node
+// history entry (codec.go) of the rest, whose lease token and error an event leaves empty.
+func eventRecord(kind, identity, region string, tr *Transition) []byte {
+	enc := nodeEncoder{b: make([]byte, 0, 24+len(identity)+len(region)+len(tr.Edge)+len(tr.LeaseID))}
 	enc.b = append(enc.b, eventFormatV1)
-	enc.b = appendCoded(enc.b, e.Kind, eventKinds[:])
-	enc.b = appendStr(enc.b, e.Identity)
-	enc.b = appendStr(enc.b, e.Region)
-	enc.transition(&Transition{At: e.At, From: e.From, To: e.To, Reason: e.Reason, Edge: e.Edge, LeaseID: e.LeaseID})
+	enc.b = appendCoded(enc.b, kind, eventKinds[:])
+	enc.b = appendStr(enc.b, identity)
+	enc.b = appendStr(enc.b, region)
+	enc.transition(tr)
 	return enc.b
 }
 

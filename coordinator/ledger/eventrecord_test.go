@@ -58,7 +58,7 @@ func TestEventRecord_RefusesADamagedRecord(t *testing.T) {
 		"unknown kind":    {key, append([]byte{eventFormatV1, 2 * 9}, good[2:]...), "unknown event kind code 9"},
 		"short key":       {key[:8], good, "event key of 8 bytes"},
 		"bad JSON":        {key, []byte(`{"kind":`), "unexpected end of JSON input"},
-		"lease token set": {key, withToken(t, e), "lease token"},
+		"lease token set": {key, withToken(e), "lease token"},
 	}
 	for i := 1; i < len(good); i++ {
 		cases[fmt.Sprintf("cut at %d", i)] = struct {
@@ -79,15 +79,8 @@ func TestEventRecord_RefusesADamagedRecord(t *testing.T) {
 }
 
 // withToken is e's record with a lease token in its history entry, which no event carries.
-func withToken(t *testing.T, e api.Event) []byte {
-	t.Helper()
-	enc := nodeEncoder{}
-	enc.b = append(enc.b, eventFormatV1)
-	enc.b = appendCoded(enc.b, e.Kind, eventKinds[:])
-	enc.b = appendStr(enc.b, e.Identity)
-	enc.b = appendStr(enc.b, e.Region)
-	enc.transition(&Transition{At: e.At, From: e.From, To: e.To, Reason: e.Reason, Edge: e.Edge, LeaseID: e.LeaseID, LeaseToken: 7})
-	return enc.b
+func withToken(e api.Event) []byte {
+	return eventRecord(e.Kind, e.Identity, e.Region, &Transition{At: e.At, From: e.From, To: e.To, Reason: e.Reason, Edge: e.Edge, LeaseID: e.LeaseID, LeaseToken: 7})
 }
 
 // Members write events as JSON until the cluster protocol rises to eventRecordProtocol, and as

@@ -5,7 +5,6 @@ package ledger
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -29,18 +28,14 @@ const eventsProtocol = 3
 
 // noteEvent appends e (Index and Pos set here) to the event log.
 func (t *txn) noteEvent(e api.Event) error {
-	if readProtocol(t.meta) < eventsProtocol {
+	protocol := readProtocol(t.meta)
+	if protocol < eventsProtocol {
 		return nil
 	}
 	e.Index, e.Pos = t.index, t.eventPos
-	var v []byte
-	if readProtocol(t.meta) >= eventRecordProtocol {
-		v = encodeEvent(&e)
-	} else {
-		var err error
-		if v, err = json.Marshal(e); err != nil {
-			return fmt.Errorf("encode event of %s: %w", e.Identity, err)
-		}
+	v, err := eventValue(&e, protocol)
+	if err != nil {
+		return fmt.Errorf("encode event of %s: %w", e.Identity, err)
 	}
 	t.eventPos++
 	t.events++

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -161,7 +160,7 @@ func benchNodeCost(b *testing.B, s *scaleLedger) {
 	const costLease, costLag = 45, 5
 	var lag []*Lease
 	var nodes int
-	st0, cpu0 := s.l.db.Stats(), processCPU(b)
+	st0, cpu0 := s.l.db.Stats(), testkit.SelfCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
 		region := fmt.Sprintf("region-%d", i%scaleRegions)
@@ -190,20 +189,11 @@ func benchNodeCost(b *testing.B, s *scaleLedger) {
 		nodes += costLease
 	}
 	b.StopTimer()
-	cpu := processCPU(b) - cpu0
+	cpu := testkit.SelfCPU(b) - cpu0
 	st := s.l.db.Stats()
 	writes := st.TxStats.GetWrite() - st0.TxStats.GetWrite()
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(nodes), "cpu-us/node")
 	b.ReportMetric(float64(writes)/float64(nodes), "pages/node")
-}
-
-// processCPU is the CPU this process has used, user and system.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchSnapshot measures Snapshot + Persist into raft's file snapshot store (CRC, fsync, rename),

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
@@ -98,10 +99,7 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 	w := newRestartWatch(l.ActionsFile())
 	b.StartTimer()
 	started := time.Now()
-	labBefore, err := procstat.SelfCPU()
-	if err != nil {
-		b.Fatal(err)
-	}
+	labBefore := testkit.SelfCPU(b)
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("start %s: %v", cmd.Path, err)
 	}
@@ -139,10 +137,7 @@ func runOnce(b *testing.B, spec runSpec) runResult {
 			if usage, err = procstat.Read(cmd.Process.Pid); err != nil {
 				b.Fatal(err)
 			}
-			if labCPU, err = procstat.SelfCPU(); err != nil {
-				b.Fatal(err)
-			}
-			labCPU -= labBefore
+			labCPU = testkit.SelfCPU(b) - labBefore
 			done = true
 		}
 	}

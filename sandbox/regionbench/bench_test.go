@@ -225,7 +225,7 @@ func provisionRun(b *testing.B, n int, m mode) result {
 		}()
 	}
 	before := membersCPU(b, c)
-	fleetBefore := fleetCPU(b)
+	fleetBefore := testkit.SelfCPU(b) // the lab and the edges run in this process
 	start := time.Now()
 	edges := make([]*labkit.Edge, regions)
 	// The edges stop before the cluster and the lab do, also when the run fails.
@@ -282,7 +282,7 @@ func provisionRun(b *testing.B, n int, m mode) result {
 		return got >= total, fmt.Sprintf("%d of %d provisioned", got, total)
 	})
 	res.took = time.Since(start)
-	res.fleetCPU = fleetCPU(b) - fleetBefore
+	res.fleetCPU = testkit.SelfCPU(b) - fleetBefore
 	res.busy = busy.stop()
 	for _, e := range edges {
 		res.gone += e.App.Edge.Stats().Outcomes[hostflow.Gone]
@@ -440,15 +440,6 @@ func startEdge(b *testing.B, l *lab.Lab, c *chaos.Cluster, region string, j int,
 		b.Fatalf("edge %s: %v", region, err)
 	}
 	return labkit.StartEdge(b, client.Identity, cfg, ao, slog.LevelWarn, 6<<10)
-}
-
-// fleetCPU is this process's CPU so far (the lab and the edges run in it).
-func fleetCPU(b *testing.B) time.Duration {
-	u, err := procstat.Read(os.Getpid())
-	if err != nil {
-		b.Fatal(err)
-	}
-	return u.Self
 }
 
 // membersCPU reads every running member's CPU and peak RSS; nil without a cluster.

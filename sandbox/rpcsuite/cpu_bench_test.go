@@ -5,21 +5,12 @@ package rpcsuite
 import (
 	"context"
 	"encoding/json"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/rpc"
+	"github.com/seed96588659/muster/pkg/testkit"
 )
-
-// processCPU is this process's user+system CPU time.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkConnCPU reports the test process's CPU per rpcutil#inventory over one Conn to a real
 // node (a process of its own), signed and unsigned. The embedded broker runs in this process,
@@ -34,14 +25,14 @@ func BenchmarkConnCPU(b *testing.B) {
 			conn := c.dial(b, benchConn)
 			req := rpc.Request{Agent: "rpcutil", Action: "inventory", Identity: realBench, Data: json.RawMessage(`{}`), Unsigned: tc.unsigned}
 			b.ReportAllocs()
-			start := processCPU(b)
+			start := testkit.SelfCPU(b)
 			for b.Loop() {
 				replies, err := conn.Request(context.Background(), req)
 				if err != nil || len(replies) != 1 {
 					b.Fatalf("%d replies, %v", len(replies), err)
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/rpc")
+			b.ReportMetric(float64(testkit.SelfCPU(b)-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/rpc")
 		})
 	}
 }

@@ -12,12 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/broker"
 	"github.com/seed96588659/muster/sandbox/internal/choriadiscover"
 )
@@ -30,7 +30,7 @@ func BenchmarkDiscovery_FindsAll10000(b *testing.B) {
 	l := startLab(b, benchFleet, nil, nil)
 	fw := l.framework(b, "bench-eu.mcollective")
 	var total time.Duration
-	cpu0 := processCPU(b)
+	cpu0 := testkit.SelfCPU(b)
 	b.ResetTimer()
 	for range b.N {
 		found, took, err := choriadiscover.Broadcast(fw, benchFleet, 60*time.Second)
@@ -45,7 +45,7 @@ func BenchmarkDiscovery_FindsAll10000(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/all-found")
 	// Fleet, broker and client together: the whole sandbox's CPU for one 10,000-node discovery.
-	b.ReportMetric(float64((processCPU(b)-cpu0).Milliseconds())/float64(b.N), "process-cpu-ms/discovery")
+	b.ReportMetric(float64((testkit.SelfCPU(b)-cpu0).Milliseconds())/float64(b.N), "process-cpu-ms/discovery")
 	b.ReportMetric(0, "ns/op")
 
 	got := goChoriaDiscover(b, fw, 10*time.Second, nil)
@@ -88,15 +88,6 @@ func BenchmarkFleet_Memory10000(b *testing.B) {
 	b.ReportMetric(heap*1e6/benchFleet, "heap-B/node")
 	b.ReportMetric(rss, "process-rss-MB")
 	b.ReportMetric(0, "ns/op")
-}
-
-// processCPU is the user+system CPU time this process has used.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func readRSSMB(b *testing.B) float64 {

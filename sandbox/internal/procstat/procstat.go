@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -84,13 +83,4 @@ func readHWM(pid int) (int64, error) {
 		return 0, fmt.Errorf("read status of pid %d: %w", pid, err)
 	}
 	return 0, fmt.Errorf("status of pid %d has no VmHWM line", pid)
-}
-
-// SelfCPU is this process's user+system CPU so far.
-func SelfCPU() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
