@@ -150,9 +150,25 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 	}
 
 	// The history is the record: discovery, lease, every attempt with its error text.
+	// On a loaded machine a renewal can miss the suite's short TTL while the flaky node retries:
+	// its host then stops by lease loss, which the ledger records (and does not count as an
+	// attempt), and the next lease meets the rest of the five failures and succeeds. Either way
+	// the counted attempts are exactly the releases with the "disk full" text.
 	f := mustNode(t, ctx, flaky)
-	if f.State != api.StateProvisioned || f.Attempts != 1 || !hasTransition(f, api.StateWaiting, "disk full on /etc/choria") || !hasReason(f, "discovered") {
-		t.Errorf("history of the flaky node:\n%s", history(f))
+	diskFull, lostLease := 0, false
+	for _, tr := range f.History {
+		switch {
+		case tr.To == api.StateWaiting && (strings.Contains(tr.Error, "stopped by lease loss") || tr.Reason == "lease expired"):
+			lostLease = true
+		case tr.To == api.StateWaiting && strings.Contains(tr.Error, "disk full on /etc/choria"):
+			diskFull++
+		}
+	}
+	if f.State != api.StateProvisioned || !hasReason(f, "discovered") || f.Attempts != diskFull || (!lostLease && diskFull != 1) {
+		t.Errorf("history of the flaky node (%d disk-full releases, lease lost %v):\n%s", diskFull, lostLease, history(f))
+	}
+	if lostLease {
+		t.Logf("the flaky node's lease ran out mid-retry on this machine:\n%s", history(f))
 	}
 	b := mustNode(t, ctx, broken)
 	if !hasTransition(b, api.StateAbandoned, "inventory plugin crashed") || b.Attempts != 3 {

@@ -5,7 +5,11 @@ package demo
 import (
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func TestLeftovers_FindsAProcessNamingTheDir(t *testing.T) {
@@ -24,6 +28,12 @@ func TestLeftovers_FindsAProcessNamingTheDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
+	// Start returns once the child's exec has passed its point of no return, which is before the
+	// kernel has laid out the new program's arguments: until then /proc/PID/cmdline reads empty.
+	testkit.WaitFor(t, 10*time.Second, "the shell's command line to name dir", func() (bool, string) {
+		c := cmdline(pid)
+		return strings.Contains(c, dir), c
+	})
 	left := leftovers(nil, dir)
 	if len(left) != 1 || left[0].PID != pid {
 		t.Errorf("leftovers %v, want pid %d", left, pid)
