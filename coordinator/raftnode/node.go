@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,9 +65,9 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 		}
 	}()
 
-	n.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db"), NoSync: cfg.NoSync})
+	n.store, err = openLogStore(cfg.Dir, cfg.NoSync)
 	if err != nil {
-		return nil, fmt.Errorf("member %s: raft log store: %w", cfg.ID, err)
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}
 	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rc.Logger.Named("snapshots"))
 	if err != nil {
@@ -108,7 +107,11 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 			}
 		}
 	}
-	n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, n.snaps, n.trans)
+	logs, err := cachedLog(n.store)
+	if err != nil {
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
+	}
+	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.store, n.snaps, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("member %s: start raft: %w", cfg.ID, err)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // Peer is one member of a recovery configuration.
@@ -40,7 +39,7 @@ func RecoverCluster(cfg Config, peers []Peer, openFSM func() (FSM, error)) error
 	if _, err := os.Stat(filepath.Join(cfg.Dir, "raft.db")); err != nil {
 		return fmt.Errorf("recover %s: no raft state in %s: %w", cfg.ID, cfg.Dir, err)
 	}
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
+	store, err := openLogStore(cfg.Dir, false)
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", cfg.ID, err)
 	}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package coordinator_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/coordinator/internal/testcluster"
+	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/testkit"
+)
+
+// BenchmarkCluster_MemberCPUPerNode is the ten-region benchmark's coordinator side without its
+// fleet: ten edges, one region each, lease 45 nodes at a time from a 3-member loopback cluster
+// (real Raft over TCP, fsync on) and report them provisioned, as the edges do at 10,000 nodes a
+// region. All three members run in this process, so its CPU per node is the members' (the
+// driver's share is small). One op is one node; the nodes are registered before the clock
+// starts. Raft's log is compacted by its snapshots as in production, so the log store's
+// bookkeeping of freed pages is part of what is measured.
+//
+//	go test -run '^$' -bench '^BenchmarkCluster_MemberCPUPerNode$' -benchtime 50000x .
+func BenchmarkCluster_MemberCPUPerNode(b *testing.B) {
+	const regions, lease = 10, 45
+	c := testcluster.New(b, 3)
+	c.StartAll()
+	leader := c.WaitLeader()
+	ctx := context.Background()
+	per := (b.N + regions - 1) / regions
+	for r := range regions {
+		region := fmt.Sprintf("r%02d", r)
+		ids := testcluster.NodeIDs(region+"-n", per)
+		for len(ids) > 0 {
+			n := min(len(ids), 1000)
+			req := api.RegisterRequest{Region: region, Edge: "edge-" + region}
+			for _, id := range ids[:n] {
+				req.Nodes = append(req.Nodes, api.RegisterNode{Identity: id})
+			}
+			if _, err := leader.Svc.Register(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			ids = ids[n:]
+		}
+	}
+	// Entries applied on the leader, of every command (its apply latency histogram's count).
+	entries := func() uint64 {
+		mfs, err := leader.Reg.Gather()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var n uint64
+		for _, mf := range mfs {
+			if mf.GetName() == "muster_coordinator_apply_seconds" {
+				for _, m := range mf.GetMetric() {
+					n += m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+		return n
+	}
+	before, cpu := entries(), testkit.SelfCPU(b)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	errs := make(chan error, regions)
+	for r := range regions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			region := fmt.Sprintf("r%02d", r)
+			edge := "edge-" + region
+			for done := 0; done < per; {
+				a, err := leader.Svc.Acquire(ctx, api.AcquireRequest{Edge: edge, Region: region, MaxNodes: lease, Wait: api.Duration(time.Second)})
+				if err != nil || a.Lease == nil {
+					errs <- fmt.Errorf("acquire in %s after %d nodes: %+v %v", region, done, a, err)
+					return
+				}
+				rep := api.ReportRequest{LeaseID: a.Lease.ID, Token: a.Lease.Token, Edge: edge, Region: region}
+				for _, id := range a.Lease.Nodes {
+					rep.Results = append(rep.Results, api.NodeResult{Identity: id, Outcome: api.OutcomeProvisioned})
+				}
+				if _, err := leader.Svc.Report(ctx, rep); err != nil {
+					errs <- fmt.Errorf("report in %s: %w", region, err)
+					return
+				}
+				done += len(a.Lease.Nodes)
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	nodes := float64(per * regions)
+	b.ReportMetric(float64(testkit.SelfCPU(b)-cpu)/nodes/1e3, "cpu-µs/node")
+	b.ReportMetric(1000*float64(entries()-before)/nodes, "entries/1000-nodes")
+	b.ReportMetric(0, "ns/op")
+}
