@@ -397,7 +397,7 @@ func startCluster(b *testing.B, dir string) *chaos.Cluster {
 	c, err := chaos.StartCluster(ctx, chaos.ClusterSpec{
 		Bin: bins.coordinator, Dir: filepath.Join(dir, "cluster"), Members: 3,
 		EdgeToken: edgeToken, AdminToken: adminToken, Profile: wan.ThreeDC,
-		Env: []string{"MUSTER_HTTP_PROFILING=true"},
+		Env: append([]string{"MUSTER_HTTP_PROFILING=true"}, strings.Fields(os.Getenv("MUSTER_BENCH_MEMBER_ENV"))...),
 	})
 	if err != nil {
 		b.Fatalf("start coordinators: %v", err)

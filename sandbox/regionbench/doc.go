@@ -19,4 +19,6 @@
 // the members CPUs of their own ("split", the default) or shares every CPU ("shared").
 // MUSTER_BENCH_PAIRS runs the standalone and cluster runs that many times, alternated, and
 // reports the pair of the median ratio: one pair is at the mercy of the machine's drift.
+// MUSTER_BENCH_MEMBER_ENV adds KEY=VALUE words to every member's environment (GOGC=100, say),
+// to compare a runtime or MUSTER_ setting without a build of its own.
 package regionbench

@@ -10,24 +10,21 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed96588659/muster/edge/app"
+	"github.com/seed96588659/muster/pkg/godefaults"
 	"github.com/seed96588659/muster/pkg/version"
 )
 
-// memoryLimit is the edge's default soft memory limit (GOMEMLIMIT overrides it). Its work is
-// many small host flows whose garbage the collector would otherwise let grow to twice the live
-// heap; with a limit it collects earlier instead, which keeps 1,000 hosts in flight under 64 MB.
-const memoryLimit = 32 << 20
-
+// main applies the edge's Go runtime settings unless GOMEMLIMIT names another. Its work
+// is many small host flows whose garbage the collector would otherwise let grow to twice the
+// live heap; with a limit it collects earlier instead, which keeps 1,000 hosts in flight under
+// 64 MB.
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
-	}
+	godefaults.Defaults{MemoryLimit: 32 << 20}.Apply(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := root().ExecuteContext(ctx); err != nil {
