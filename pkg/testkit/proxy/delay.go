@@ -34,8 +34,10 @@ func delayedCopy(dst io.Writer, src io.Reader, lat Latency, jitter func(time.Dur
 	go func() {
 		defer close(chunks)
 		var last time.Time
+		// One read buffer, and each chunk a copy of what a read got: most reads are a message of
+		// a few hundred bytes, and a fresh 32 KiB buffer for each was the fleet's garbage.
+		buf := make([]byte, 32<<10)
 		for {
-			buf := make([]byte, 32<<10)
 			n, err := src.Read(buf)
 			if n > 0 {
 				due := time.Now().Add(lat.Base)
@@ -46,7 +48,7 @@ func delayedCopy(dst io.Writer, src io.Reader, lat Latency, jitter func(time.Dur
 					due = last
 				}
 				last = due
-				chunks <- delayedChunk{data: buf[:n], due: due}
+				chunks <- delayedChunk{data: append([]byte(nil), buf[:n]...), due: due}
 			}
 			if err != nil {
 				return

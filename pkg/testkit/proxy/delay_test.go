@@ -5,6 +5,7 @@ package proxy
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -126,4 +127,25 @@ func TestDialer_LatencyIsPerAddress(t *testing.T) {
 	if got, err := dial(far, 200*time.Millisecond); err == nil {
 		t.Fatalf("the far address answered %q through a link of an hour", got)
 	}
+}
+
+// messages is a reader that returns n messages of size bytes, one per Read, as a connection
+// carrying small requests does.
+type messages struct{ n, size int }
+
+func (m *messages) Read(p []byte) (int, error) {
+	if m.n == 0 {
+		return 0, io.EOF
+	}
+	m.n--
+	return min(len(p), m.size), nil
+}
+
+// BenchmarkDelayedCopy_SmallMessages is what a delayed link costs per 300-byte message (an
+// API call or a Raft heartbeat): the benchmarks' proxies run on the fleet's CPUs, so what they
+// allocate is the fleet's garbage.
+func BenchmarkDelayedCopy_SmallMessages(b *testing.B) {
+	b.ReportAllocs()
+	src := &messages{n: b.N, size: 300}
+	delayedCopy(io.Discard, src, Latency{Base: time.Microsecond}, nil, make(chan struct{}))
 }
