@@ -5,10 +5,7 @@
 // the operator's to choose.
 package godefaults
 
-import (
-	"runtime/debug"
-	"strconv"
-)
+import "runtime/debug"
 
 // Defaults are one program's runtime defaults; a zero field leaves Go's own.
 type Defaults struct {
@@ -18,17 +15,12 @@ type Defaults struct {
 	GCPercent int
 }
 
-// Apply sets every default whose variable getenv (os.Getenv) reports unset and names what it
-// set as the variables would spell it (GOGC=400).
-func (d Defaults) Apply(getenv func(string) string) []string {
-	var set []string
+// Apply sets every default whose variable getenv (os.Getenv) reports unset.
+func (d Defaults) Apply(getenv func(string) string) {
 	if d.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(d.MemoryLimit)
-		set = append(set, "GOMEMLIMIT="+strconv.FormatInt(d.MemoryLimit, 10))
 	}
 	if d.GCPercent > 0 && getenv("GOGC") == "" {
 		debug.SetGCPercent(d.GCPercent)
-		set = append(set, "GOGC="+strconv.Itoa(d.GCPercent))
 	}
-	return set
 }
