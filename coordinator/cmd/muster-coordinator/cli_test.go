@@ -4,8 +4,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -56,5 +62,26 @@ func TestAdminCommands_RefuseBeforeCallingAnyone(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// A member whose API address is taken exits naming http.bind before it writes anything: a
+// bootstrap that recorded its Raft address first left a data directory that a retry on other
+// ports could not use (its own configuration named the address it did not listen on).
+func TestServe_ABusyAPIPortWritesNoState(t *testing.T) {
+	t.Setenv("MUSTER_AUTH_EDGE_TOKENS", e2eEdgeToken)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := filepath.Join(t.TempDir(), "c1")
+	code, _, stderr := runCLI(t, "serve", "--node-id", "c1", "--data-dir", dir, "--bootstrap",
+		"--raft-bind", fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)), "--http-bind", busy.Addr().String())
+	if code != 1 || !strings.Contains(stderr, "http.bind") {
+		t.Fatalf("serve on a busy API port: exit %d, stderr %q; want 1 naming http.bind", code, stderr)
+	}
+	if entries, err := os.ReadDir(dir); !os.IsNotExist(err) {
+		t.Errorf("the data directory was written before the API port was found busy: %v %v", entries, err)
 	}
 }

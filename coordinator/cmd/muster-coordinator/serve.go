@@ -75,6 +75,13 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The API's port is taken before the member opens its Raft state: a busy port then fails the
+	// start before a bootstrap records this member's Raft address in a new data directory.
+	ln, err := net.Listen("tcp", cfg.HTTP.Bind)
+	if err != nil {
+		return fmt.Errorf("listen %s (%s): %w", config.KeyHTTPBind, cfg.HTTP.Bind, err)
+	}
+	defer ln.Close()
 	core, err := openCore(cfg, raftTLS, memberHTTP, logger, reg)
 	if err != nil {
 		return fmt.Errorf("start member %s: %w", cfg.NodeID, err)
@@ -87,10 +94,6 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	mux, err := routes(cfg, core, memberHTTP, logger, reg)
 	if err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", cfg.HTTP.Bind)
-	if err != nil {
-		return fmt.Errorf("listen %s (%s): %w", config.KeyHTTPBind, cfg.HTTP.Bind, err)
 	}
 	// Long polls end when the member stops, so shutdown does not wait out their wait; the edge
 	// gets 503 and asks another member.
