@@ -47,7 +47,7 @@ func TestE2E_RecoverAfterLostQuorum(t *testing.T) {
 		t.Fatalf("recover: %v: %s", err, out)
 	}
 	c.procs = c.procs[:1]
-	c.launch(survivor, true, "")
+	c.relaunch(survivor, true, "")
 	c.waitLeader(t, survivor.apiURL, 1, "")
 
 	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "waw", MaxNodes: 10})

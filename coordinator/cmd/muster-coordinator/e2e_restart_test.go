@@ -22,9 +22,9 @@ func TestE2E_WholeClusterRestartKeepsTheLedger(t *testing.T) {
 	c, ctx, first := r.c, r.ctx, r.c.procs[0]
 
 	c.sigtermAll(t)
-	c.launch(c.procs[0], true, "")
-	c.launch(c.procs[1], false, first.apiURL)
-	c.launch(c.procs[2], false, first.apiURL)
+	c.relaunch(c.procs[0], true, "")
+	c.relaunch(c.procs[1], false, first.apiURL)
+	c.relaunch(c.procs[2], false, first.apiURL)
 	c.waitLeader(t, c.addrs(""), 3, "")
 
 	after, err := leaderNodes(ctx, r.admin, api.NodeFilter{Region: "fra", Limit: 100}, 60*time.Second)
@@ -47,7 +47,7 @@ func TestE2E_ReadWithoutALeaderIsNotTheLeaders(t *testing.T) {
 	f := api.NodeFilter{Region: "fra", Limit: 100}
 
 	c.sigtermAll(t)
-	c.launch(c.procs[1], false, first.apiURL)
+	c.relaunch(c.procs[1], false, first.apiURL)
 	if !c.listening(c.procs[1]) {
 		t.Fatal("c2 did not start")
 	}
@@ -58,8 +58,8 @@ func TestE2E_ReadWithoutALeaderIsNotTheLeaders(t *testing.T) {
 		t.Logf("without a leader: %v", err)
 	}
 
-	c.launch(c.procs[0], true, "")
-	c.launch(c.procs[2], false, first.apiURL)
+	c.relaunch(c.procs[0], true, "")
+	c.relaunch(c.procs[2], false, first.apiURL)
 	after, err := leaderNodes(ctx, r.admin, f, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,19 @@ func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
 	return p
 }
 
+// relaunch restarts p from its data directory on its Raft address, which the cluster's
+// configuration names. Its API port may have been taken meanwhile by another process: the
+// member then exits before it opens its state and is started again on a fresh API port.
+func (c *e2eCluster) relaunch(p *proc, bootstrap bool, join string) {
+	for try := 1; ; try++ {
+		c.launch(p, bootstrap, join)
+		if c.listening(p) || try == 3 {
+			return
+		}
+		p.apiURL = fmt.Sprintf("%s://127.0.0.1:%d", c.scheme(), testkit.FreePort(c.t))
+	}
+}
+
 // listening waits until the member logged that its API listens and answers /healthz; false if it
 // exited first. The log line is the member's own: another process that took the freed port could
 // answer /healthz too.

@@ -82,7 +82,7 @@ func BenchmarkFailover_SIGKILLToNextGrantedLease(b *testing.B) {
 
 		b.StopTimer()
 		<-leader.exited
-		c.launch(leader, false, "")
+		c.relaunch(leader, false, "")
 		b.StartTimer()
 	}
 	b.StopTimer()
