@@ -5,6 +5,7 @@ package coordinator_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -30,35 +31,18 @@ func BenchmarkCluster_MemberCPUPerNode(b *testing.B) {
 	ctx := context.Background()
 	per := (b.N + regions - 1) / regions
 	for r := range regions {
-		region := fmt.Sprintf("r%02d", r)
-		ids := testcluster.NodeIDs(region+"-n", per)
-		for len(ids) > 0 {
-			n := min(len(ids), 1000)
-			req := api.RegisterRequest{Region: region, Edge: "edge-" + region}
-			for _, id := range ids[:n] {
-				req.Nodes = append(req.Nodes, api.RegisterNode{Identity: id})
-			}
-			if _, err := leader.Svc.Register(ctx, req); err != nil {
-				b.Fatal(err)
-			}
-			ids = ids[n:]
+		ids := testcluster.NodeIDs(fmt.Sprintf("r%02d-n", r), per)
+		for chunk := range slices.Chunk(ids, api.MaxRegisterNodes) {
+			c.Register(fmt.Sprintf("r%02d", r), chunk...)
 		}
 	}
-	// Entries applied on the leader, of every command (its apply latency histogram's count).
+	// Entries the leader applied: its applied index.
 	entries := func() uint64 {
-		mfs, err := leader.Reg.Gather()
+		st, err := leader.Svc.Status(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		var n uint64
-		for _, mf := range mfs {
-			if mf.GetName() == "muster_coordinator_apply_seconds" {
-				for _, m := range mf.GetMetric() {
-					n += m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
-		return n
+		return st.AppliedIndex
 	}
 	before, cpu := entries(), testkit.SelfCPU(b)
 	b.ResetTimer()

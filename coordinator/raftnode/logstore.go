@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
@@ -27,13 +26,4 @@ func openLogStore(dir string, noSync bool) (*raftboltdb.BoltStore, error) {
 		return nil, fmt.Errorf("open raft log %s: %w", path, err)
 	}
 	return store, nil
-}
-
-// cachedLog puts the newest entries of store in memory in front of it (logCacheEntries).
-func cachedLog(store raft.LogStore) (raft.LogStore, error) {
-	c, err := raft.NewLogCache(logCacheEntries, store)
-	if err != nil {
-		return nil, fmt.Errorf("raft log cache: %w", err)
-	}
-	return c, nil
 }

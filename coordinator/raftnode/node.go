@@ -107,9 +107,9 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 			}
 		}
 	}
-	logs, err := cachedLog(n.store)
+	logs, err := raft.NewLogCache(logCacheEntries, n.store)
 	if err != nil {
-		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
+		return nil, fmt.Errorf("member %s: raft log cache: %w", cfg.ID, err)
 	}
 	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.store, n.snaps, n.trans)
 	if err != nil {

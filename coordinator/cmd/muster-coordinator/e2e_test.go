@@ -74,14 +74,12 @@ func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
 	p := &proc{id: id}
 	// A port freed by freePort may be taken by another process before the member binds it:
 	// then the member exits at once and is started again on fresh ports.
-	for try := 1; ; try++ {
-		p.apiURL = fmt.Sprintf("%s://127.0.0.1:%d", c.scheme(), testkit.FreePort(c.t))
+	fresh := func() {
+		p.apiURL = c.freeAPIURL()
 		p.raft = fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(c.t))
-		c.launch(p, bootstrap, join)
-		if c.listening(p) || try == 3 {
-			break
-		}
 	}
+	fresh()
+	c.launchRetrying(p, bootstrap, join, fresh)
 	c.procs = append(c.procs, p)
 	return p
 }
@@ -90,13 +88,22 @@ func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
 // configuration names. Its API port may have been taken meanwhile by another process: the
 // member then exits before it opens its state and is started again on a fresh API port.
 func (c *e2eCluster) relaunch(p *proc, bootstrap bool, join string) {
+	c.launchRetrying(p, bootstrap, join, func() { p.apiURL = c.freeAPIURL() })
+}
+
+// launchRetrying launches p until it listens, three tries at most, calling repick between them.
+func (c *e2eCluster) launchRetrying(p *proc, bootstrap bool, join string, repick func()) {
 	for try := 1; ; try++ {
 		c.launch(p, bootstrap, join)
 		if c.listening(p) || try == 3 {
 			return
 		}
-		p.apiURL = fmt.Sprintf("%s://127.0.0.1:%d", c.scheme(), testkit.FreePort(c.t))
+		repick()
 	}
+}
+
+func (c *e2eCluster) freeAPIURL() string {
+	return fmt.Sprintf("%s://127.0.0.1:%d", c.scheme(), testkit.FreePort(c.t))
 }
 
 // listening waits until the member logged that its API listens and answers /healthz; false if it
