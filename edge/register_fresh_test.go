@@ -46,10 +46,13 @@ func (f *eventFinder) announce(id string) {
 	event(id)
 }
 
-// cutOff is a lease source whose first register hangs until its context ends, as one sent to
-// coordinators the edge is partitioned from does; it records what later registers deliver.
+// cutOff is a lease source cut off from the edge until heal: every register hangs until its
+// context ends, as one sent to coordinators the edge is partitioned from does (the edge has
+// several registers in flight, so all of them must meet the outage); it records what registers
+// deliver after heal.
 type cutOff struct {
 	*lease.Local
+	cut     atomic.Bool
 	calls   atomic.Int64
 	hanging chan struct{}
 	mu      sync.Mutex
@@ -57,8 +60,10 @@ type cutOff struct {
 }
 
 func (c *cutOff) Register(ctx context.Context, found []lease.Found) (int, error) {
-	if c.calls.Add(1) == 1 {
-		close(c.hanging)
+	if c.cut.Load() {
+		if c.calls.Add(1) == 1 {
+			close(c.hanging)
+		}
 		<-ctx.Done()
 		return 0, ctx.Err()
 	}
@@ -69,6 +74,8 @@ func (c *cutOff) Register(ctx context.Context, found []lease.Found) (int, error)
 	c.mu.Unlock()
 	return c.Local.Register(ctx, found)
 }
+
+func (c *cutOff) heal() { c.cut.Store(false) }
 
 func (c *cutOff) registered() []string {
 	c.mu.Lock()
@@ -86,14 +93,16 @@ func TestEdge_StaleSightingsAreNotRegisteredAfterAnOutage(t *testing.T) {
 	now := func() time.Time { return t0.Add(time.Duration(clock.Load())) }
 	f := &eventFinder{ids: []string{"a"}}
 	src := &cutOff{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r", Now: now}), hanging: make(chan struct{})}
+	src.cut.Store(true)
 	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Source: src})
 	select {
 	case <-src.hanging: // the first sweep's register of a hangs
 	case <-time.After(10 * time.Second):
 		t.Fatal("no register was sent")
 	}
-	f.announce("b") // seen now, registered only after the hanging call
+	f.announce("b") // seen now, during the outage
 	clock.Add(int64(5 * time.Second))
+	src.heal()
 	testkit.WaitFor(t, 30*time.Second, "a and b registered from a fresh sweep", func() bool {
 		got := src.registered()
 		return slices.Contains(got, "a") && slices.Contains(got, "b")
