@@ -30,12 +30,13 @@ const (
 	CmdRetry    CommandType = 9
 	CmdProtocol CommandType = 10
 	CmdOperator CommandType = 11
+	CmdAcquire  CommandType = 12
 )
 
 // known reports whether this version of the ledger applies commands of type t.
 func (t CommandType) known() bool {
 	switch t &^ IgnoreUnknown {
-	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol, CmdOperator:
+	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol, CmdOperator, CmdAcquire:
 		return true
 	}
 	return false
@@ -66,6 +67,8 @@ func (t CommandType) String() string {
 		return "protocol"
 	case CmdOperator:
 		return "operator"
+	case CmdAcquire:
+		return "acquire"
 	}
 	return fmt.Sprintf("type-%d", uint8(t))
 }

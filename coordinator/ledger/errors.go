@@ -40,3 +40,15 @@ var (
 	// ErrClosed means the ledger was closed.
 	ErrClosed = errors.New("ledger closed")
 )
+
+// Refused reports whether err is the ledger's answer to a command it applied as a refusal (the
+// entry committed and changed nothing), rather than a failure to get the command applied.
+func Refused(err error) bool {
+	for _, e := range []error{ErrBadCommand, ErrUnknownLease, ErrTokenMismatch, ErrLeaseExpired, ErrWrongRegion, ErrWrongEdge,
+		ErrNotInLease, ErrUnknownNode, ErrNotRetryable, ErrNodeBusy, ErrUnknownRegion, ErrClusterProtocol, ErrPaused} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

@@ -22,6 +22,9 @@ type Request struct {
 	RequestID string
 	MaxNodes  int
 	Wait      time.Duration
+	// Reports are applied before the grant, in the grant's entry when one is made at once, and
+	// else at once in an entry of their own while the acquire waits (carry).
+	Reports []Carried
 }
 
 // leaseID is the lease id for r: random, or derived from the edge's request id.
@@ -45,12 +48,26 @@ type Acquired struct {
 	// counts its lease from its send + Held, so a long poll never delivers a lease already
 	// expired in the edge's view, and the edge's count still starts before the leader's.
 	Held time.Duration
+	// Reports answers Request.Reports in order; empty when the acquire failed before they were
+	// applied.
+	Reports []CarriedAnswer
 }
 
 // Acquire grants r.Edge a lease on up to r.MaxNodes eligible waiting nodes of r.Region, waiting
 // up to r.Wait for some to become eligible. A retry of a request whose lease exists is answered
-// with that lease, also while paused.
+// with that lease, also while paused. The reports r carries are applied first, whether a lease
+// is granted or not.
 func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
+	c := &carrying{pending: r.Reports}
+	got, err := m.acquire(ctx, r, c)
+	if err != nil {
+		return Acquired{}, err
+	}
+	got.Reports = c.answers
+	return got, nil
+}
+
+func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired, error) {
 	received := m.clock.Monotonic()
 	edge, region, maxNodes := r.Edge, r.Region, r.MaxNodes
 	if maxNodes <= 0 || maxNodes > m.cfg.MaxNodes {
@@ -73,12 +90,17 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 		if err != nil {
 			return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
 		}
-		if p.Paused && !replay {
-			return Acquired{Paused: true, PauseAsOf: p.AsOf}, nil
-		}
 		now, err := m.Stamp()
 		if err != nil {
 			return Acquired{}, err
+		}
+		if p.Paused && !replay {
+			if len(c.pending) > 0 {
+				if _, _, err := m.carry(ctx, c, now, nil); err != nil {
+					return Acquired{}, fmt.Errorf("reports carried by the acquire of %s in %s: %w", edge, region, err)
+				}
+			}
+			return Acquired{Paused: true, PauseAsOf: p.AsOf}, nil
 		}
 		stamped := m.clock.Monotonic()
 		ready := replay
@@ -89,8 +111,14 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 			}
 			ready = n > 0
 		}
+		if !ready && len(c.pending) > 0 {
+			// Nothing to grant yet: the results are not held for the long poll.
+			if _, _, err := m.carry(ctx, c, now, nil); err != nil {
+				return Acquired{}, fmt.Errorf("reports carried by the acquire of %s in %s: %w", edge, region, err)
+			}
+		}
 		if ready {
-			res, err := m.propose(ctx, &ledger.Grant{
+			res, err := m.grant(ctx, c, &ledger.Grant{
 				Now: now, LeaseID: id, Edge: edge, Region: region, Max: maxNodes, TTL: m.cfg.TTL, Policy: m.cfg.Policy,
 			})
 			switch {
@@ -136,6 +164,18 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 		}
 		recheck.Stop()
 	}
+}
+
+// grant proposes g, with the reports still carried if there are any.
+func (m *Manager) grant(ctx context.Context, c *carrying, g *ledger.Grant) (any, error) {
+	if len(c.pending) == 0 {
+		return m.propose(ctx, g)
+	}
+	res, gerr, err := m.carry(ctx, c, g.Now, g)
+	if err != nil {
+		return nil, err
+	}
+	return res, gerr
 }
 
 // holds reports whether edge already holds lease id in region.

@@ -23,6 +23,8 @@ type direct struct {
 	mu    sync.Mutex
 	l     *ledger.Ledger
 	index uint64
+	// applied, when set, receives every command after it was applied.
+	applied chan ledger.Command
 }
 
 func (d *direct) propose(_ context.Context, cmd ledger.Command) (any, error) {
@@ -34,6 +36,9 @@ func (d *direct) propose(_ context.Context, cmd ledger.Command) (any, error) {
 	defer d.mu.Unlock()
 	d.index++
 	res := d.l.ApplyLogs([]*raft.Log{{Index: d.index, Term: 1, Type: raft.LogCommand, Data: data}})[0]
+	if d.applied != nil {
+		d.applied <- cmd
+	}
 	if err, ok := res.(error); ok {
 		return nil, err
 	}

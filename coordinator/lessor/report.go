@@ -5,6 +5,7 @@ package lessor
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
@@ -18,20 +19,35 @@ func (m *Manager) Report(ctx context.Context, ref Ref, requestID string, results
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.propose(ctx, &ledger.Report{Now: now, LeaseID: ref.ID, Token: ref.Token, Policy: m.cfg.Policy, Results: results, Edge: ref.Edge, Region: ref.Region,
-		RequestID: requestID, Keep: m.cfg.ReportMemory,
-	})
+	cmd := m.reportCommand(now, ref, requestID, results)
+	res, err := m.propose(ctx, &cmd)
 	if err != nil {
-		if m.metrics != nil && (errors.Is(err, ledger.ErrUnknownLease) || errors.Is(err, ledger.ErrTokenMismatch)) {
-			m.metrics.StaleReports.Add(float64(len(results)))
-		}
+		m.countReport(results, nil, err)
 		return nil, err
 	}
 	rr := res.(*ledger.ReportResult)
-	if m.metrics != nil && rr.Replayed {
+	m.countReport(results, rr, nil)
+	return rr, nil
+}
+
+// reportCommand is the ledger's report of results under ref, stamped now.
+func (m *Manager) reportCommand(now time.Time, ref Ref, requestID string, results []ledger.Result) ledger.Report {
+	return ledger.Report{Now: now, LeaseID: ref.ID, Token: ref.Token, Policy: m.cfg.Policy, Results: results, Edge: ref.Edge, Region: ref.Region,
+		RequestID: requestID, Keep: m.cfg.ReportMemory}
+}
+
+// countReport counts a report's answer rr, or its refusal err: stale results, replays and the
+// results applied by outcome.
+func (m *Manager) countReport(results []ledger.Result, rr *ledger.ReportResult, err error) {
+	switch {
+	case m.metrics == nil:
+	case err != nil:
+		if errors.Is(err, ledger.ErrUnknownLease) || errors.Is(err, ledger.ErrTokenMismatch) {
+			m.metrics.StaleReports.Add(float64(len(results)))
+		}
+	case rr.Replayed:
 		m.metrics.ReportReplays.Inc()
-	}
-	if m.metrics != nil && !rr.Replayed {
+	default:
 		m.metrics.StaleReports.Add(float64(len(rr.Rejected)))
 		byID := make(map[string]api.Outcome, len(results))
 		for _, r := range results {
@@ -41,5 +57,4 @@ func (m *Manager) Report(ctx context.Context, ref Ref, requestID string, results
 			m.metrics.ResultsApplied.WithLabelValues(string(byID[id])).Inc()
 		}
 	}
-	return rr, nil
 }

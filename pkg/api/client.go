@@ -198,7 +198,8 @@ func (c *Client) Register(ctx context.Context, req RegisterRequest) (RegisterRes
 }
 
 // Acquire asks for a lease and blocks on the server up to req.Wait; a nil Lease means none was
-// granted. Retries within the call reuse one request id, so they cannot be granted twice.
+// granted. Retries within the call reuse one request id, so they cannot be granted twice; the
+// reports it carries must have theirs (the caller sends them again alone under it).
 func (c *Client) Acquire(ctx context.Context, req AcquireRequest, opts ...CallOption) (AcquireResponse, error) {
 	if req.RequestID == "" {
 		req.RequestID = newRequestID()

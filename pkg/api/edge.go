@@ -86,6 +86,13 @@ type AcquireRequest struct {
 	// try was granted (its answer may have been lost in a failover) instead of a second one.
 	// Client.Acquire sets a random one when empty.
 	RequestID string `json:"request_id,omitempty"`
+	// Reports are results of leases the edge finished, delivered with the acquire: one round
+	// trip and, from cluster protocol 6, one log entry instead of two. Each is the edge's and
+	// region's of the acquire and carries its own request id, so it is applied once however often
+	// it is sent, with this acquire or alone (ReportRequest). Send them only to a leader whose
+	// last answer set CarriesReports: an older one refuses the field. Answered in
+	// AcquireResponse.Reports, in the same order.
+	Reports []ReportRequest `json:"reports,omitempty"`
 }
 
 // AcquireResponse carries the granted lease, or none when nothing was waiting before Wait ran out or the cluster is paused.
@@ -102,6 +109,19 @@ type AcquireResponse struct {
 	Held Duration `json:"held,omitempty"`
 	// Queue is the region's queue after this answer; nil from a coordinator older than the field.
 	Queue *RegionQueue `json:"queue,omitempty"`
+	// Reports answers AcquireRequest.Reports, one per report in its order.
+	Reports []ReportAnswer `json:"reports,omitempty"`
+	// CarriesReports says this coordinator takes AcquireRequest.Reports; false from an older one.
+	CarriesReports bool `json:"carries_reports,omitempty"`
+}
+
+// ReportAnswer is what became of one report carried by an acquire: the answer a ReportRequest
+// would have had, or, in Error, the refusal of the whole report (an unknown lease, a token that
+// does not match) as the error body that request would have had.
+type ReportAnswer struct {
+	RequestID string `json:"request_id"`
+	ReportResponse
+	Error *ErrorBody `json:"error,omitempty"`
 }
 
 // RegionQueue is how many of a region's nodes the ledger holds waiting and leased, from its

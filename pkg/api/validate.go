@@ -26,6 +26,7 @@ const (
 	MaxFactsSize      = 64 * 1024        // facts of one RegisterNode, in bytes
 	MaxPauseReason    = 1024             // reason of a PauseRequest
 	maxHeartbeatLease = MaxRegisterNodes // leases listed in one heartbeat
+	MaxCarriedReports = 64               // reports one AcquireRequest carries
 )
 
 // ValidateName checks an identity, region, edge or lease id: non-empty, bounded, printable, no spaces.
@@ -135,7 +136,40 @@ func (r *AcquireRequest) Validate() error {
 		return fmt.Errorf("wait: %s is outside 0..%s", r.Wait, MaxWait)
 	}
 	if r.RequestID != "" {
-		return ValidateName("request_id", r.RequestID)
+		if err := ValidateName("request_id", r.RequestID); err != nil {
+			return err
+		}
+	}
+	return r.validateReports()
+}
+
+// validateReports checks the reports an acquire carries: each is a valid report of the
+// acquire's edge and region with its own request id (the edge sends it again alone, under that
+// id, when the acquire's answer is lost), none twice, and results within one lease's bound.
+func (r *AcquireRequest) validateReports() error {
+	if len(r.Reports) > MaxCarriedReports {
+		return fmt.Errorf("reports: %d reports, more than %d in one acquire", len(r.Reports), MaxCarriedReports)
+	}
+	ids := make(map[string]bool, len(r.Reports))
+	results := 0
+	for i := range r.Reports {
+		rep := &r.Reports[i]
+		if err := rep.Validate(); err != nil {
+			return fmt.Errorf("reports[%d].%w", i, err)
+		}
+		switch {
+		case rep.RequestID == "":
+			return fmt.Errorf("reports[%d].request_id: must not be empty in a report an acquire carries", i)
+		case ids[rep.RequestID]:
+			return fmt.Errorf("reports[%d].request_id: %q is carried twice", i, rep.RequestID)
+		case rep.Edge != r.Edge || rep.Region != r.Region:
+			return fmt.Errorf("reports[%d]: edge %q in %q is not the acquire's %q in %q", i, rep.Edge, rep.Region, r.Edge, r.Region)
+		}
+		ids[rep.RequestID] = true
+		results += len(rep.Results)
+	}
+	if results > MaxLeaseNodes {
+		return fmt.Errorf("reports: %d results, more than %d in one acquire", results, MaxLeaseNodes)
 	}
 	return nil
 }
