@@ -74,17 +74,45 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 }
 
 // Acquire grants a lease on up to req.MaxNodes waiting nodes of req.Region, waiting up to req.Wait
-// (long poll). An empty response means nothing became eligible in time, or Paused.
+// (long poll). An empty response means nothing became eligible in time, or Paused. The reports
+// it carries are applied first, each as Report would apply it, and answered in order.
 func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.AcquireResponse, error) {
-	resp := api.AcquireResponse{Leader: s.cfg.APIAddress}
+	resp := api.AcquireResponse{Leader: s.cfg.APIAddress, CarriesReports: true}
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
+	reports := make([]api.ReportAnswer, len(req.Reports))
+	var carried []lessor.Carried
+	var carriedAt []int // the index in reports of each carried report
+	for i, rep := range req.Reports {
+		reports[i].RequestID = rep.RequestID
+		results, rejected, err := s.recordable(rep)
+		if err != nil {
+			return resp, err
+		}
+		reports[i].Applied, reports[i].Rejected = []string{}, rejected
+		if len(results) == 0 {
+			continue
+		}
+		carried = append(carried, lessor.Carried{Ref: lessor.Ref{ID: rep.LeaseID, Token: rep.Token, Edge: rep.Edge, Region: rep.Region}, RequestID: rep.RequestID, Results: results})
+		carriedAt = append(carriedAt, i)
+	}
 	a, err := s.leases.Load().Acquire(ctx, lessor.Request{
-		Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Wait: req.Wait.Std(),
+		Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Wait: req.Wait.Std(), Reports: carried,
 	})
 	if err != nil {
 		return resp, s.mapLeaseErr(err)
+	}
+	for j, ans := range a.Reports {
+		rep := &reports[carriedAt[j]]
+		if ans.Err != nil {
+			rep.Error = &api.ErrorBody{Error: ans.Err.Error(), Code: apiCode(ans.Err)}
+			continue
+		}
+		rep.Applied = append(rep.Applied, ans.Result.Applied...)
+		for _, r := range ans.Result.Rejected {
+			rep.Rejected = append(rep.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
+		}
 	}
 	if a.Lease == nil && !a.Paused {
 		// A grant was confirmed by its commit; "nothing, and not paused" comes from this
@@ -94,6 +122,9 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 		}
 	}
 	resp.Lease, resp.Paused, resp.PauseAsOf, resp.Held = APILease(a.Lease), a.Paused, a.PauseAsOf, api.Duration(a.Held)
+	if len(reports) > 0 {
+		resp.Reports = reports
+	}
 	resp.Queue = s.regionQueue(req.Region)
 	return resp, nil
 }
@@ -138,22 +169,12 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}
-	// Results the API does not take, and outcomes the cluster protocol cannot record on every
-	// member yet, are refused by name here and only the rest is proposed: in the log they would
-	// fail the whole report.
-	valid, invalid := req.SplitResults()
-	resp.Rejected = append(resp.Rejected, invalid...)
-	if len(valid) == 0 {
-		return resp, nil
-	}
-	results, held, err := s.ledger.Recordable(LedgerResults(valid))
+	results, rejected, err := s.recordable(req)
 	if err != nil {
-		return resp, fmt.Errorf("report of lease %s: read cluster protocol: %w", req.LeaseID, err)
+		return resp, err
 	}
-	for _, r := range held {
-		resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
-	}
-	if len(results) == 0 && len(held) > 0 {
+	resp.Rejected = rejected
+	if len(results) == 0 {
 		return resp, nil
 	}
 	rr, err := s.leases.Load().Report(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
@@ -165,6 +186,24 @@ func (s *Service) Report(ctx context.Context, req api.ReportRequest) (api.Report
 		resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
 	}
 	return resp, nil
+}
+
+// recordable is what of report req goes to the ledger, and the results refused by name before:
+// those the API does not take, and outcomes the cluster protocol cannot record on every member
+// yet (in the log they would fail the whole report).
+func (s *Service) recordable(req api.ReportRequest) ([]ledger.Result, []api.RejectedResult, error) {
+	valid, rejected := req.SplitResults()
+	if len(valid) == 0 {
+		return nil, rejected, nil
+	}
+	results, held, err := s.ledger.Recordable(LedgerResults(valid))
+	if err != nil {
+		return nil, nil, fmt.Errorf("report of lease %s: read cluster protocol: %w", req.LeaseID, err)
+	}
+	for _, r := range held {
+		rejected = append(rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
+	}
+	return results, rejected, nil
 }
 
 // Heartbeat records that an edge is alive and tells it whether provisioning is paused. It is

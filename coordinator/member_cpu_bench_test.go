@@ -21,9 +21,16 @@ import (
 // region. All three members run in this process, so its CPU per node is the members' (the
 // driver's share is small). One op is one node; the nodes are registered before the clock
 // starts. Runs of one build drift by tens of percent on a shared VM: compare builds alternated.
+// "apart" sends each report on its own, "carried" has it ride the edge's next acquire, as edges
+// do from cluster protocol 6. The calls go to the service, not through HTTP.
 //
 //	go test -run '^$' -bench '^BenchmarkCluster_MemberCPUPerNode$' -benchtime 20000x .
 func BenchmarkCluster_MemberCPUPerNode(b *testing.B) {
+	b.Run("apart", func(b *testing.B) { benchMemberCPU(b, false) })
+	b.Run("carried", func(b *testing.B) { benchMemberCPU(b, true) })
+}
+
+func benchMemberCPU(b *testing.B, carry bool) {
 	const regions, lease = 10, 45
 	c := testcluster.New(b, 3)
 	c.StartAll()
@@ -54,21 +61,27 @@ func BenchmarkCluster_MemberCPUPerNode(b *testing.B) {
 			defer wg.Done()
 			region := fmt.Sprintf("r%02d", r)
 			edge := "edge-" + region
+			var carried []api.ReportRequest
 			for done := 0; done < per; {
-				a, err := leader.Svc.Acquire(ctx, api.AcquireRequest{Edge: edge, Region: region, MaxNodes: lease, Wait: api.Duration(time.Second)})
-				if err != nil || a.Lease == nil {
+				a, err := leader.Svc.Acquire(ctx, api.AcquireRequest{Edge: edge, Region: region, MaxNodes: lease, Wait: api.Duration(time.Second), Reports: carried})
+				if err != nil || a.Lease == nil || len(a.Reports) != len(carried) {
 					errs <- fmt.Errorf("acquire in %s after %d nodes: %+v %v", region, done, a, err)
 					return
 				}
-				rep := api.ReportRequest{LeaseID: a.Lease.ID, Token: a.Lease.Token, Edge: edge, Region: region}
+				rep := api.ReportRequest{LeaseID: a.Lease.ID, Token: a.Lease.Token, Edge: edge, Region: region, RequestID: a.Lease.ID}
 				for _, id := range a.Lease.Nodes {
 					rep.Results = append(rep.Results, api.NodeResult{Identity: id, Outcome: api.OutcomeProvisioned})
+				}
+				done += len(a.Lease.Nodes)
+				carried = nil
+				if carry && done < per {
+					carried = []api.ReportRequest{rep}
+					continue
 				}
 				if _, err := leader.Svc.Report(ctx, rep); err != nil {
 					errs <- fmt.Errorf("report in %s: %w", region, err)
 					return
 				}
-				done += len(a.Lease.Nodes)
 			}
 		}()
 	}

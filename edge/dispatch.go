@@ -58,7 +58,7 @@ var errLeaseLost = errors.New("stopped by lease loss")
 // every free worker cost the cluster edge a fifth of its throughput. It acquires until ctx ends;
 // the host flows and their leases' renewals run under flowCtx, which outlives ctx by the drain
 // (Run). It returns once every flow it started has ended.
-func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
+func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased, rep *reporter) {
 	slots := newWindow(e.o.Workers)             // leased hosts not yet done
 	workers := make(chan struct{}, e.o.Workers) // hosts whose flow runs
 	var flows sync.WaitGroup
@@ -74,7 +74,7 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 			return
 		}
 		sent := e.o.Now()
-		g, err := e.acquire(ctx, n)
+		g, err := e.acquire(ctx, n, rep)
 		granted := 0
 		if g.Lease != nil {
 			granted = len(g.Lease.Nodes)
@@ -110,11 +110,20 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased) {
 	}
 }
 
-// acquire asks the source for up to n nodes. A grant of the wrong shape is not acted on, and
-// nothing of it given back (a report under it would be acting on it): it expires at its source,
-// which offers its nodes again.
-func (e *Edge) acquire(ctx context.Context, n int) (lease.Grant, error) {
-	g, err := e.o.Source.Acquire(ctx, n, e.o.AcquireWait)
+// acquire asks the source for up to n nodes, carrying the results the reporter parked for it
+// (carry.go). A grant of the wrong shape is not acted on, and nothing of it given back (a report
+// under it would be acting on it): it expires at its source, which offers its nodes again.
+func (e *Edge) acquire(ctx context.Context, n int, rep *reporter) (lease.Grant, error) {
+	var g lease.Grant
+	var err error
+	if parked := rep.takeParked(); len(parked) > 0 {
+		// No long poll: the answers to the results would wait for it.
+		var answers []lease.Delivered
+		g, answers, err = rep.carrier.AcquireCarrying(ctx, n, 0, deliveries(parked))
+		rep.settleCarried(parked, answers, err)
+	} else {
+		g, err = e.o.Source.Acquire(ctx, n, e.o.AcquireWait)
+	}
 	if err == nil && g.Lease != nil {
 		if serr := lease.CheckShape(*g.Lease, n); serr != nil {
 			err, g = fmt.Errorf("source granted %w", serr), lease.Grant{}

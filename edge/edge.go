@@ -143,7 +143,7 @@ func (e *Edge) Run(ctx context.Context) error {
 	go func() { r.run(); close(reported) }()
 
 	e.ready.Store(true)
-	e.dispatch(ctx, flows, results) // returns once every host flow it started has ended
+	e.dispatch(ctx, flows, results, r) // returns once every host flow it started has ended
 	cancelFlows()
 	close(results)
 	<-reported

@@ -44,13 +44,20 @@ type reporter struct {
 	maxBatch int
 
 	ctx      context.Context // every report's; ends stopGrace after Run's context
-	inFlight sync.WaitGroup  // reports being delivered
+	inFlight sync.WaitGroup  // reports being delivered, parked reports the dispatcher took included
+
+	// carrier is the source when its acquires can carry reports (carry.go), else nil.
+	carrier lease.Carrier
+	parkMu  sync.Mutex
+	parked  []parkedBatch
 }
 
 func newReporter(ctx context.Context, e *Edge, in <-chan leased) *reporter {
 	rctx, cancel := context.WithCancel(context.Background())
 	context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, cancel) })
-	return &reporter{e: e, in: in, confirm: newConfirmer(e), pending: map[*lease.Held]*batch{}, taken: map[*lease.Held]int{}, maxBatch: 256, ctx: rctx}
+	r := &reporter{e: e, in: in, confirm: newConfirmer(e), pending: map[*lease.Held]*batch{}, taken: map[*lease.Held]int{}, maxBatch: 256, ctx: rctx}
+	r.carrier, _ = e.o.Source.(lease.Carrier)
+	return r
 }
 
 func (r *reporter) run() {
@@ -75,6 +82,7 @@ func (r *reporter) run() {
 			r.add(res)
 		case <-tick.C:
 			r.flushOlder(r.e.o.Now().Add(-reportDelay))
+			r.unpark(r.e.o.Now().Add(-parkFor))
 		case <-done:
 			done = nil
 			for len(r.confirm.out) > 0 {
@@ -83,6 +91,7 @@ func (r *reporter) run() {
 		}
 	}
 	r.flush()
+	r.unpark(time.Time{})
 	r.inFlight.Wait()
 }
 
@@ -126,7 +135,7 @@ func (r *reporter) add(res leased) {
 	case r.count >= r.maxBatch:
 		r.flush()
 	case complete:
-		r.send(res.lease, b)
+		r.sendOrPark(res.lease, b)
 	}
 }
 
@@ -136,6 +145,9 @@ type batch struct {
 	results   []api.NodeResult
 	unsettled []bool    // per result: the edge stopped before confirming it (leased.unsettled)
 	since     time.Time // when its first result was taken
+	// delivery, once the batch was parked for an acquire to carry, is its request id: every
+	// later try, carried or alone, sends it under that id.
+	delivery *lease.Delivery
 }
 
 // flush hands every lease's pending results to a delivery.
@@ -168,9 +180,24 @@ func (r *reporter) send(held *lease.Held, b *batch) {
 	r.count -= len(b.results)
 }
 
-// report delivers one lease's results. Nothing is dropped silently: results the source refused
-// (stale lease or token) and results it could not take are logged and counted.
+// report delivers one lease's results and settles them.
 func (r *reporter) report(held *lease.Held, b *batch) {
+	ctx, cancel := context.WithTimeout(r.ctx, reportTimeout)
+	defer cancel()
+	var resp api.ReportResponse
+	var err error
+	if b.delivery != nil {
+		resp, err = r.carrier.Deliver(ctx, *b.delivery)
+	} else {
+		resp, err = r.e.o.Source.Report(ctx, held.Lease(), b.results)
+	}
+	r.settle(held, b, resp, err)
+}
+
+// settle records the source's answer to one lease's results. Nothing is dropped silently:
+// results the source refused (stale lease or token) and results it could not take are logged
+// and counted.
+func (r *reporter) settle(held *lease.Held, b *batch, resp api.ReportResponse, err error) {
 	e := r.e
 	defer func() {
 		if b.run != nil {
@@ -180,9 +207,6 @@ func (r *reporter) report(held *lease.Held, b *batch) {
 		}
 	}()
 	l := held.Lease()
-	ctx, cancel := context.WithTimeout(r.ctx, reportTimeout)
-	resp, err := e.o.Source.Report(ctx, l, b.results)
-	cancel()
 	if e.o.Journal != nil && (err == nil || lease.Stale(err)) {
 		// Answered: applied, or refused for good. An undelivered report keeps its intents open
 		// for the next run to settle.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -46,11 +47,15 @@ type CoordinatorOptions struct {
 type Coordinator struct {
 	o      CoordinatorOptions
 	queued *Queued
+	// carries is the last acquire answer's CarriesReports: whether the leader takes reports
+	// with an acquire.
+	carries atomic.Bool
 }
 
 var (
 	_ Source       = (*Coordinator)(nil)
 	_ PauseWatcher = (*Coordinator)(nil)
+	_ Carrier      = (*Coordinator)(nil)
 )
 
 // PauseWatcher is a Source that also carries an operator pause of its own: the coordinator's
@@ -145,27 +150,84 @@ const (
 
 // Acquire asks the leader for a lease on up to max waiting nodes, long-polling up to wait.
 func (c *Coordinator) Acquire(ctx context.Context, max int, wait time.Duration) (Grant, error) {
+	g, _, err := c.AcquireCarrying(ctx, max, wait, nil)
+	return g, err
+}
+
+// Carries reports whether the leader's last acquire answer said it takes reports with an acquire.
+func (c *Coordinator) Carries() bool { return c.carries.Load() }
+
+// AcquireCarrying is Acquire delivering ds with it (Carrier).
+func (c *Coordinator) AcquireCarrying(ctx context.Context, max int, wait time.Duration, ds []Delivery) (Grant, []Delivered, error) {
 	if max <= 0 {
-		return Grant{}, fmt.Errorf("acquire: max nodes %d is not positive", max)
+		return Grant{}, nil, fmt.Errorf("acquire: max nodes %d is not positive", max)
+	}
+	req := api.AcquireRequest{Edge: c.o.Edge, Region: c.o.Region, MaxNodes: max, Wait: api.Duration(wait)}
+	for _, d := range ds {
+		req.Reports = append(req.Reports, c.reportRequest(d))
 	}
 	// Each member gets the long poll plus acquireSlack: a leader lost without a reset is left
 	// within the call (one request id over the attempts, so nothing is granted twice).
-	resp, err := c.o.Client.Acquire(ctx, api.AcquireRequest{Edge: c.o.Edge, Region: c.o.Region, MaxNodes: max, Wait: api.Duration(wait)},
-		api.AttemptTimeout(wait+acquireSlack))
+	resp, err := c.o.Client.Acquire(ctx, req, api.AttemptTimeout(wait+acquireSlack))
 	if err != nil {
-		return Grant{}, fmt.Errorf("acquire in %s: %w", c.o.Region, err)
+		if len(ds) > 0 && api.IsCode(err, api.CodeUnknownField) {
+			// A leader of an older build (a failover mid-upgrade): reports go alone again
+			// until an answer says otherwise.
+			c.carries.Store(false)
+		}
+		return Grant{}, nil, fmt.Errorf("acquire in %s: %w", c.o.Region, err)
 	}
+	c.carries.Store(resp.CarriesReports)
+	answers := c.delivered(ds, req.Reports, resp.Reports)
 	g := Grant{Lease: resp.Lease, Paused: resp.Paused, PauseAsOf: resp.PauseAsOf, Held: resp.Held.Std()}
 	if g.Lease != nil {
 		if err := c.check(*g.Lease, max); err != nil {
 			// Never act on it, nor give any of it back: a report under it would be acting on
 			// a lease the edge cannot trust. It expires on the coordinator after its TTL and
 			// grace, and its nodes are offered again.
-			return Grant{Paused: resp.Paused, PauseAsOf: resp.PauseAsOf}, err
+			return Grant{Paused: resp.Paused, PauseAsOf: resp.PauseAsOf}, answers, err
 		}
 	}
 	c.queue(resp.Queue)
-	return g, nil
+	return g, answers, nil
+}
+
+// delivered matches the answers to the carried reports sent; a report without its answer (an
+// older coordinator, or one that lost it) is left unanswered, for Deliver. The nodes of an
+// answered report are forgotten by the registration filter, as after Report.
+func (c *Coordinator) delivered(ds []Delivery, sent []api.ReportRequest, got []api.ReportAnswer) []Delivered {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]Delivered, len(ds))
+	for i := range ds {
+		if len(got) != len(sent) || got[i].RequestID != sent[i].RequestID {
+			continue
+		}
+		out[i].Answered = true
+		if e := got[i].Error; e != nil {
+			out[i].Err = fmt.Errorf("report %d results of lease %s: %w", len(sent[i].Results), sent[i].LeaseID, &api.Error{Code: e.Code, Message: e.Error, Leader: e.Leader})
+		} else {
+			out[i].Response = got[i].ReportResponse
+		}
+		if out[i].Err == nil || Stale(out[i].Err) {
+			c.queued.Forget(identitiesOf(sent[i].Results)...)
+		}
+	}
+	return out
+}
+
+// reportRequest is the API request delivering d as this edge.
+func (c *Coordinator) reportRequest(d Delivery) api.ReportRequest {
+	return api.ReportRequest{LeaseID: d.Lease.ID, Token: d.Lease.Token, Edge: c.o.Edge, Region: c.o.Region, Results: c.fit(d.Results), RequestID: d.RequestID}
+}
+
+func identitiesOf(results []api.NodeResult) []string {
+	ids := make([]string, len(results))
+	for i, r := range results {
+		ids[i] = r.Identity
+	}
+	return ids
 }
 
 // queue hands an answer's region queue to Changed; nil (not sent) changes nothing, so the
@@ -245,28 +307,30 @@ func Stale(err error) bool {
 	return errors.Is(err, ErrLeaseGone)
 }
 
-// Report delivers results under the lease's id and token. One request id is used for every try,
-// so a report applied before its answer was lost (a leader failover) is answered with its first
-// outcomes instead of being applied twice; tries go on for ReportFor while the cluster is
-// unavailable.
-func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (resp api.ReportResponse, err error) {
-	results = c.fit(results)
+// Report delivers results under the lease's id and token, with a fresh request id (Deliver).
+func (c *Coordinator) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+	return c.Deliver(ctx, NewDelivery(l, results))
+}
+
+// Deliver reports d. One request id is used for every try, so a report applied before its answer
+// was lost (a leader failover) is answered with its first outcomes instead of being applied
+// twice; tries go on for ReportFor while the cluster is unavailable.
+func (c *Coordinator) Deliver(ctx context.Context, d Delivery) (resp api.ReportResponse, err error) {
+	req := c.reportRequest(d)
+	l := d.Lease
 	// Forgotten once the report was answered, not before it was sent: a sighting registered
 	// meanwhile is answered leased, and remembered so after the report would leave a node back in
 	// provisioning mode out of the sweeps for Resend (the simulator's stuck check). A report
 	// given up may still be applied later: its nodes are sent at every sighting until Resend.
 	defer func() {
-		ids := make([]string, len(results))
-		for i, r := range results {
-			ids[i] = r.Identity
-		}
+		ids := identitiesOf(req.Results)
 		if err == nil || Stale(err) {
 			c.queued.Forget(ids...)
 		} else {
 			c.queued.Unsure(time.Now(), ids...)
 		}
 	}()
-	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region, Results: results, RequestID: newRequestID()}
+	results := req.Results
 	deadline := time.Now().Add(c.o.ReportFor)
 	delay := 100 * time.Millisecond
 	for {
