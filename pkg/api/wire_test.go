@@ -87,6 +87,12 @@ func TestValidate_NamesTheField(t *testing.T) {
 		{"acquire request id with space", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, RequestID: "a b"}, `request_id: "a b" contains ' '`},
 		{"acquire long request id", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, RequestID: strings.Repeat("f", MaxNameLength+1)}, "request_id: 254 bytes"},
 		{"renew no token", &RenewRequest{LeaseID: "l", Edge: "e", Region: "r"}, "token: must not be 0"},
+		{"carried report of another edge", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, Reports: []ReportRequest{{LeaseID: "l", Token: 3, Edge: "f", Region: "r", RequestID: "q", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed}}}}}, `reports[0]: edge "f" in "r" is not the acquire's "e" in "r"`},
+		{"carried report without request id", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, Reports: []ReportRequest{{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed}}}}}, "reports[0].request_id: must not be empty"},
+		{"carried report twice", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, Reports: []ReportRequest{
+			{LeaseID: "l", Token: 3, Edge: "e", Region: "r", RequestID: "q", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed}}},
+			{LeaseID: "l", Token: 3, Edge: "e", Region: "r", RequestID: "q", Results: []NodeResult{{Identity: "n", Outcome: OutcomeFailed}}}}}, `reports[1].request_id: "q" is carried twice`},
+		{"carried report without results", &AcquireRequest{Edge: "e", Region: "r", MaxNodes: 1, Reports: []ReportRequest{{LeaseID: "l", Token: 3, Edge: "e", Region: "r", RequestID: "q"}}}, "reports[0].results: must list"},
 		{"report bad outcome", resultsOf(&ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r", Results: []NodeResult{{Identity: "n", Outcome: "done"}}}), `results[0].outcome: "done"`},
 		{"report none", &ReportRequest{LeaseID: "l", Token: 3, Edge: "e", Region: "r"}, "results: must list"},
 		{"register space at", nodesOf(&RegisterRequest{Region: "r", Edge: "e", Nodes: []RegisterNode{{Identity: "a"}, {Identity: "b c"}}}), `nodes[1].identity: "b c" contains ' '`},
