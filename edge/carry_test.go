@@ -74,7 +74,9 @@ func newCarrierSource(failCarried int) *carrierSource {
 func TestEdge_FinishedLeasesRideTheNextAcquire(t *testing.T) {
 	src := newCarrierSource(0)
 	fleet := ids(40)
-	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result { return hostflow.Result{Outcome: hostflow.Provisioned} })
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		return hostflow.Result{Outcome: hostflow.Provisioned}
+	})
 	e, stop := run(t, edge.Options{Site: "s", Workers: 2, BatchSize: 2, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Source: src})
 	testkit.WaitFor(t, time.Minute, "every result delivered", func() bool {
 		src.mu.Lock()
@@ -102,7 +104,9 @@ func TestEdge_FinishedLeasesRideTheNextAcquire(t *testing.T) {
 func TestEdge_ResultsOfAFailedAcquireGoAloneUnderTheirRequestIDs(t *testing.T) {
 	src := newCarrierSource(1)
 	fleet := ids(12)
-	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result { return hostflow.Result{Outcome: hostflow.Provisioned} })
+	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
+		return hostflow.Result{Outcome: hostflow.Provisioned}
+	})
 	_, stop := run(t, edge.Options{Site: "s", Workers: 2, BatchSize: 2, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Source: src})
 	defer stop()
 	testkit.WaitFor(t, time.Minute, "every result delivered", func() bool {
