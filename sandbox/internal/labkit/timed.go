@@ -62,28 +62,45 @@ func (c *Calls) FirstGrantSentAfter(t time.Time) (time.Time, bool) {
 	return first, !first.IsZero()
 }
 
-// timedSource times a coordinator source's grants and reports; it stays a lease.PauseWatcher.
+// timedSource times a coordinator source's grants and reports, carried ones included; it stays
+// a lease.PauseWatcher and a lease.Carrier.
 type timedSource struct {
 	*lease.Coordinator
 	calls *Calls
 }
 
 func (s *timedSource) Acquire(ctx context.Context, max int, wait time.Duration) (lease.Grant, error) {
-	start := time.Now()
-	g, err := s.Coordinator.Acquire(ctx, max, wait)
-	if err == nil && g.Lease != nil {
-		now := time.Now()
-		s.calls.mu.Lock()
-		s.calls.grants = append(s.calls.grants, now.Sub(start)-g.Held)
-		s.calls.granted = append(s.calls.granted, grantTimes{sent: start, got: now})
-		s.calls.mu.Unlock()
-	}
+	g, _, err := s.AcquireCarrying(ctx, max, wait, nil)
 	return g, err
 }
 
-func (s *timedSource) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+// AcquireCarrying times the grant, and each report it carried and had answered by the call's
+// whole time.
+func (s *timedSource) AcquireCarrying(ctx context.Context, max int, wait time.Duration, ds []lease.Delivery) (lease.Grant, []lease.Delivered, error) {
 	start := time.Now()
-	resp, err := s.Coordinator.Report(ctx, l, results)
+	g, answers, err := s.Coordinator.AcquireCarrying(ctx, max, wait, ds)
+	now := time.Now()
+	s.calls.mu.Lock()
+	defer s.calls.mu.Unlock()
+	if err == nil && g.Lease != nil {
+		s.calls.grants = append(s.calls.grants, now.Sub(start)-g.Held)
+		s.calls.granted = append(s.calls.granted, grantTimes{sent: start, got: now})
+	}
+	for _, a := range answers {
+		if a.Answered && a.Err == nil {
+			s.calls.reports = append(s.calls.reports, now.Sub(start))
+		}
+	}
+	return g, answers, err
+}
+
+func (s *timedSource) Report(ctx context.Context, l api.Lease, results []api.NodeResult) (api.ReportResponse, error) {
+	return s.Deliver(ctx, lease.NewDelivery(l, results))
+}
+
+func (s *timedSource) Deliver(ctx context.Context, d lease.Delivery) (api.ReportResponse, error) {
+	start := time.Now()
+	resp, err := s.Coordinator.Deliver(ctx, d)
 	if err == nil {
 		d := time.Since(start)
 		s.calls.mu.Lock()
