@@ -95,10 +95,8 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 			return Acquired{}, err
 		}
 		if p.Paused && !replay {
-			if len(c.pending) > 0 {
-				if _, _, err := m.carry(ctx, c, now, nil); err != nil {
-					return Acquired{}, fmt.Errorf("reports carried by the acquire of %s in %s: %w", edge, region, err)
-				}
+			if err := m.carryAlone(ctx, c, now, r); err != nil {
+				return Acquired{}, err
 			}
 			return Acquired{Paused: true, PauseAsOf: p.AsOf}, nil
 		}
@@ -111,10 +109,10 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 			}
 			ready = n > 0
 		}
-		if !ready && len(c.pending) > 0 {
+		if !ready {
 			// Nothing to grant yet: the results are not held for the long poll.
-			if _, _, err := m.carry(ctx, c, now, nil); err != nil {
-				return Acquired{}, fmt.Errorf("reports carried by the acquire of %s in %s: %w", edge, region, err)
+			if err := m.carryAlone(ctx, c, now, r); err != nil {
+				return Acquired{}, err
 			}
 		}
 		if ready {
@@ -164,6 +162,17 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 		}
 		recheck.Stop()
 	}
+}
+
+// carryAlone proposes the reports r still carries, without a grant.
+func (m *Manager) carryAlone(ctx context.Context, c *carrying, now time.Time, r Request) error {
+	if len(c.pending) == 0 {
+		return nil
+	}
+	if _, _, err := m.carry(ctx, c, now, nil); err != nil {
+		return fmt.Errorf("reports carried by the acquire of %s in %s: %w", r.Edge, r.Region, err)
+	}
+	return nil
 }
 
 // grant proposes g, with the reports still carried if there are any.
