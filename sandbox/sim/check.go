@@ -324,32 +324,9 @@ func (c *checker) observe(m *member, e *entry, res any) {
 	case *ledger.Report:
 		c.observeReport(m, e, cmd, res)
 	case *ledger.Grant:
-		g, ok := res.(*ledger.GrantResult)
-		if !ok || g.Lease == nil {
-			return
-		}
-		if g.Replayed {
-			s.tracef([]string{g.Lease.ID, g.Lease.Edge}, m.name, "entry %d answers a retried acquire with lease %s again: %v, expires %s",
-				e.index, leaseName(g.Lease.ID, g.Lease.Token), g.Lease.Nodes, fmtStamp(g.Lease.ExpiresAt))
-			return
-		}
-		tags := append([]string{g.Lease.ID, g.Lease.Edge}, g.Lease.Nodes...)
-		s.tracef(tags, m.name, "entry %d grants lease %s to %s: %v, expires %s", e.index, leaseName(g.Lease.ID, g.Lease.Token), g.Lease.Edge, g.Lease.Nodes, fmtStamp(g.Lease.ExpiresAt))
-		if p := c.pausedAt(s.now); p.paused {
-			c.fail(InvPause, tags, "entry %d granted lease %s while paused since %s (entry %d)", e.index, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(p.at), p.index)
-		}
-		for _, id := range g.Lease.Nodes {
-			if at, ok := c.banned[id]; ok {
-				c.fail(InvBanned, append(tags, id), "entry %d granted %s under lease %s, banned by entry %d", e.index, id, leaseName(g.Lease.ID, g.Lease.Token), at)
-			}
-		}
-		tol := int64(lockWindow)/500 + int64(100*time.Millisecond)
-		for _, id := range g.Lease.Nodes {
-			if n := s.node(id); n.lockEdge != "" && n.lockEdge != g.Lease.Edge && n.lockUntil-tol > s.now {
-				c.fail(InvLockWindow, []string{id, g.Lease.ID, n.lockEdge, g.Lease.Edge}, "entry %d offered %s to %s under lease %s while %s holds its provisioning lock until %s",
-					e.index, id, g.Lease.Edge, leaseName(g.Lease.ID, g.Lease.Token), n.lockEdge, fmtTime(n.lockUntil))
-			}
-		}
+		c.observeGrant(m, e, res)
+	case *ledger.Acquire:
+		c.observeAcquire(m, e, cmd, res)
 	case *ledger.Operator:
 		r, ok := res.(*ledger.OperatorResult)
 		if !ok {
@@ -388,6 +365,62 @@ func (c *checker) observe(m *member, e *entry, res any) {
 			s.tracef(nil, m.name, "entry %d (register from %s) requeues %d nodes", e.index, cmd.Edge, r.Requeued)
 		}
 	}
+}
+
+// observeGrant checks a grant's result: a Grant entry's, or an Acquire entry's grant.
+func (c *checker) observeGrant(m *member, e *entry, res any) {
+	s := c.s
+	g, ok := res.(*ledger.GrantResult)
+	if !ok || g.Lease == nil {
+		return
+	}
+	if g.Replayed {
+		s.tracef([]string{g.Lease.ID, g.Lease.Edge}, m.name, "entry %d answers a retried acquire with lease %s again: %v, expires %s",
+			e.index, leaseName(g.Lease.ID, g.Lease.Token), g.Lease.Nodes, fmtStamp(g.Lease.ExpiresAt))
+		return
+	}
+	tags := append([]string{g.Lease.ID, g.Lease.Edge}, g.Lease.Nodes...)
+	s.tracef(tags, m.name, "entry %d grants lease %s to %s: %v, expires %s", e.index, leaseName(g.Lease.ID, g.Lease.Token), g.Lease.Edge, g.Lease.Nodes, fmtStamp(g.Lease.ExpiresAt))
+	if p := c.pausedAt(s.now); p.paused {
+		c.fail(InvPause, tags, "entry %d granted lease %s while paused since %s (entry %d)", e.index, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(p.at), p.index)
+	}
+	for _, id := range g.Lease.Nodes {
+		if at, ok := c.banned[id]; ok {
+			c.fail(InvBanned, append(tags, id), "entry %d granted %s under lease %s, banned by entry %d", e.index, id, leaseName(g.Lease.ID, g.Lease.Token), at)
+		}
+	}
+	tol := int64(lockWindow)/500 + int64(100*time.Millisecond)
+	for _, id := range g.Lease.Nodes {
+		if n := s.node(id); n.lockEdge != "" && n.lockEdge != g.Lease.Edge && n.lockUntil-tol > s.now {
+			c.fail(InvLockWindow, []string{id, g.Lease.ID, n.lockEdge, g.Lease.Edge}, "entry %d offered %s to %s under lease %s while %s holds its provisioning lock until %s",
+				e.index, id, g.Lease.Edge, leaseName(g.Lease.ID, g.Lease.Token), n.lockEdge, fmtTime(n.lockUntil))
+		}
+	}
+}
+
+// observeAcquire observes each part of an Acquire entry as the command of its own would be
+// observed, in the order the ledger applied them: its reports, then its grant.
+func (c *checker) observeAcquire(m *member, e *entry, cmd *ledger.Acquire, res any) {
+	ar, ok := res.(*ledger.AcquireResult)
+	for i := range cmd.Reports {
+		part := res // an entry refused as a whole refuses each of its reports
+		if ok {
+			part = partAnswer(ar.ReportOf(i))
+		}
+		c.observeReport(m, e, &cmd.Reports[i], part)
+	}
+	if ok && cmd.Grant != nil {
+		c.observeGrant(m, e, partAnswer(ar.GrantOf()))
+	}
+}
+
+// partAnswer is an Acquire part's answer as the command of its own would have it: its result,
+// or the error that refused it.
+func partAnswer[T any](res *T, err error) any {
+	if err != nil {
+		return err
+	}
+	return res
 }
 
 func (c *checker) observeReport(m *member, e *entry, cmd *ledger.Report, res any) {

@@ -45,6 +45,14 @@ type edge struct {
 	// confirmAfter is how long the edge waits to settle an unanswered restart or shutdown by
 	// rediscovery, and a restarted edge its journal's open intents.
 	confirmAfter time.Duration
+	// carry is whether this edge's source carries reports with its acquires (lease.Carrier):
+	// the seed chooses it per edge, so both the carried and the lone path run.
+	carry bool
+	// carries is the last acquire answer's CarriesReports (lease.Coordinator.Carries): reports
+	// are parked only for a leader that takes them. parked are the reports waiting for an
+	// acquire (carry.go); both are lost with the process.
+	carries bool
+	parked  []*delivery
 }
 
 // heldLease is one lease of this run: the real Held and its hosts.
@@ -77,6 +85,7 @@ func (e *edge) start() {
 	e.alive = true
 	e.c.reset()
 	e.paused, e.pauseAsOf, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, 0, 0, false, false, nil, 0
+	e.carries, e.parked = false, nil
 	e.queued = lease.NewQueued(lease.DefaultResend)
 	e.after(e.s.between(0, time.Second), e.heartbeat)
 	e.after(e.s.between(0, 3*time.Second), e.sweepOnce)
@@ -183,7 +192,8 @@ func (e *edge) sweepOnce() {
 	})
 }
 
-// acquire asks for a lease on as many nodes as it has free places, as dispatch does.
+// acquire asks for a lease on as many nodes as it has free places, as dispatch does, carrying
+// the reports parked for it.
 func (e *edge) acquire() {
 	free := e.cap - e.busy
 	if !e.alive || e.acquiring || e.paused || free <= 0 {
@@ -191,14 +201,21 @@ func (e *edge) acquire() {
 	}
 	e.acquiring = true
 	sent := e.clock.monoTime()
-	req := api.AcquireRequest{Edge: e.name, Region: e.region, MaxNodes: free, RequestID: e.rid("a")}
+	parked := e.takeParked()
+	req := api.AcquireRequest{Edge: e.name, Region: e.region, MaxNodes: free, RequestID: e.rid("a"), Reports: carriedRequests(parked)}
+	if len(parked) > 0 {
+		e.s.tracef([]string{e.name}, e.who(), "acquire %s carries reports %v", req.RequestID, requestIDs(req.Reports))
+	}
 	e.c.start(kindAcquire, req, 5*time.Second, 0, 3*len(e.s.members)+2, func(resp any, seen uint64, err error) {
 		e.acquiring = false
 		if err != nil {
+			e.settleCarried(parked, nil)
 			e.acquireIn(time.Second)
 			return
 		}
 		r := resp.(api.AcquireResponse)
+		e.carries = r.CarriesReports
+		e.settleCarried(parked, r.Reports)
 		if r.Lease != nil {
 			if serr := lease.CheckShape(*r.Lease, free); serr != nil || r.Lease.Edge != e.name || r.Lease.Region != e.region {
 				e.s.tracef(leaseTags(*r.Lease), e.who(), "refuses lease %s: %v", leaseName(r.Lease.ID, r.Lease.Token), serr)
@@ -274,35 +291,50 @@ func (e *edge) renew(hl *heldLease) {
 }
 
 // report delivers results under the lease's id and token with one request id over every try,
-// for up to ReportFor; settled intents leave the journal. done runs once it was answered or
-// given up.
+// carried by the next acquire (carry.go) or alone; done runs once it was answered or given up.
 func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
-	s := e.s
-	req := api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: e.name, Region: l.Region, Results: results, RequestID: e.rid("r")}
-	deadline := s.now + int64(reportFor)
-	s.tracef(append(leaseTags(l), ids(results)...), e.who(), "reports %s under %s (request %s)", fmtResults(results), leaseName(l.ID, l.Token), req.RequestID)
-	e.c.start(kindReport, req, 10*time.Second, deadline, 0, func(resp any, seen uint64, err error) {
-		switch {
-		case err == nil:
-			r := resp.(api.ReportResponse)
-			s.stats.Reports++
-			s.tracef(append(leaseTags(l), ids(results)...), e.who(), "report %s answered: applied %v, rejected %v", req.RequestID, r.Applied, rejectedIDs(r.Rejected))
-			s.check.acked(e, req, r)
-			e.settle(l, results)
-		case lease.Stale(err):
-			s.tracef(append(leaseTags(l), ids(results)...), e.who(), "report %s refused: %v", req.RequestID, err)
-			e.settle(l, results)
-		default:
-			s.tracef(append(leaseTags(l), ids(results)...), e.who(), "report %s not delivered: %v", req.RequestID, err)
+	d := &delivery{l: l, req: api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: e.name, Region: l.Region, Results: results, RequestID: e.rid("r")}, done: done}
+	e.s.tracef(d.tags(), e.who(), "reports %s under %s (request %s)", fmtResults(results), leaseName(l.ID, l.Token), d.req.RequestID)
+	if e.carry && e.carries {
+		e.park(d)
+		return
+	}
+	e.deliver(d)
+}
+
+// deliver sends d alone, for up to ReportFor.
+func (e *edge) deliver(d *delivery) {
+	e.c.start(kindReport, d.req, 10*time.Second, e.s.now+int64(reportFor), 0, func(resp any, _ uint64, err error) {
+		var r api.ReportResponse
+		if err == nil {
+			r = resp.(api.ReportResponse)
 		}
-		// As lease.Coordinator.Report: forgotten once answered, unsure once given up.
-		if err == nil || lease.Stale(err) {
-			e.queued.Forget(ids(results)...)
-		} else {
-			e.queued.Unsure(e.clock.monoTime(), ids(results)...)
-		}
-		done()
+		e.reported(d, r, err)
 	})
+}
+
+// reported takes d's answer, alone or carried: settled intents leave the journal.
+func (e *edge) reported(d *delivery, r api.ReportResponse, err error) {
+	s := e.s
+	switch {
+	case err == nil:
+		s.stats.Reports++
+		s.tracef(d.tags(), e.who(), "report %s answered: applied %v, rejected %v", d.req.RequestID, r.Applied, rejectedIDs(r.Rejected))
+		s.check.acked(e, d.req, r)
+		e.settle(d.l, d.req.Results)
+	case lease.Stale(err):
+		s.tracef(d.tags(), e.who(), "report %s refused: %v", d.req.RequestID, err)
+		e.settle(d.l, d.req.Results)
+	default:
+		s.tracef(d.tags(), e.who(), "report %s not delivered: %v", d.req.RequestID, err)
+	}
+	// As lease.Coordinator.Report: forgotten once answered, unsure once given up.
+	if staleOrNil(err) {
+		e.queued.Forget(ids(d.req.Results)...)
+	} else {
+		e.queued.Unsure(e.clock.monoTime(), ids(d.req.Results)...)
+	}
+	d.done()
 }
 
 // settle ends the journal intents of reported results.
@@ -335,6 +367,14 @@ func ids(rs []api.NodeResult) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.Identity
+	}
+	return out
+}
+
+func requestIDs(rs []api.ReportRequest) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.RequestID
 	}
 	return out
 }

@@ -236,8 +236,12 @@ func (m *member) establish(term uint64) {
 }
 
 // checkStamp says why cmd's stamp, proposed by m now, is not m's anchored ledger time ("" when
-// it is). The promotion's extend sets the anchor.
+// it is). The promotion's extend sets the anchor. An Acquire has no stamp of its own: each of its
+// parts carries the stamp the command of its own would have.
 func (m *member) checkStamp(cmd ledger.Command) string {
+	if a, ok := cmd.(*ledger.Acquire); ok {
+		return m.checkPartStamps(a)
+	}
 	at := ledger.StampOf(cmd)
 	if at.IsZero() {
 		return ""
@@ -256,6 +260,20 @@ func (m *member) checkStamp(cmd ledger.Command) string {
 	want := m.anchor.wall.Add(time.Duration(m.clock.mono(m.s.now) - m.anchor.mono))
 	if !at.Equal(want) {
 		return fmt.Sprintf("%T stamped %s by %s, whose ledger time is %s (off by %s)", cmd, fmtStamp(at), m.name, fmtStamp(want), at.Sub(want))
+	}
+	return ""
+}
+
+// checkPartStamps is checkStamp of each part of a, in order: the first that is not m's anchored
+// ledger time.
+func (m *member) checkPartStamps(a *ledger.Acquire) string {
+	for i := range a.Reports {
+		if why := m.checkStamp(&a.Reports[i]); why != "" {
+			return why
+		}
+	}
+	if a.Grant != nil {
+		return m.checkStamp(a.Grant)
 	}
 	return ""
 }
@@ -366,14 +384,7 @@ func (m *member) serve(msg *message) (any, error) {
 	mgr := m.mgr
 	switch req := msg.req.(type) {
 	case api.AcquireRequest:
-		a, err := mgr.Acquire(ctx, lessor.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes})
-		if err != nil {
-			return nil, m.mapLeaseErr(err)
-		}
-		if a.Lease == nil && !a.Paused && !m.confirm() {
-			return nil, errNotLeader
-		}
-		return api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, Held: api.Duration(a.Held)}, nil
+		return m.acquire(ctx, req)
 	case api.RenewRequest:
 		ls, err := mgr.Renew(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
 		if err != nil {
@@ -385,26 +396,7 @@ func (m *member) serve(msg *message) (any, error) {
 		}
 		return api.RenewResponse{Lease: *coordinator.APILease(ls), Paused: p.Paused, PauseAsOf: p.AsOf}, nil
 	case api.ReportRequest:
-		results, held, err := m.ledger.Recordable(coordinator.LedgerResults(req.Results))
-		if err != nil {
-			return nil, err
-		}
-		resp := api.ReportResponse{Applied: []string{}}
-		for _, r := range held {
-			resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
-		}
-		if len(results) == 0 && len(held) > 0 {
-			return resp, nil
-		}
-		rr, err := mgr.Report(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}, req.RequestID, results)
-		if err != nil {
-			return nil, m.mapLeaseErr(err)
-		}
-		resp.Applied = append(resp.Applied, rr.Applied...)
-		for _, r := range rr.Rejected {
-			resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
-		}
-		return resp, nil
+		return m.report(ctx, req)
 	case api.RegisterRequest:
 		// The service's pre-check of identities is left out: a sweep names only valid nodes of
 		// its own region, and the ledger checks again when it applies.
@@ -448,6 +440,118 @@ func (m *member) serve(msg *message) (any, error) {
 		return res.(*ledger.PauseState).Paused, nil
 	}
 	return nil, fmt.Errorf("member %s: unknown request %T", m.name, msg.req)
+}
+
+// acquire is Service.Acquire: the reports the request carries are applied first, each as report
+// would apply it, and answered in order.
+func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, error) {
+	if len(req.Reports) > 0 {
+		// The HTTP layer refuses an invalid request before the service sees it; the simulated
+		// edges must never send one.
+		if err := req.Validate(); err != nil {
+			m.s.fail(fmt.Errorf("%s sent an acquire the API refuses: %w", req.Edge, err))
+			return nil, fmt.Errorf("%w: %w", coordinator.ErrBadRequest, err)
+		}
+	}
+	answers, carried, carriedAt, err := m.carried(req.Reports)
+	if err != nil {
+		return nil, err
+	}
+	a, err := m.mgr.Acquire(ctx, lessor.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Reports: carried})
+	if err != nil {
+		return nil, m.mapLeaseErr(err)
+	}
+	for j, ans := range a.Reports {
+		m.answerCarried(&answers[carriedAt[j]], ans)
+	}
+	if a.Lease == nil && !a.Paused && !m.confirm() {
+		return nil, errNotLeader
+	}
+	resp := api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, Held: api.Duration(a.Held), CarriesReports: true}
+	if len(answers) > 0 {
+		resp.Reports = answers
+	}
+	return resp, nil
+}
+
+// carried splits an acquire's reports as Service.Acquire does: the answers, with what each report
+// had refused by name before the ledger, and the reports the lease manager carries, with the
+// index in answers of each.
+func (m *member) carried(reports []api.ReportRequest) ([]api.ReportAnswer, []lessor.Carried, []int, error) {
+	answers := make([]api.ReportAnswer, len(reports))
+	var carried []lessor.Carried
+	var carriedAt []int
+	for i, rep := range reports {
+		results, rejected, err := m.recordable(rep)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		answers[i] = api.ReportAnswer{RequestID: rep.RequestID, ReportResponse: api.ReportResponse{Applied: []string{}, Rejected: rejected}}
+		if len(results) == 0 {
+			continue
+		}
+		carried = append(carried, lessor.Carried{Ref: reportRef(rep), RequestID: rep.RequestID, Results: results})
+		carriedAt = append(carriedAt, i)
+	}
+	return answers, carried, carriedAt, nil
+}
+
+// answerCarried fills a carried report's answer from the lease manager's: its results, or the
+// refusal of the whole report with the code it would have travelled with alone.
+func (m *member) answerCarried(to *api.ReportAnswer, ans lessor.CarriedAnswer) {
+	if ans.Err != nil {
+		to.Error = &api.ErrorBody{Error: ans.Err.Error(), Code: m.apiError(ans.Err).Code}
+		return
+	}
+	addReportResult(&to.ReportResponse, ans.Result)
+}
+
+// report is Service.Report.
+func (m *member) report(ctx context.Context, req api.ReportRequest) (any, error) {
+	results, rejected, err := m.recordable(req)
+	if err != nil {
+		return nil, err
+	}
+	resp := api.ReportResponse{Applied: []string{}, Rejected: rejected}
+	if len(results) == 0 {
+		return resp, nil
+	}
+	rr, err := m.mgr.Report(ctx, reportRef(req), req.RequestID, results)
+	if err != nil {
+		return nil, m.mapLeaseErr(err)
+	}
+	addReportResult(&resp, rr)
+	return resp, nil
+}
+
+// recordable is Service.recordable: what of report req goes to the ledger, and the results
+// refused by name before (those the API does not take, and outcomes the cluster protocol cannot
+// record on every member yet).
+func (m *member) recordable(req api.ReportRequest) ([]ledger.Result, []api.RejectedResult, error) {
+	valid, rejected := req.SplitResults()
+	if len(valid) == 0 {
+		return nil, rejected, nil
+	}
+	results, held, err := m.ledger.Recordable(coordinator.LedgerResults(valid))
+	if err != nil {
+		return nil, nil, fmt.Errorf("report of lease %s: read cluster protocol: %w", req.LeaseID, err)
+	}
+	for _, r := range held {
+		rejected = append(rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
+	}
+	return results, rejected, nil
+}
+
+// addReportResult adds what the ledger applied and rejected of a report to its answer.
+func addReportResult(resp *api.ReportResponse, rr *ledger.ReportResult) {
+	resp.Applied = append(resp.Applied, rr.Applied...)
+	for _, r := range rr.Rejected {
+		resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
+	}
+}
+
+func reportRef(req api.ReportRequest) lessor.Ref {
+	return lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}
 }
 
 // operate is the service's Operate for one node.

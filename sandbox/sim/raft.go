@@ -287,10 +287,10 @@ func (s *Sim) commitEntry(e *entry, leader *member) {
 		return
 	}
 	res := leader.applyTo(e.index)
-	if _, isReport := e.cmd.(*ledger.Report); isReport && leader.crashAfterReport {
+	if appliesReport(e.cmd) && leader.crashAfterReport {
 		// The failpoint: the leader dies after applying the report and before answering it.
 		leader.crashAfterReport = false
-		s.tracef(nil, leader.name, "failpoint: crashes after applying report entry %d, before answering", e.index)
+		s.tracef(nil, leader.name, "failpoint: crashes after applying entry %d (%T, with a report), before answering", e.index, e.cmd)
 		leader.crash()
 		if e.wake != nil {
 			w := e.wake
@@ -308,6 +308,17 @@ func (s *Sim) commitEntry(e *entry, leader *member) {
 		}
 		s.resume(w, o)
 	}
+}
+
+// appliesReport says whether cmd applies an edge's report: a Report, or an Acquire carrying some.
+func appliesReport(cmd ledger.Command) bool {
+	switch c := cmd.(type) {
+	case *ledger.Report:
+		return true
+	case *ledger.Acquire:
+		return len(c.Reports) > 0
+	}
+	return false
 }
 
 // failPending fails every proposal of m still waiting for its commit.

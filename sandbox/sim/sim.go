@@ -57,6 +57,8 @@ type Stats struct {
 	Events, Entries, Grants, Renewals, Reports, Acts, LeaderChanges int
 	// LateTakeovers counts late results that took a node out of another live lease.
 	LateTakeovers int
+	// Carried counts the Reports answered inside an acquire's answer (carry.go).
+	Carried int
 }
 
 // Sim is one seeded run: every process, the network and the checker, driven by one event loop.

@@ -40,8 +40,8 @@ func TestSim(t *testing.T) {
 	for _, res := range sum.Failed {
 		t.Errorf("seed %d: %v\nreplay: %s", res.Seed, res.Violation, Replay(res.Seed, Profile(*flagProf)))
 	}
-	t.Logf("%d seeds in %s: %d events, %d entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes",
-		sum.Seeds, sum.Elapsed, sum.Stats.Events, sum.Stats.Entries, sum.Stats.Grants, sum.Stats.Renewals, sum.Stats.Reports, sum.Stats.Acts, sum.Stats.LeaderChanges)
+	t.Logf("%d seeds in %s: %d events, %d entries, %d grants, %d renewals, %d reports (%d answered in an acquire's answer), %d acts, %d leader changes",
+		sum.Seeds, sum.Elapsed, sum.Stats.Events, sum.Stats.Entries, sum.Stats.Grants, sum.Stats.Renewals, sum.Stats.Reports, sum.Stats.Carried, sum.Stats.Acts, sum.Stats.LeaderChanges)
 }
 
 // TestSim_Deterministic: a seed replays to the same trace, which is what makes a failing

@@ -83,6 +83,7 @@ func (s *Stats) add(o Stats) {
 	s.Acts += o.Acts
 	s.LeaderChanges += o.LeaderChanges
 	s.LateTakeovers += o.LateTakeovers
+	s.Carried += o.Carried
 }
 
 // Replay is the command that runs one seed again with its whole trace.

@@ -100,6 +100,7 @@ func (s *Sim) build() error {
 			sweep:  pick(s, []time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second}),
 		}
 		e.confirmAfter = s.between(2*time.Second, 30*time.Second)
+		e.carry = s.chance(0.5)
 		e.c = newCaller(&e.proc)
 		s.edges = append(s.edges, e)
 		s.net.recv[e.id] = e.receive
@@ -114,7 +115,7 @@ func (s *Sim) build() error {
 		s.tracef(nil, m.name, "wall clock %+v from real, drift %d ppm, grace %s", time.Duration(m.clock.wall), m.clock.ppm, m.cfg.Grace)
 	}
 	for _, e := range s.edges {
-		s.tracef([]string{e.name}, e.name, "region %s, %d places, margin %s, drift %d ppm", e.region, e.cap, e.margin, e.clock.ppm)
+		s.tracef([]string{e.name}, e.name, "region %s, %d places, margin %s, drift %d ppm, carries reports with acquires: %t", e.region, e.cap, e.margin, e.clock.ppm, e.carry)
 	}
 	s.raft.changed(s)
 	s.after(time.Second, s.expireTick)

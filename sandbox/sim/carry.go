@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sim
+
+import (
+	"slices"
+	"time"
+
+	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// Results ride the next acquire, as edge/carry.go has them: an edge whose leader said it takes
+// reports with an acquire (AcquireResponse.CarriesReports) parks a result up to parkFor for its
+// next acquire, which carries it (and then does not long-poll). A result still parked after
+// parkFor, or carried by an acquire that failed or whose answer does not say what became of it,
+// is sent alone under the request id it got when it was made: the ledger applies it once however
+// often it is sent. The seed makes about half the edges carry, so both paths run.
+
+// parkFor is how long a result waits for an acquire to carry it (edge/carry.go).
+const parkFor = 500 * time.Millisecond
+
+// delivery is one report on its way: its request, and so its request id, is fixed before the
+// first try, carried or alone (lease.Delivery).
+type delivery struct {
+	l   api.Lease
+	req api.ReportRequest
+	// done runs once the report was answered or given up.
+	done func()
+	// parkedAt is when it was parked for an acquire (real time).
+	parkedAt int64
+}
+
+// park holds d for the next acquire; it goes alone after parkFor.
+func (e *edge) park(d *delivery) {
+	d.parkedAt = e.s.now
+	e.parked = append(e.parked, d)
+	e.s.tracef(d.tags(), e.who(), "parks report %s for its next acquire", d.req.RequestID)
+	e.after(parkFor, e.unpark)
+}
+
+// unpark sends alone every report parked parkFor ago or earlier.
+func (e *edge) unpark() {
+	cutoff := e.s.now - int64(parkFor)
+	var late []*delivery
+	e.parked = slices.DeleteFunc(e.parked, func(d *delivery) bool {
+		if d.parkedAt > cutoff {
+			return false
+		}
+		late = append(late, d)
+		return true
+	})
+	for _, d := range late {
+		e.s.tracef(d.tags(), e.who(), "report %s waited %s for an acquire: sends it alone", d.req.RequestID, parkFor)
+		e.deliver(d)
+	}
+}
+
+// takeParked hands an acquire the parked reports it carries: at most api.MaxCarriedReports (each
+// holds one result, far below api.MaxLeaseNodes).
+func (e *edge) takeParked() []*delivery {
+	n := min(len(e.parked), api.MaxCarriedReports)
+	taken := slices.Clone(e.parked[:n])
+	e.parked = slices.Delete(e.parked, 0, n)
+	return taken
+}
+
+// carriedRequests are the reports an acquire carries, in order.
+func carriedRequests(ds []*delivery) []api.ReportRequest {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]api.ReportRequest, len(ds))
+	for i, d := range ds {
+		out[i] = d.req
+	}
+	return out
+}
+
+// settleCarried takes the answers of an acquire's carried reports (nil when the acquire failed):
+// each one left unanswered is sent alone under its request id, as the real edge's
+// settleCarried does.
+func (e *edge) settleCarried(ds []*delivery, answers []api.ReportAnswer) {
+	for i, d := range ds {
+		ans, ok := answerOf(answers, len(ds), i, d.req.RequestID)
+		if !ok {
+			e.s.tracef(d.tags(), e.who(), "report %s carried without an answer: sends it alone", d.req.RequestID)
+			e.deliver(d)
+			continue
+		}
+		err := carriedErr(ans)
+		if err == nil {
+			e.s.stats.Carried++
+		}
+		e.reported(d, ans.ReportResponse, err)
+	}
+}
+
+// answerOf is the answer to carried report i of sent, matched by position and request id as
+// lease.Coordinator does: an answer that does not line up answers nothing.
+func answerOf(answers []api.ReportAnswer, sent, i int, requestID string) (api.ReportAnswer, bool) {
+	if len(answers) != sent || answers[i].RequestID != requestID {
+		return api.ReportAnswer{}, false
+	}
+	return answers[i], true
+}
+
+// carriedErr is a carried report's refusal as the edge reads it (lease.Coordinator.delivered):
+// the error a report of its own would have had, nil when it was answered.
+func carriedErr(ans api.ReportAnswer) error {
+	if ans.Error == nil {
+		return nil
+	}
+	return &api.Error{Code: ans.Error.Code, Message: ans.Error.Error, Leader: ans.Error.Leader}
+}
+
+// tags are the trace subjects of d: its lease, edge and nodes.
+func (d *delivery) tags() []string { return append(leaseTags(d.l), ids(d.req.Results)...) }
+
+// staleOrNil reports whether err leaves nothing to retry: answered, or refused for good.
+func staleOrNil(err error) bool { return err == nil || lease.Stale(err) }
