@@ -38,6 +38,12 @@ type edgeCall struct {
 	Granted  *api.Lease // an acquire's lease, nil when none was granted
 	Renewed  *api.Lease
 	Reported *api.ReportResponse
+
+	// Carried are the reports an acquire carried, each a report call of its own over the
+	// acquire's interval, answered by the acquire's answer; CarriedBy is, on such a report,
+	// the request id of the acquire that carried it.
+	Carried   []*edgeCall
+	CarriedBy string
 }
 
 // definite are the refusals that say the call changed nothing and why; any other failure
@@ -108,7 +114,21 @@ func (l *callLog) takeCall(key string, rec callhistory.Record) error {
 	}
 	l.open[key] = c
 	l.calls = append(l.calls, c)
+	if c.Acquire != nil {
+		l.calls = append(l.calls, c.carry()...)
+	}
 	return nil
+}
+
+// carry makes each report acquire c carries a report call of its own: the ledger applies each
+// as it would apply the report sent alone, anywhere in the acquire's interval, and the edge
+// sends it alone under the same request id when the acquire's answer does not answer it.
+func (c *edgeCall) carry() []*edgeCall {
+	for i := range c.Acquire.Reports {
+		c.Carried = append(c.Carried, &edgeCall{Edge: c.Edge, Kind: api.CallReport, Call: c.Call, Return: never, Wall: c.Wall, Answer: unknown,
+			Report: &c.Acquire.Reports[i], CarriedBy: c.Acquire.RequestID})
+	}
+	return c.Carried
 }
 
 // takeReturn closes the call key with its answer or refusal.
@@ -118,13 +138,10 @@ func (l *callLog) takeReturn(key string, rec callhistory.Record) error {
 		return fmt.Errorf("return %s of a call not recorded", key)
 	}
 	delete(l.open, key)
-	c.Error, c.Code = rec.Error, rec.Code
-	switch {
-	case rec.Error != "" && definite(rec.Code):
-		c.Answer, c.Return = refused, rec.Mono
+	if rec.Error != "" {
+		// The reports an acquire carried stay unanswered: unknown, as a report call's.
+		c.failed(rec.Code, rec.Error, rec.Mono)
 		return nil
-	case rec.Error != "":
-		return nil // unknown, at any time from the call on
 	}
 	c.Answer, c.Return = answered, rec.Mono
 	var err error
@@ -133,6 +150,7 @@ func (l *callLog) takeReturn(key string, rec callhistory.Record) error {
 		var r *api.AcquireResponse
 		if r, err = decode[api.AcquireResponse](rec.Response); err == nil {
 			c.Granted = r.Lease
+			c.answerCarried(r.Reports, rec.Mono)
 		}
 	case api.CallRenew:
 		var r *api.RenewResponse
@@ -146,6 +164,31 @@ func (l *callLog) takeReturn(key string, rec callhistory.Record) error {
 		return fmt.Errorf("return %s: answer: %w", key, err)
 	}
 	return nil
+}
+
+// failed records a refusal or failure: a definite refusal came back at mono and changed nothing;
+// any other failure leaves open whether the call took effect, at any time from the call on.
+func (c *edgeCall) failed(code api.Code, msg string, mono int64) {
+	c.Error, c.Code = msg, code
+	if definite(code) {
+		c.Answer, c.Return = refused, mono
+	}
+}
+
+// answerCarried gives each report acquire c carried its answer from the acquire's, matched by
+// position and request id as the edge matches them (lease.Coordinator); a report the answer
+// does not answer stays unknown, and the edge sends it again alone.
+func (c *edgeCall) answerCarried(answers []api.ReportAnswer, mono int64) {
+	for i, rc := range c.Carried {
+		if len(answers) != len(c.Carried) || answers[i].RequestID != rc.Report.RequestID {
+			continue
+		}
+		if e := answers[i].Error; e != nil {
+			rc.failed(e.Code, e.Error, mono)
+			continue
+		}
+		rc.Answer, rc.Return, rc.Reported = answered, mono, &answers[i].ReportResponse
+	}
 }
 
 // decode is data as a new T.
@@ -395,6 +438,9 @@ func (c *edgeCall) describe() string {
 		s += " request " + c.Acquire.RequestID
 	case c.Report != nil:
 		s += " request " + c.Report.RequestID
+	}
+	if c.CarriedBy != "" {
+		s += " carried by acquire " + c.CarriedBy
 	}
 	if c.Error != "" {
 		s += "; " + c.Error

@@ -214,3 +214,128 @@ func TestHistory_ARetrySentBeforeTheRoundMayGetItsFirstAnswer(t *testing.T) {
 		t.Fatalf("check: result %s, illegal %v, evidence %q", lc.Result, lc.Illegal, lc.Evidence)
 	}
 }
+
+// sendReport records report req over [call, ret], answered with resp: alone, or carried by an
+// acquire of the same edge that grants nothing.
+func (r *historyWriter) sendReport(carried bool, call, ret int64, req api.ReportRequest, resp api.ReportResponse) {
+	if !carried {
+		r.call(api.CallReport, call, ret, req, resp, "", "")
+		return
+	}
+	acq := api.AcquireRequest{Edge: req.Edge, Region: req.Region, MaxNodes: 50, RequestID: "q-" + req.RequestID, Reports: []api.ReportRequest{req}}
+	r.call(api.CallAcquire, call, ret, acq, api.AcquireResponse{CarriesReports: true, Reports: []api.ReportAnswer{{RequestID: req.RequestID, ReportResponse: resp}}}, "", "")
+}
+
+func reportOf(l *api.Lease, request string, node string, o api.Outcome) api.ReportRequest {
+	return api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: l.Edge, Region: "eu", RequestID: request, Results: []api.NodeResult{{Identity: node, Outcome: o}}}
+}
+
+func appliedOf(nodes ...string) api.ReportResponse { return api.ReportResponse{Applied: nodes} }
+
+func checkFiles(t *testing.T, paths ...string) LinCheck {
+	t.Helper()
+	log := newCallLog()
+	if err := log.read(paths); err != nil {
+		t.Fatal(err)
+	}
+	calls := log.window(0, 0)
+	return checkLinearizable(project(calls, nil, nil), len(calls), LinTimeout, filepath.Join(t.TempDir(), "lin.html"))
+}
+
+// An acquire carrying two reports becomes a report per node over its interval, besides its own
+// grant; a carried report the acquire's failure left unanswered may have been applied, so its
+// lone retry's answer is its first. The history is linearizable.
+func TestHistory_ReportsRideAnAcquire(t *testing.T) {
+	dir := t.TempDir()
+	e1 := newHistoryWriter(t, dir, "e1")
+	l1, l2 := apiLease("l1", 5, "e1", "a", "b"), apiLease("l2", 7, "e1", "b")
+	e1.call(api.CallAcquire, 10, 11, api.AcquireRequest{Edge: "e1", Region: "eu", MaxNodes: 2, RequestID: "q1"}, api.AcquireResponse{Lease: l1}, "", "")
+	// a provisioned, b released: both carried by the next acquire, which is granted b again.
+	ra, rb := reportOf(l1, "r1", "a", api.OutcomeProvisioned), reportOf(l1, "r2", "b", api.OutcomeReleased)
+	e1.call(api.CallAcquire, 12, 14, api.AcquireRequest{Edge: "e1", Region: "eu", MaxNodes: 2, RequestID: "q2", Reports: []api.ReportRequest{ra, rb}},
+		api.AcquireResponse{Lease: l2, CarriesReports: true, Reports: []api.ReportAnswer{{RequestID: "r1", ReportResponse: appliedOf("a")}, {RequestID: "r2", ReportResponse: appliedOf("b")}}}, "", "")
+	// b failed: the acquire carrying it times out, the report goes alone under its request id.
+	rf := reportOf(l2, "r3", "b", api.OutcomeFailed)
+	e1.call(api.CallAcquire, 20, 30, api.AcquireRequest{Edge: "e1", Region: "eu", MaxNodes: 2, RequestID: "q3", Reports: []api.ReportRequest{rf}}, nil, "", "context deadline exceeded")
+	e1.call(api.CallReport, 31, 32, rf, appliedOf("b"), "", "")
+
+	log := newCallLog()
+	if err := log.read([]string{e1.path}); err != nil {
+		t.Fatal(err)
+	}
+	calls := log.window(0, 0)
+	ops := project(calls, nil, nil)
+	if got, want := nodeOps(ops, "a"), []string{"acquire", "report"}; !slices.Equal(got, want) {
+		t.Errorf("node a: %v, want %v", got, want)
+	}
+	if got, want := nodeOps(ops, "b"), []string{"acquire", "acquire", "report", "report", "report"}; !slices.Equal(got, want) {
+		t.Errorf("node b: %v, want %v", got, want)
+	}
+	for _, op := range ops {
+		in, out := op.Input.(nodeCall), op.Output.(nodeAnswer)
+		if in.Kind != api.CallReport || in.RequestID != "r3" || op.Call != 20 {
+			continue
+		}
+		if out.Kind != unknown || op.Return != never || !strings.Contains(op.Metadata.(string), "carried by acquire q3") {
+			t.Errorf("the report the failed acquire carried is %+v over [%d, %d] (%v), want unknown from 20 on", out, op.Call, op.Return, op.Metadata)
+		}
+	}
+	if !log.sentBefore(15)["r1"] {
+		t.Error("a carried report's request id is not among those sent before the window")
+	}
+	lc := checkLinearizable(ops, len(calls), LinTimeout, filepath.Join(t.TempDir(), "lin.html"))
+	if lc.Result != porcupine.Ok || lc.Failed() {
+		t.Fatalf("check: result %s, illegal %v, evidence %q", lc.Result, lc.Illegal, lc.Evidence)
+	}
+}
+
+// Each history is checked with its reports sent alone and carried by acquires: carrying changes
+// no verdict, so what the model catches in reports it catches in carried ones.
+func TestHistory_CarriedReportsAreCheckedAsReports(t *testing.T) {
+	l1, l2 := apiLease("l1", 5, "e1", "a"), apiLease("l2", 9, "e2", "a")
+	grants := func(e1, e2 *historyWriter) {
+		e1.call(api.CallAcquire, 10, 11, api.AcquireRequest{Edge: "e1", Region: "eu", MaxNodes: 1, RequestID: "q1"}, api.AcquireResponse{Lease: l1}, "", "")
+		e2.call(api.CallAcquire, 12, 13, api.AcquireRequest{Edge: "e2", Region: "eu", MaxNodes: 1, RequestID: "q2"}, api.AcquireResponse{Lease: l2}, "", "")
+	}
+	failedUnder := func(l *api.Lease, request string) api.ReportRequest {
+		return reportOf(l, request, "a", api.OutcomeFailed)
+	}
+	cases := []struct {
+		name  string
+		legal bool
+		write func(e1, e2 *historyWriter, carried bool)
+	}{{
+		name:  "l1 expired before l2 was granted a: l1's result is rejected, l2's applied",
+		legal: true,
+		write: func(e1, e2 *historyWriter, carried bool) {
+			grants(e1, e2)
+			e2.sendReport(carried, 14, 15, failedUnder(l2, "r2"), appliedOf("a"))
+			e1.sendReport(carried, 16, 17, failedUnder(l1, "r1"), api.ReportResponse{Applied: []string{}, Rejected: []api.RejectedResult{{Identity: "a", Reason: "not held"}}})
+		},
+	}, {
+		name: "a's results applied under two leases: l2's, then l1's after l2 was granted a",
+		write: func(e1, e2 *historyWriter, carried bool) {
+			grants(e1, e2)
+			e2.sendReport(carried, 14, 15, failedUnder(l2, "r2"), appliedOf("a"))
+			e1.sendReport(carried, 16, 17, failedUnder(l1, "r1"), appliedOf("a"))
+		},
+	}, {
+		name: "a retry answered otherwise than its first try",
+		write: func(e1, e2 *historyWriter, carried bool) {
+			grants(e1, e2)
+			e2.sendReport(carried, 14, 15, failedUnder(l2, "r2"), appliedOf("a"))
+			e2.call(api.CallReport, 16, 17, failedUnder(l2, "r2"), api.ReportResponse{Applied: []string{}, Rejected: []api.RejectedResult{{Identity: "a", Reason: "not held"}}}, "", "")
+		},
+	}}
+	for _, tc := range cases {
+		for _, carried := range []bool{false, true} {
+			dir := t.TempDir()
+			e1, e2 := newHistoryWriter(t, dir, "e1"), newHistoryWriter(t, dir, "e2")
+			tc.write(e1, e2, carried)
+			lc := checkFiles(t, e1.path, e2.path)
+			if lc.Err != nil || (lc.Result == porcupine.Ok) != tc.legal || !tc.legal && !slices.Equal(lc.Illegal, []string{"a"}) {
+				t.Errorf("%s (carried %t): result %s, illegal %v, err %v", tc.name, carried, lc.Result, lc.Illegal, lc.Err)
+			}
+		}
+	}
+}
