@@ -95,7 +95,7 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 			return Acquired{}, err
 		}
 		if p.Paused && !replay {
-			if err := m.carryAlone(ctx, c, now, r); err != nil {
+			if _, err := m.carryAlone(ctx, c, now, r); err != nil {
 				return Acquired{}, err
 			}
 			return Acquired{Paused: true, PauseAsOf: p.AsOf}, nil
@@ -110,9 +110,15 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 			ready = n > 0
 		}
 		if !ready {
-			// Nothing to grant yet: the results are not held for the long poll.
-			if err := m.carryAlone(ctx, c, now, r); err != nil {
+			// Nothing to grant yet: the results are not held for the long poll. The nodes they
+			// give back may be eligible now, so the acquire looks again before it waits (a
+			// select would pick at random between their wake-up and a zero wait's timer).
+			carried, err := m.carryAlone(ctx, c, now, r)
+			if err != nil {
 				return Acquired{}, err
+			}
+			if carried {
+				continue
 			}
 		}
 		if ready {
@@ -148,6 +154,10 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 				return got, nil
 			}
 		}
+		if r.Wait <= 0 {
+			// No long poll: one look, whatever else woke meanwhile.
+			return Acquired{PauseAsOf: p.AsOf}, nil
+		}
 		recheck := time.NewTimer(m.cfg.Recheck)
 		select {
 		case <-regionCh:
@@ -164,15 +174,15 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 	}
 }
 
-// carryAlone proposes the reports r still carries, without a grant.
-func (m *Manager) carryAlone(ctx context.Context, c *carrying, now time.Time, r Request) error {
+// carryAlone proposes the reports r still carries, without a grant; carried says it had some.
+func (m *Manager) carryAlone(ctx context.Context, c *carrying, now time.Time, r Request) (carried bool, err error) {
 	if len(c.pending) == 0 {
-		return nil
+		return false, nil
 	}
 	if _, _, err := m.carry(ctx, c, now, nil); err != nil {
-		return fmt.Errorf("reports carried by the acquire of %s in %s: %w", r.Edge, r.Region, err)
+		return false, fmt.Errorf("reports carried by the acquire of %s in %s: %w", r.Edge, r.Region, err)
 	}
-	return nil
+	return true, nil
 }
 
 // grant proposes g, with the reports still carried if there are any.

@@ -132,3 +132,20 @@ func TestManager_CarriedReportOfAnUnknownLeaseIsItsOwnAnswer(t *testing.T) {
 		t.Fatalf("acquire answered %+v", got)
 	}
 }
+
+// TestManager_CarriedAcquireIsGrantedWhatItsReportsGaveBack: an acquire without a wait whose
+// reports give back the only node is granted it (its edge holds the lock window): it looks again
+// after proposing the reports alone, every time, rather than return empty on a coin toss.
+func TestManager_CarriedAcquireIsGrantedWhatItsReportsGaveBack(t *testing.T) {
+	for i := range 20 {
+		m, d, _ := enabledManager(t, "a")
+		atProtocol(t, d, ledger.Protocol)
+		_, first := firstLease(t, m)
+		back := carriedReport(first, "rep-1")
+		back.Results[0].Outcome = api.OutcomeReleased
+		got := acquireCarrying(t, m, context.Background(), "req-2", 0, back)
+		if got.Lease == nil || !slices.Equal(got.Lease.Nodes, []string{"a"}) {
+			t.Fatalf("try %d: acquire answered %+v, want node a granted again", i, got)
+		}
+	}
+}
