@@ -73,7 +73,7 @@ type anchor struct {
 func (m *member) open() error {
 	l, err := ledger.Open(m.path, ledger.Options{NoSync: true, OnApply: func(a ledger.Applied) {
 		if m.mgr != nil {
-			m.mgr.Notify(withoutWakeUps(a))
+			m.mgr.Notify(a)
 		}
 	}})
 	if err != nil {
@@ -98,17 +98,6 @@ func (m *member) open() error {
 	}
 	m.alive = true
 	return nil
-}
-
-// withoutWakeUps is an applied entry as the manager hears it here: its stamp, without the
-// region and pause changes that wake long polls. The simulated acquires never long-poll (Wait
-// 0), so the only waiter such a wake-up finds is an acquire that proposed (its carried reports
-// alone, or a grant that got nothing) and then reaches the long poll's select with its 0 s timer
-// fired and its region's channel closed by an entry applied meanwhile: Go's select picks one of
-// the two at random, and a seed would no longer replay. Without the wake-up the timer answers,
-// as Wait 0 means; the next poll sees what the entry changed.
-func withoutWakeUps(a ledger.Applied) ledger.Applied {
-	return ledger.Applied{Index: a.Index, Stamp: a.Stamp}
 }
 
 func newMember(s *Sim, id int, cfg lessor.Config, skew time.Duration) *member {
