@@ -69,11 +69,9 @@ func newCarrierSource(failCarried int) *carrierSource {
 	return &carrierSource{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"}), failCarried: failCarried, carried: map[string]string{}, alone: map[string]string{}}
 }
 
-// A finished lease's results ride the next acquire; every node's result arrives once, and the
-// leases no acquire took in time go alone.
-func TestEdge_FinishedLeasesRideTheNextAcquire(t *testing.T) {
-	src := newCarrierSource(0)
-	fleet := ids(40)
+// provisionAll runs an edge on fleet against src until every node's result was delivered.
+func provisionAll(t *testing.T, src *carrierSource, fleet []string) (*edge.Edge, func()) {
+	t.Helper()
 	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
 		return hostflow.Result{Outcome: hostflow.Provisioned}
 	})
@@ -83,6 +81,15 @@ func TestEdge_FinishedLeasesRideTheNextAcquire(t *testing.T) {
 		defer src.mu.Unlock()
 		return len(src.carried)+len(src.alone) == len(fleet)
 	})
+	return e, stop
+}
+
+// A finished lease's results ride the next acquire; every node's result arrives once, and the
+// leases no acquire took in time go alone.
+func TestEdge_FinishedLeasesRideTheNextAcquire(t *testing.T) {
+	src := newCarrierSource(0)
+	fleet := ids(40)
+	e, stop := provisionAll(t, src, fleet)
 	stop()
 	src.mu.Lock()
 	defer src.mu.Unlock()
@@ -103,17 +110,8 @@ func TestEdge_FinishedLeasesRideTheNextAcquire(t *testing.T) {
 // under, so a source that applied them before the answer was lost applies them once.
 func TestEdge_ResultsOfAFailedAcquireGoAloneUnderTheirRequestIDs(t *testing.T) {
 	src := newCarrierSource(1)
-	fleet := ids(12)
-	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
-		return hostflow.Result{Outcome: hostflow.Provisioned}
-	})
-	_, stop := run(t, edge.Options{Site: "s", Workers: 2, BatchSize: 2, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Source: src})
+	_, stop := provisionAll(t, src, ids(12))
 	defer stop()
-	testkit.WaitFor(t, time.Minute, "every result delivered", func() bool {
-		src.mu.Lock()
-		defer src.mu.Unlock()
-		return len(src.carried)+len(src.alone) == len(fleet)
-	})
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	if len(src.failedIDs) == 0 {
