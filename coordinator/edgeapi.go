@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/seed96588659/muster/coordinator/httpapi"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/pkg/api"
@@ -106,7 +107,8 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 	for j, ans := range a.Reports {
 		rep := &reports[carriedAt[j]]
 		if ans.Err != nil {
-			rep.Error = &api.ErrorBody{Error: ans.Err.Error(), Code: apiCode(ans.Err)}
+			_, code := httpapi.Classify(HTTPErrors(), ans.Err)
+			rep.Error = &api.ErrorBody{Error: ans.Err.Error(), Code: code}
 			continue
 		}
 		rep.Applied = append(rep.Applied, ans.Result.Applied...)

@@ -3,7 +3,6 @@
 package coordinator
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/seed96588659/muster/coordinator/httpapi"
@@ -33,14 +32,4 @@ func HTTPErrors() []httpapi.ErrorMapping {
 		{Err: ErrClusterProtocol, Status: http.StatusConflict, Code: api.CodeConflict},
 		{Err: ErrBadRequest, Status: http.StatusBadRequest, Code: api.CodeBadRequest},
 	}
-}
-
-// apiCode is the code err would travel with as an HTTP answer (HTTPErrors); internal if none.
-func apiCode(err error) api.Code {
-	for _, m := range HTTPErrors() {
-		if errors.Is(err, m.Err) {
-			return m.Code
-		}
-	}
-	return api.CodeInternal
 }

@@ -60,7 +60,7 @@ func (r *reporter) unpark(cutoff time.Time) {
 	r.parked = kept
 	r.parkMu.Unlock()
 	for _, p := range late {
-		r.deliverAlone(p)
+		r.deliver(p.held, p.b)
 	}
 }
 
@@ -97,20 +97,10 @@ func deliveries(ps []parkedBatch) []lease.Delivery {
 func (r *reporter) settleCarried(ps []parkedBatch, answers []lease.Delivered, err error) {
 	for i, p := range ps {
 		if err != nil || i >= len(answers) || !answers[i].Answered {
-			r.deliverAlone(p)
+			r.deliver(p.held, p.b)
 		} else {
 			r.settle(p.held, p.b, answers[i].Response, answers[i].Err)
 		}
 		r.inFlight.Done() // taken by takeParked
-
 	}
-}
-
-// deliverAlone sends one parked lease's results in a delivery of its own.
-func (r *reporter) deliverAlone(p parkedBatch) {
-	r.inFlight.Add(1)
-	go func() {
-		defer r.inFlight.Done()
-		r.report(p.held, p.b)
-	}()
 }

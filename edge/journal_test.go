@@ -44,7 +44,7 @@ func (s *reports) Report(ctx context.Context, l api.Lease, results []api.NodeRes
 	s.mu.Unlock()
 	resp, err := s.Local.Report(ctx, l, results)
 	if len(resp.Rejected) == len(results) {
-		resp = api.ReportResponse{Applied: identitiesOf(results)}
+		resp = api.ReportResponse{Applied: lease.Identities(results)}
 	}
 	return resp, err
 }
@@ -54,14 +54,6 @@ func (s *reports) of(id string) (reported, bool) {
 	defer s.mu.Unlock()
 	r, ok := s.got[id]
 	return r, ok
-}
-
-func identitiesOf(results []api.NodeResult) []string {
-	var out []string
-	for _, r := range results {
-		out = append(out, r.Identity)
-	}
-	return out
 }
 
 func openJournal(t *testing.T, path string) (*journal.Journal, []journal.Intent) {

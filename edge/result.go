@@ -171,13 +171,18 @@ func (r *reporter) flushOlder(cutoff time.Time) {
 // the coordinator's leader, and a failover or a partition may hold one for a long time, which
 // must not hold the results of other leases.
 func (r *reporter) send(held *lease.Held, b *batch) {
+	r.deliver(held, b)
+	delete(r.pending, held)
+	r.count -= len(b.results)
+}
+
+// deliver reports one lease's results in a goroutine of its own, counted in flight.
+func (r *reporter) deliver(held *lease.Held, b *batch) {
 	r.inFlight.Add(1)
 	go func() {
 		defer r.inFlight.Done()
 		r.report(held, b)
 	}()
-	delete(r.pending, held)
-	r.count -= len(b.results)
 }
 
 // report delivers one lease's results and settles them.
@@ -219,10 +224,10 @@ func (r *reporter) settle(held *lease.Held, b *batch, resp api.ReportResponse, e
 	switch {
 	case err != nil && lease.Stale(err):
 		e.m.reported.WithLabelValues("rejected").Add(float64(len(b.results)))
-		e.log.Warn("results refused by the lease source: the lease is no longer this edge's", "lease", l.ID, "token", l.Token, "results", len(b.results), "nodes", identities(b.results), "error", err)
+		e.log.Warn("results refused by the lease source: the lease is no longer this edge's", "lease", l.ID, "token", l.Token, "results", len(b.results), "nodes", lease.Identities(b.results), "error", err)
 	case err != nil:
 		e.m.reported.WithLabelValues("failed").Add(float64(len(b.results)))
-		e.log.Error("could not report results", "lease", l.ID, "results", len(b.results), "nodes", identities(b.results), "error", err)
+		e.log.Error("could not report results", "lease", l.ID, "results", len(b.results), "nodes", lease.Identities(b.results), "error", err)
 	default:
 		e.m.reported.WithLabelValues("applied").Add(float64(len(resp.Applied)))
 		if len(resp.Rejected) > 0 {
@@ -260,12 +265,4 @@ func (r *reporter) replay(intents []journal.Intent) {
 	if len(intents) > 0 {
 		r.e.log.Warn("settling calls the previous run sent and never reported", "intents", len(intents))
 	}
-}
-
-func identities(results []api.NodeResult) []string {
-	out := make([]string, len(results))
-	for i, r := range results {
-		out[i] = r.Identity
-	}
-	return out
 }

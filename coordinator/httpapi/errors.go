@@ -29,7 +29,14 @@ func (s *Server) classify(err error) (int, api.Code) {
 	if errors.As(err, &ae) {
 		return ae.status, ae.code
 	}
-	for _, m := range s.errors {
+	return Classify(s.errors, err)
+}
+
+// Classify is the status and code the first of mappings matching err gives it; internal when
+// none matches. A service answering an error inside a 200 (a report an acquire carried) codes it
+// as this server would.
+func Classify(mappings []ErrorMapping, err error) (int, api.Code) {
+	for _, m := range mappings {
 		if errors.Is(err, m.Err) {
 			return m.Status, m.Code
 		}

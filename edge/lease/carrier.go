@@ -44,3 +44,12 @@ type Carrier interface {
 func NewDelivery(l api.Lease, results []api.NodeResult) Delivery {
 	return Delivery{Lease: l, Results: results, RequestID: newRequestID()}
 }
+
+// Identities are the nodes results are for, in order.
+func Identities(results []api.NodeResult) []string {
+	ids := make([]string, len(results))
+	for i, r := range results {
+		ids[i] = r.Identity
+	}
+	return ids
+}

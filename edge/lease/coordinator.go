@@ -211,7 +211,7 @@ func (c *Coordinator) delivered(ds []Delivery, sent []api.ReportRequest, got []a
 			out[i].Response = got[i].ReportResponse
 		}
 		if out[i].Err == nil || Stale(out[i].Err) {
-			c.queued.Forget(identitiesOf(sent[i].Results)...)
+			c.queued.Forget(Identities(sent[i].Results)...)
 		}
 	}
 	return out
@@ -220,14 +220,6 @@ func (c *Coordinator) delivered(ds []Delivery, sent []api.ReportRequest, got []a
 // reportRequest is the API request delivering d as this edge.
 func (c *Coordinator) reportRequest(d Delivery) api.ReportRequest {
 	return api.ReportRequest{LeaseID: d.Lease.ID, Token: d.Lease.Token, Edge: c.o.Edge, Region: c.o.Region, Results: c.fit(d.Results), RequestID: d.RequestID}
-}
-
-func identitiesOf(results []api.NodeResult) []string {
-	ids := make([]string, len(results))
-	for i, r := range results {
-		ids[i] = r.Identity
-	}
-	return ids
 }
 
 // queue hands an answer's region queue to Changed; nil (not sent) changes nothing, so the
@@ -323,7 +315,7 @@ func (c *Coordinator) Deliver(ctx context.Context, d Delivery) (resp api.ReportR
 	// provisioning mode out of the sweeps for Resend (the simulator's stuck check). A report
 	// given up may still be applied later: its nodes are sent at every sighting until Resend.
 	defer func() {
-		ids := identitiesOf(req.Results)
+		ids := Identities(req.Results)
 		if err == nil || Stale(err) {
 			c.queued.Forget(ids...)
 		} else {
