@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -305,5 +306,41 @@ func TestEdge_FailedRediscoveryIsTriedAgainAndKeepsTheIntent(t *testing.T) {
 				t.Errorf("%d intents open after the run, want %d", len(left), tc.open)
 			}
 		})
+	}
+}
+
+// unsettledReports is reports that also records the nodes it is told an earlier run left
+// unsettled (lease.Unsettler).
+type unsettledReports struct {
+	*reports
+	unsettled chan []string
+}
+
+func (s *unsettledReports) Unsettled(ids ...string) { s.unsettled <- ids }
+
+// The nodes a killed run left intents for are handed to the source as unsettled when the next run
+// replays them: that run's report may still land, so they are registered at every sighting.
+func TestEdge_JournalReplayTellsTheSourceWhichNodesAreUnsettled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	prev, _ := openJournal(t, path)
+	for _, node := range []string{"a", "b"} {
+		if err := prev.Begin(context.Background(), journal.Intent{Node: node, Step: "restart", Lease: "L-old", Token: 3, Edge: "e", Region: "r", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prev.Close()
+	j, replay := openJournal(t, path)
+	src := &unsettledReports{reports: newReports(), unsettled: make(chan []string, 1)}
+	_, stop := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: newFlow(provisioned),
+		Finder: &finder{}, Source: src, Journal: j, Replay: replay})
+	defer stop()
+	select {
+	case got := <-src.unsettled:
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"a", "b"}) {
+			t.Fatalf("unsettled %v, want [a b]", got)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the source was never told of the unsettled nodes")
 	}
 }

@@ -265,4 +265,11 @@ func (r *reporter) replay(intents []journal.Intent) {
 	if len(intents) > 0 {
 		r.e.log.Warn("settling calls the previous run sent and never reported", "intents", len(intents))
 	}
+	if u, ok := r.e.o.Source.(lease.Unsettler); ok {
+		nodes := make([]string, len(intents))
+		for i, in := range intents {
+			nodes[i] = in.Node
+		}
+		u.Unsettled(nodes...)
+	}
 }

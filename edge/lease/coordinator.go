@@ -56,7 +56,20 @@ var (
 	_ Source       = (*Coordinator)(nil)
 	_ PauseWatcher = (*Coordinator)(nil)
 	_ Carrier      = (*Coordinator)(nil)
+	_ Unsettler    = (*Coordinator)(nil)
 )
+
+// Unsettler is a Source told of the nodes an earlier run of the edge sent calls to and never had
+// a report of answered.
+type Unsettler interface {
+	// Unsettled registers ids at every sighting until Resend (Queued.Unsure): the earlier run's
+	// report may still be on its way, held by the network, and change the node when it lands,
+	// whatever this run's answers said.
+	Unsettled(ids ...string)
+}
+
+// Unsettled keeps registering ids at every sighting until Resend (Unsettler).
+func (c *Coordinator) Unsettled(ids ...string) { c.queued.Unsure(time.Now(), ids...) }
 
 // PauseWatcher is a Source that also carries an operator pause of its own: the coordinator's
 // replicated flag.

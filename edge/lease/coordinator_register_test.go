@@ -81,3 +81,28 @@ func TestCoordinator_ANodeReportedIsRegisteredAgainAfterTheReportWasAnswered(t *
 		t.Fatalf("registrations sent %v: the sighting after the answered report left n1 out", got)
 	}
 }
+
+// A node an earlier run of the edge left unsettled is registered at every sighting, whatever the
+// answers say (and a report's answer does not change that, Queued.Forget): the earlier run's
+// report may still be on its way and change the node once it lands (simulator seed 3452: a
+// provisioned result of a killed run, held by the network, landed after the node failed under
+// a newer lease, and the node stayed out of the sweeps for Resend while in provisioning mode).
+func TestCoordinator_ANodeAnEarlierRunLeftUnsettledIsRegisteredAtEverySighting(t *testing.T) {
+	f, src, _ := newFakeSource(t)
+	ctx := context.Background()
+	f.register.Store(`{"added":1,"lists_final":true}`)
+	src.Unsettled("n1")
+	sweep := []lease.Found{{Identity: "n1"}, {Identity: "n2"}}
+	for range 3 {
+		if _, err := src.Register(ctx, sweep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock()
+	got := f.registered
+	f.mu.Unlock()
+	want := [][]string{{"n1", "n2"}, {"n1"}, {"n1"}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("registrations sent %v, want %v", got, want)
+	}
+}

@@ -91,6 +91,11 @@ func (e *edge) start() {
 	e.after(e.s.between(0, 3*time.Second), e.sweepOnce)
 	e.acquireIn(e.s.between(time.Second, 3*time.Second))
 	if len(e.journal) > 0 {
+		// As edge/result.go's replay tells its source (lease.Unsettler): an earlier
+		// incarnation's report of these nodes may still land.
+		for _, in := range e.journal {
+			e.queued.Unsure(e.clock.monoTime(), in.node)
+		}
 		e.after(e.confirmAfter, e.replay)
 	}
 }
