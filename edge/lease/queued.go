@@ -25,7 +25,8 @@ const DefaultResend = 10 * time.Minute
 //     or rejected it, or the call failed, or an older coordinator did not say (ListsFinal);
 //   - Resend has passed since it was answered: another edge of the region may have finished it,
 //     or an operator removed it from the ledger;
-//   - until Resend has passed since a report of it was given up (Unsure), at every sighting.
+//   - until Resend has passed since a report of it was given up, or since an earlier run of the
+//     edge left it unsettled (Unsure), at every sighting.
 //
 // Every method takes the caller's now, so the simulator drives it on its own clock.
 type Queued struct {
