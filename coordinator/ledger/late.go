@@ -10,6 +10,11 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
+// lateLockProtocol is the cluster protocol from which a late result keeps another edge's live
+// lock window (applyLate); below it the late result's edge takes the window, as the builds
+// before applied it. It is AcquireProtocol: both came in one build.
+const lateLockProtocol = 6
+
 // lateOutcome reports whether outcome r is a fact about the node that outlives its lease: an edge
 // that provisioned (or shut down) a node inside its own window may report it after the leader
 // expired the lease, and fencing must not discard the record of what was done.
@@ -84,6 +89,13 @@ func applyLate(t *txn, old *Node, r Result, id string, token uint64, edge, regio
 	n.Edge = grant.Edge
 	ls := &Lease{ID: id, Token: token, Edge: grant.Edge, Region: old.Region}
 	applyOutcome(&n, r, ls, now, p, readProtocol(t.meta))
+	if readProtocol(t.meta) >= lateLockProtocol && old.LockEdge != grant.Edge && old.LockUntil.After(now) {
+		// Another edge called the node under a newer lease and holds go-choria's lock now. The
+		// late edge's own lock ended a window after its lease did: the expiry recorded that
+		// window and the newer grant waited it out. Taking the window would let the late edge be
+		// offered the node inside the other edge's lock.
+		n.LockEdge, n.LockUntil = old.LockEdge, old.LockUntil
+	}
 	last := &n.History[len(n.History)-1]
 	last.Reason = fmt.Sprintf("%s (late report of lease %s token %d)", last.Reason, id, token)
 	if err := t.putNode(old, &n); err != nil {

@@ -5,6 +5,7 @@ package ledger
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -351,5 +352,52 @@ func TestLedger_LateProvisionedAfterTheExpiryAbandonedTheNodeIsRecorded(t *testi
 	}
 	if a := h.node("a"); a.State != api.StateProvisioned || lastTransition(a).From != api.StateAbandoned {
 		t.Fatalf("node a after the late report: %+v", a)
+	}
+}
+
+// TestLedger_LateResultKeepsAnotherEdgesLiveLock: edge-a's lease of a expires; after its lock
+// window a is granted to edge-b, whose call fails, so go-choria's lock is edge-b's for a full
+// window. edge-a's late provisioned report then records the fact, but must not take that window
+// from edge-b: when a is sighted in provisioning mode again inside it, only edge-b may be offered
+// it. edge-a's own lock ended a window after its lease did, which the expiry recorded and edge-b's
+// grant waited for. Below lateLockProtocol the late result takes the window, as the builds
+// before did, so every member of a mixed cluster applies the same.
+func TestLedger_LateResultKeepsAnotherEdgesLiveLock(t *testing.T) {
+	for _, v := range []int{lateLockProtocol - 1, Protocol} {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
+			h := newHarnessAt(t, v)
+			p := testPolicy()
+			h.register(t0, "eu", "a")
+			l1 := h.grant(t0, "edge-a", "eu", 1)
+			at := h.expireAll(l1).Add(p.LockWindow)
+			l2 := h.grant(at, "edge-b", "eu", 1)
+			if l2 == nil || !slices.Equal(l2.Nodes, []string{"a"}) {
+				t.Fatalf("edge-b's grant after edge-a's window: %+v", l2)
+			}
+			failed := at.Add(time.Second)
+			mustResult[*ReportResult](t, h.apply(lateReport(failed, l2, "edge-b", api.OutcomeFailed, "a")))
+			rr := mustResult[*ReportResult](t, h.apply(lateReport(failed.Add(time.Second), l1, "edge-a", api.OutcomeProvisioned, "a")))
+			if !slices.Equal(rr.Applied, []string{"a"}) {
+				t.Fatalf("edge-a's late provisioned report of a = %+v", rr)
+			}
+			a := h.node("a")
+			if v < lateLockProtocol {
+				if a.LockEdge != "edge-a" || !a.LockUntil.Equal(failed.Add(time.Second).Add(p.LockWindow)) {
+					t.Fatalf("protocol %d: node a's lock = %s until %s, want the older rule's edge-a", v, a.LockEdge, a.LockUntil)
+				}
+				return
+			}
+			if a.State != api.StateProvisioned || a.LockEdge != "edge-b" || !a.LockUntil.Equal(failed.Add(p.LockWindow)) {
+				t.Fatalf("node a after the late report: %s, lock %s until %s; want edge-b's until %s", a.State, a.LockEdge, a.LockUntil, failed.Add(p.LockWindow))
+			}
+			sighted := failed.Add(p.ReprovisionAfter + 5*time.Second)
+			h.register(sighted, "eu", "a")
+			if l := h.grant(sighted, "edge-a", "eu", 1); l != nil && len(l.Nodes) > 0 {
+				t.Fatalf("edge-a granted %v inside edge-b's lock window", l.Nodes)
+			}
+			if l := h.grant(sighted, "edge-b", "eu", 1); l == nil || !slices.Equal(l.Nodes, []string{"a"}) {
+				t.Fatalf("edge-b, the lock's holder, was granted %+v", l)
+			}
+		})
 	}
 }
