@@ -206,8 +206,10 @@ func (c *Coordinator) AcquireCarrying(ctx context.Context, max int, wait time.Du
 }
 
 // delivered matches the answers to the carried reports sent; a report without its answer (an
-// older coordinator, or one that lost it) is left unanswered, for Deliver. The nodes of an
-// answered report are forgotten by the registration filter, as after Report.
+// older coordinator, or one that lost it) is left unanswered, for Deliver. The registration
+// filter treats an answered report as Deliver treats its last try: its nodes are forgotten when
+// it was applied or stale, and registered at every sighting until Resend when it was refused
+// otherwise, since it may still be applied.
 func (c *Coordinator) delivered(ds []Delivery, sent []api.ReportRequest, got []api.ReportAnswer) []Delivered {
 	if len(ds) == 0 {
 		return nil
@@ -223,9 +225,7 @@ func (c *Coordinator) delivered(ds []Delivery, sent []api.ReportRequest, got []a
 		} else {
 			out[i].Response = got[i].ReportResponse
 		}
-		if out[i].Err == nil || Stale(out[i].Err) {
-			c.queued.Forget(Identities(sent[i].Results)...)
-		}
+		c.settled(Identities(sent[i].Results), out[i].Err)
 	}
 	return out
 }
@@ -327,14 +327,7 @@ func (c *Coordinator) Deliver(ctx context.Context, d Delivery) (resp api.ReportR
 	// meanwhile is answered leased, and remembered so after the report would leave a node back in
 	// provisioning mode out of the sweeps for Resend (the simulator's stuck check). A report
 	// given up may still be applied later: its nodes are sent at every sighting until Resend.
-	defer func() {
-		ids := Identities(req.Results)
-		if err == nil || Stale(err) {
-			c.queued.Forget(ids...)
-		} else {
-			c.queued.Unsure(time.Now(), ids...)
-		}
-	}()
+	defer func() { c.settled(Identities(req.Results), err) }()
 	results := req.Results
 	deadline := time.Now().Add(c.o.ReportFor)
 	delay := 100 * time.Millisecond
@@ -358,6 +351,16 @@ func (c *Coordinator) Deliver(ctx context.Context, d Delivery) (resp api.ReportR
 		case <-t.C:
 		}
 		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// settled tells the registration filter how a report of ids ended: applied or stale, they are
+// forgotten; otherwise it may still be applied, and they are sent at every sighting until Resend.
+func (c *Coordinator) settled(ids []string, err error) {
+	if err == nil || Stale(err) {
+		c.queued.Forget(ids...)
+	} else {
+		c.queued.Unsure(time.Now(), ids...)
 	}
 }
 

@@ -106,3 +106,34 @@ func TestCoordinator_ANodeAnEarlierRunLeftUnsettledIsRegisteredAtEverySighting(t
 		t.Fatalf("registrations sent %v, want %v", got, want)
 	}
 }
+
+// A carried report refused for another reason than a stale lease (a leader that could not
+// record it: its results may still be applied, or not) leaves its nodes registered at every
+// sighting until Resend, as a lone report given up does (Deliver); an applied one lets its node
+// be sent once more. Before, the refused report's node stayed out of the sweeps for Resend.
+func TestCoordinator_ACarriedReportRefusedNotStaleIsRegisteredAtEverySighting(t *testing.T) {
+	f, src, _ := newFakeSource(t)
+	ctx := context.Background()
+	f.register.Store(`{"added":2,"lists_final":true}`)
+	f.acquire.Store(`{"carries_reports":true,"reports":[{"request_id":"rid-1","applied":["a"]},{"request_id":"rid-2","error":{"error":"could not record","code":"unavailable"}}]}`)
+	sweep := []lease.Found{{Identity: "a"}, {Identity: "b"}}
+	if _, err := src.Register(ctx, sweep); err != nil {
+		t.Fatal(err)
+	}
+	_, answers, err := src.AcquireCarrying(ctx, 5, 0, twoDeliveries())
+	if err != nil || len(answers) != 2 || answers[1].Err == nil || lease.Stale(answers[1].Err) {
+		t.Fatalf("answers %+v, %v; want the second refused, not stale", answers, err)
+	}
+	for range 2 {
+		if _, err := src.Register(ctx, sweep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock()
+	got := f.registered
+	f.mu.Unlock()
+	want := [][]string{{"a", "b"}, {"a", "b"}, {"b"}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("registrations sent %v, want %v", got, want)
+	}
+}
