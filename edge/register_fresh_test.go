@@ -57,10 +57,16 @@ type cutOff struct {
 	hanging chan struct{}
 	mu      sync.Mutex
 	got     []string
+	cutGot  []string // what registers sent during the outage (never delivered)
 }
 
 func (c *cutOff) Register(ctx context.Context, found []lease.Found) (int, error) {
 	if c.cut.Load() {
+		c.mu.Lock()
+		for _, f := range found {
+			c.cutGot = append(c.cutGot, f.Identity)
+		}
+		c.mu.Unlock()
 		if c.calls.Add(1) == 1 {
 			close(c.hanging)
 		}
@@ -83,6 +89,12 @@ func (c *cutOff) registered() []string {
 	return slices.Clone(c.got)
 }
 
+func (c *cutOff) sentDuringOutage(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.cutGot, id)
+}
+
 // A node seen while the coordinators were out of reach is not registered from that old sighting
 // once they answer again: meanwhile another edge may have provisioned it, and a provisioned node
 // "seen again in provisioning mode" is queued again. The stale sighting is dropped and a sweep soon after sees afresh what is
@@ -101,6 +113,10 @@ func TestEdge_StaleSightingsAreNotRegisteredAfterAnOutage(t *testing.T) {
 		t.Fatal("no register was sent")
 	}
 	f.announce("b") // seen now, during the outage
+	// Its register must meet the outage too: one checked fresh before the clock moved but
+	// reaching the source after heal delivers a sighting that was fresh when sent (a loaded
+	// CI machine registered b twice so).
+	testkit.WaitFor(t, 10*time.Second, "b's register sent during the outage", func() bool { return src.sentDuringOutage("b") })
 	clock.Add(int64(5 * time.Second))
 	src.heal()
 	testkit.WaitFor(t, 30*time.Second, "a and b registered from a fresh sweep", func() bool {
