@@ -31,9 +31,11 @@ type parkedBatch struct {
 }
 
 // sendOrPark parks a lease's results for the next acquire, or sends them now when the source
-// does not take them with an acquire or the edge is stopping.
+// does not take them with an acquire or the edge is stopping. A replayed intent's results (a
+// lease listing no nodes) go alone too: its lease may name an edge or region that this run's
+// acquires do not, and an acquire carries only its own edge's and region's reports.
 func (r *reporter) sendOrPark(held *lease.Held, b *batch) {
-	if r.carrier == nil || !r.carrier.Carries() || r.e.stopping.Load() {
+	if r.carrier == nil || !r.carrier.Carries() || r.e.stopping.Load() || len(held.Lease().Nodes) == 0 {
 		r.send(held, b)
 		return
 	}

@@ -158,18 +158,13 @@ func (r *reporter) flush() {
 }
 
 // flushOlder hands on the results of every lease whose first pending result was taken before
-// cutoff. They are parked for the next acquire like a finished lease's (a lease whose hosts
+// cutoff, parked for the next acquire like a finished lease's (sendOrPark): a lease whose hosts
 // span more than reportDelay is reported in parts, and a part sent alone is one more entry on
-// every member). A replayed intent's go alone: its lease may name an edge or region that this
-// run's acquires do not, and an acquire carries only its own edge's and region's reports.
+// every member.
 func (r *reporter) flushOlder(cutoff time.Time) {
 	for held, b := range r.pending {
-		switch {
-		case !b.since.Before(cutoff):
-		case len(held.Lease().Nodes) > 0:
+		if b.since.Before(cutoff) {
 			r.sendOrPark(held, b)
-		default:
-			r.send(held, b)
 		}
 	}
 }

@@ -43,7 +43,9 @@ const (
 const ewmaWeight = 0.2
 
 func newWindow(workers int) *window {
-	return &window{workers: workers, limit: workers + minAheadFactor*workers, changed: make(chan struct{}, 1)}
+	w := &window{workers: workers, changed: make(chan struct{}, 1)}
+	w.limit = workers + w.aheadLocked()
+	return w
 }
 
 // take waits for a chunk of free places (or max, when fewer are asked), then takes every free

@@ -19,24 +19,14 @@ func TestCoordinator_RegistersAgainOnlyWhatASightingMayChange(t *testing.T) {
 	f.register.Store(`{"added":3,"final":["done"],"lists_final":true}`)
 	f.report.Store(`{"applied":["n1"]}`)
 	sweep := []lease.Found{{Identity: "n1"}, {Identity: "n2"}, {Identity: "done"}}
-	for range 2 {
-		if _, err := src.Register(ctx, sweep); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerTimes(t, src, sweep, 2)
 	if _, err := src.Report(ctx, api.Lease{ID: "l-1", Token: 4, Edge: "edge-eu-1", Region: "eu"}, []api.NodeResult{{Identity: "n1", Outcome: api.OutcomeFailed}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := src.Register(ctx, sweep); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	got := f.registered
-	f.mu.Unlock()
-	want := [][]string{{"n1", "n2", "done"}, {"done"}, {"n1", "done"}}
-	if !slices.EqualFunc(got, want, slices.Equal) {
-		t.Fatalf("registrations sent %v, want %v", got, want)
-	}
+	wantRegistered(t, f, [][]string{{"n1", "n2", "done"}, {"done"}, {"n1", "done"}})
 }
 
 // A sighting registered while the node's report is on its way is answered leased (the ledger has
@@ -89,22 +79,11 @@ func TestCoordinator_ANodeReportedIsRegisteredAgainAfterTheReportWasAnswered(t *
 // a newer lease, and the node stayed out of the sweeps for Resend while in provisioning mode).
 func TestCoordinator_ANodeAnEarlierRunLeftUnsettledIsRegisteredAtEverySighting(t *testing.T) {
 	f, src, _ := newFakeSource(t)
-	ctx := context.Background()
 	f.register.Store(`{"added":1,"lists_final":true}`)
 	src.Unsettled("n1")
 	sweep := []lease.Found{{Identity: "n1"}, {Identity: "n2"}}
-	for range 3 {
-		if _, err := src.Register(ctx, sweep); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.mu.Lock()
-	got := f.registered
-	f.mu.Unlock()
-	want := [][]string{{"n1", "n2"}, {"n1"}, {"n1"}}
-	if !slices.EqualFunc(got, want, slices.Equal) {
-		t.Fatalf("registrations sent %v, want %v", got, want)
-	}
+	registerTimes(t, src, sweep, 3)
+	wantRegistered(t, f, [][]string{{"n1", "n2"}, {"n1"}, {"n1"}})
 }
 
 // A carried report refused for another reason than a stale lease (a leader that could not
@@ -117,22 +96,31 @@ func TestCoordinator_ACarriedReportRefusedNotStaleIsRegisteredAtEverySighting(t 
 	f.register.Store(`{"added":2,"lists_final":true}`)
 	f.acquire.Store(`{"carries_reports":true,"reports":[{"request_id":"rid-1","applied":["a"]},{"request_id":"rid-2","error":{"error":"could not record","code":"unavailable"}}]}`)
 	sweep := []lease.Found{{Identity: "a"}, {Identity: "b"}}
-	if _, err := src.Register(ctx, sweep); err != nil {
-		t.Fatal(err)
-	}
+	registerTimes(t, src, sweep, 1)
 	_, answers, err := src.AcquireCarrying(ctx, 5, 0, twoDeliveries())
 	if err != nil || len(answers) != 2 || answers[1].Err == nil || lease.Stale(answers[1].Err) {
 		t.Fatalf("answers %+v, %v; want the second refused, not stale", answers, err)
 	}
-	for range 2 {
-		if _, err := src.Register(ctx, sweep); err != nil {
+	registerTimes(t, src, sweep, 2)
+	wantRegistered(t, f, [][]string{{"a", "b"}, {"a", "b"}, {"b"}})
+}
+
+// registerTimes registers sweep n times, as n sweeps of the edge would.
+func registerTimes(t *testing.T, src *lease.Coordinator, sweep []lease.Found, n int) {
+	t.Helper()
+	for range n {
+		if _, err := src.Register(context.Background(), sweep); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// wantRegistered fails t unless the registrations f received name want, in order.
+func wantRegistered(t *testing.T, f *fakeCoordinator, want [][]string) {
+	t.Helper()
 	f.mu.Lock()
-	got := f.registered
+	got := slices.Clone(f.registered)
 	f.mu.Unlock()
-	want := [][]string{{"a", "b"}, {"a", "b"}, {"b"}}
 	if !slices.EqualFunc(got, want, slices.Equal) {
 		t.Fatalf("registrations sent %v, want %v", got, want)
 	}
