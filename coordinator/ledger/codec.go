@@ -30,20 +30,24 @@ var errShort = errors.New("truncated record")
 //	[state]     string, when the state code is codeLiteral
 //	fields      the present ones, in the order of their bits
 //	history     uvarint count, then each entry:
-//	  head      uvarint: to code | from code << 3 | trLease << 6 | trError << 7 | trNoTime << 8
+//	  head      uvarint: to code | from code << 3 | trLease << 6 | trError << 7 | trNoTime << 8 | trRegion << 9
 //	  [from][to] strings, for codeLiteral
 //	  reason    uvarint: 2*code in nodeReasons, or 2*len+1 and the text
 //	  [at]      time, unless trNoTime
 //	  edge      interned string
 //	  [lease]   interned lease id, uvarint token, with trLease
 //	  [error]   string, with trError
+//	  [region]  interned string (FromRegion), with trRegion
 //
 // The identity is the record's key and is not repeated. A time is relative to the one written
 // before it in the record (uvarint zig-zag nanoseconds + 1; 0 = absolute follows), the first one
 // absolute (varint seconds, uvarint nanoseconds): most of a node's times are one leader stamp or
 // seconds apart. An interned string (edge names, lease ids: each recurs through a history) is a
 // uvarint: 0 empty, 2*len+1 and the text (then numbered from 1 in the record), or 2*number.
-// The codes below are on-disk format: append, never renumber.
+// The codes below are on-disk format: append, never renumber. A field or flag added later is
+// written only once the cluster protocol that writes it is raised (PriorState and trRegion:
+// cluster protocol 7), so a member of a build before it never meets a record it cannot decode;
+// a state field is its state code (uvarint), then the name for codeLiteral.
 
 // nodeStates are the state codes; codeLiteral spells a state not listed. The code is 3 bits and
 // 7 is codeLiteral, so the table is full: api.StateGone and any later state are spelled out.
@@ -82,6 +86,7 @@ var v2Fields = [...]struct {
 	{of: func(n *Node) any { return &n.LastError }},
 	{of: func(n *Node) any { return &n.Attempts }},
 	{of: func(n *Node) any { return &n.Facts }},
+	{of: func(n *Node) any { return &n.PriorState }},
 }
 
 // present reports whether the field p points at (one of v2Fields) is set, so written.
@@ -97,6 +102,8 @@ func present(p any) bool {
 		return *p != 0
 	case *json.RawMessage:
 		return len(*p) > 0
+	case *api.NodeState:
+		return *p != ""
 	}
 	panic(fmt.Sprintf("node field of type %T", p))
 }
@@ -106,6 +113,7 @@ const (
 	trLease  = 1 << 6
 	trError  = 1 << 7
 	trNoTime = 1 << 8
+	trRegion = 1 << 9
 )
 
 func stateCode(s api.NodeState) uint64 {
@@ -168,6 +176,12 @@ func (e *nodeEncoder) field(p any, interned bool) {
 		e.b = binary.AppendVarint(e.b, int64(*p))
 	case *json.RawMessage:
 		e.b = appendStr(e.b, string(*p))
+	case *api.NodeState:
+		sc := stateCode(*p)
+		e.b = binary.AppendUvarint(e.b, sc)
+		if sc == codeLiteral {
+			e.b = appendStr(e.b, string(*p))
+		}
 	default:
 		panic(fmt.Sprintf("node field of type %T", p))
 	}
@@ -184,6 +198,9 @@ func (e *nodeEncoder) transition(t *Transition) {
 	}
 	if t.At.IsZero() {
 		head |= trNoTime
+	}
+	if t.FromRegion != "" {
+		head |= trRegion
 	}
 	e.b = binary.AppendUvarint(e.b, head)
 	if from == codeLiteral {
@@ -203,6 +220,9 @@ func (e *nodeEncoder) transition(t *Transition) {
 	}
 	if head&trError != 0 {
 		e.b = appendStr(e.b, t.Error)
+	}
+	if head&trRegion != 0 {
+		e.intern(t.FromRegion)
 	}
 }
 
@@ -306,6 +326,12 @@ func (d *decoder) field(p any, interned bool) {
 		*p = int(d.varint())
 	case *json.RawMessage:
 		*p = []byte(d.str())
+	case *api.NodeState:
+		code := d.uvarint()
+		if code > codeLiteral && d.err == nil {
+			d.err = fmt.Errorf("state code %d in node record", code)
+		}
+		*p = d.state(min(code, codeLiteral))
 	default:
 		panic(fmt.Sprintf("node field of type %T", p))
 	}
@@ -313,7 +339,7 @@ func (d *decoder) field(p any, interned bool) {
 
 func (d *decoder) transition(t *Transition) {
 	head := d.uvarint()
-	if head >= trNoTime<<1 && d.err == nil {
+	if head >= trRegion<<1 && d.err == nil {
 		d.err = fmt.Errorf("unknown flags %#x in history entry", head)
 	}
 	t.From = d.state(head >> 3 & 7)
@@ -329,6 +355,9 @@ func (d *decoder) transition(t *Transition) {
 	}
 	if head&trError != 0 {
 		t.Error = d.str()
+	}
+	if head&trRegion != 0 {
+		t.FromRegion = d.interned()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,10 +24,23 @@ func fullNode() *Node {
 		Identity: "n1.example.net", Region: "eu", State: api.StateLeased, Attempts: 2, LeaseID: "l-1", LeaseToken: 1 << 40,
 		Edge: "edge-a", InventoryVersion: "0.29.4", TargetVersion: "0.30.0", LastError: "boom", Facts: []byte(`{"a":1}`),
 		DiscoveredAt: t0, LeasedAt: t0.Add(time.Second), FinishedAt: time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC), NotBefore: t0.Add(-time.Hour),
-		History:   []Transition{{At: t0, To: api.StateWaiting, Reason: "discovered"}, {At: t0.Add(time.Nanosecond), From: api.StateWaiting, To: api.StateLeased, Edge: "e", LeaseID: "l", LeaseToken: 7, Error: "x"}},
-		LockEdge:  "edge-b",
-		LockUntil: time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC),
+		History:    []Transition{{At: t0, To: api.StateWaiting, Reason: "discovered"}, {At: t0.Add(time.Nanosecond), From: api.StateWaiting, To: api.StateLeased, Edge: "e", LeaseID: "l", LeaseToken: 7, Error: "x", FromRegion: "us"}},
+		LockEdge:   "edge-b",
+		LockUntil:  time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC),
+		PriorState: api.StateProvisioned,
 	}
+}
+
+// withoutProtocol7 is n without the fields a record gets only from cluster protocol 7
+// (PriorState, Transition.FromRegion): what a record of a build before them holds.
+func withoutProtocol7(n *Node) *Node {
+	c := *n
+	c.PriorState = ""
+	c.History = slices.Clone(n.History)
+	for i := range c.History {
+		c.History[i].FromRegion = ""
+	}
+	return &c
 }
 
 // oddNodes are records the ledger does not write today but the codec must keep exactly: states
@@ -75,7 +89,7 @@ func randomNode(r *rand.Rand) *Node {
 		Attempts: r.IntN(7) - 1, LeaseID: str("", "l-1", "l-2"), LeaseToken: uint64(r.IntN(3)) << uint(r.IntN(64)),
 		Edge: str(edges...), InventoryVersion: str("", "0.29.4"), TargetVersion: str("", "0.30.0"), LastError: str("", "boom"),
 		DiscoveredAt: tm(), LeasedAt: tm(), FinishedAt: tm(), NotBefore: tm(),
-		LockEdge: str(edges...), LockUntil: tm(),
+		LockEdge: str(edges...), LockUntil: tm(), PriorState: states[r.IntN(len(states))],
 	}
 	if r.IntN(2) == 0 {
 		n.Facts = []byte(`{"a":1}`)
@@ -84,6 +98,7 @@ func randomNode(r *rand.Rand) *Node {
 		n.History = append(n.History, Transition{
 			At: tm(), From: states[r.IntN(len(states))], To: states[r.IntN(len(states))], Reason: reasons[r.IntN(len(reasons))],
 			Edge: str(edges...), LeaseID: str("", "l-1", "l-2", "l-3"), LeaseToken: uint64(r.IntN(3)), Error: str("", "", "x"),
+			FromRegion: str("", "", "", "eu", "us"),
 		})
 	}
 	return n
@@ -107,9 +122,10 @@ func TestCodec_NodeRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, n) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, n)
 		}
-		// The same node written by an older member decodes to the same node.
-		if v1, err := decodeNode("ignored", encodeNodeV1(n)); err != nil || !reflect.DeepEqual(v1, n) {
-			t.Fatalf("version 1 record: %v\n got %+v\nwant %+v", err, v1, n)
+		// The same node written by an older member decodes to the same node (a version 1
+		// record never held the fields of cluster protocol 7).
+		if v1, err := decodeNode("ignored", encodeNodeV1(n)); err != nil || !reflect.DeepEqual(v1, withoutProtocol7(n)) {
+			t.Fatalf("version 1 record: %v\n got %+v\nwant %+v", err, v1, withoutProtocol7(n))
 		}
 		if !bytes.Equal(encodeNode(got), enc) {
 			t.Fatalf("re-encoding %s changed its record", n.Identity)
@@ -133,8 +149,9 @@ func TestCodec_RefusesUnknownRecords(t *testing.T) {
 	for _, c := range []struct{ name, hex, err string }{
 		{"empty", "", "empty"},
 		{"version 3", "03", "format 3"},
-		{"unknown node field", "0280801000", "unknown fields"},
-		{"unknown entry flag", "0200018004", "unknown flags"},
+		{"unknown node field", "0280802000", "unknown fields"},
+		{"unknown entry flag", "0200018008", "unknown flags"},
+		{"prior state code out of range", "028080100800", "state code 8"},
 		{"unknown reason code", "020001017e", "reason code 63"},
 		{"dangling string ref", "02000180020004", "interned string 2 of 0"},
 		{"relative time too far", "02600a00ffffffffffffffffff0100", "out of range"},
@@ -155,8 +172,8 @@ func TestCodec_RefusesUnknownRecords(t *testing.T) {
 func TestCodec_NodeFormatStable(t *testing.T) {
 	const v1 = "010e6e312e6578616d706c652e6e6574026575066c656173656404036c2d3180808080802006656467652d6106302e32392e3406302e33302e3004626f6f6d077b2261223a317d01e48ddca7070001e68ddca707000001c4d5dba7070006656467652d6201ffddffac02ff93ebdc030201e48ddca70700000777616974696e670a646973636f76657265640000000001e48ddca707010777616974696e67066c6561736564000165016c070178"
 	const v2 = "02fabf0f02657506302e32392e34e48ddca707008080c58bc6d1010d656467652d6282a89ce49b9d8fff23076c2d318080808080200d656467652d6183d0b7a9e9ee90ff2306302e33302e3004626f6f6d04077b2261223a317d02010280a8d6b90700ca0100030365036c070178"
-	want := fullNode()
-	want.FinishedAt = time.Time{} // the recorded node had no FinishedAt
+	want := withoutProtocol7(fullNode()) // the records were written before cluster protocol 7
+	want.FinishedAt = time.Time{}        // the recorded node had no FinishedAt
 	for _, rec := range []struct {
 		name, hex string
 	}{{"version 1", v1}, {"version 2", v2}} {
@@ -178,6 +195,20 @@ func TestCodec_NodeFormatStable(t *testing.T) {
 	}
 	if enc := hex.EncodeToString(encodeNode(want)); enc != v2 {
 		t.Fatalf("node record format changed:\n got %s\nwant %s", enc, v2)
+	}
+	// With the fields of cluster protocol 7: a prior state and a move's region.
+	const v2p7 = "02fabf1f02657506302e32392e34e48ddca707008080c58bc6d1010d656467652d6282a89ce49b9d8fff23076c2d318080808080200d656467652d6183d0b7a9e9ee90ff2306302e33302e3004626f6f6d04077b2261223a317d0302010280a8d6b90700ca0500030365036c070178057573"
+	want = fullNode()
+	want.FinishedAt = time.Time{}
+	b, err := hex.DecodeString(v2p7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := decodeNode(want.Identity, b); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("record with protocol 7 fields: %v\n got %+v\nwant %+v", err, got, want)
+	}
+	if enc := hex.EncodeToString(encodeNode(want)); enc != v2p7 {
+		t.Fatalf("node record format with protocol 7 fields changed:\n got %s\nwant %s", enc, v2p7)
 	}
 }
 

@@ -15,6 +15,11 @@ import (
 // before applied it. Both came in one build.
 const lateLockProtocol = AcquireProtocol
 
+// lateMoveProtocol is the cluster protocol from which a late result's region is compared with
+// the node's region at its grant, before any move the operator made since (grantRegion); below
+// it with the node's region now, as the builds before applied it.
+const lateMoveProtocol = 7
+
 // lateOutcome reports whether outcome r is a fact about the node that outlives its lease: an edge
 // that provisioned (or shut down) a node inside its own window may report it after the leader
 // expired the lease, and fencing must not discard the record of what was done.
@@ -29,9 +34,10 @@ func lateOutcome(o api.Outcome) bool {
 // first, which moved the node on and may have let another lease take it), or when a later lease
 // provisioned or shut the node down since. So only a lease that let go of the node by its expiry,
 // having reported nothing of it, may record a late fact. Below cluster protocol lateRuleProtocol
-// (strict false) it refuses, as the build before did, only a provisioned or shutdown of that
-// lease since the grant: every member then applies the same rule.
-func lateGrant(n *Node, id string, token uint64, edge, region string, strict bool) (Transition, error) {
+// (proto is the ledger's) it refuses, as the build before did, only a provisioned or shutdown of
+// that lease since the grant: every member then applies the same rule. From lateMoveProtocol the
+// report's region is compared with the node's at the grant, before the operator moved it.
+func lateGrant(n *Node, id string, token uint64, edge, region string, proto int) (Transition, error) {
 	var grant Transition
 	g := -1
 	for i, tr := range slices.Backward(n.History) {
@@ -40,13 +46,16 @@ func lateGrant(n *Node, id string, token uint64, edge, region string, strict boo
 			break
 		}
 	}
+	strict := proto >= lateRuleProtocol
 	switch {
 	case edge == "":
 		return grant, fmt.Errorf("%w: node %s, lease %s token %d: a late result must name its edge", ErrNotInLease, n.Identity, id, token)
-	case region != "" && region != n.Region:
+	case proto < lateMoveProtocol && region != "" && region != n.Region:
 		return grant, fmt.Errorf("%w: node %s is in region %s, report names %s", ErrWrongRegion, n.Identity, n.Region, region)
 	case g < 0:
 		return grant, fmt.Errorf("%w: node %s has no grant of lease %s token %d to edge %s", ErrNotInLease, n.Identity, id, token, edge)
+	case proto >= lateMoveProtocol && region != "" && region != grantRegion(n, g):
+		return grant, fmt.Errorf("%w: node %s was in region %s when lease %s token %d was granted, report names %s", ErrWrongRegion, n.Identity, grantRegion(n, g), id, token, region)
 	}
 	for _, tr := range n.History[g+1:] {
 		ours := tr.LeaseID == id && tr.LeaseToken == token
@@ -59,6 +68,20 @@ func lateGrant(n *Node, id string, token uint64, edge, region string, strict boo
 		}
 	}
 	return n.History[g], nil
+}
+
+// grantRegion is the region node n was in when its history entry g was written: its region now,
+// before each move recorded since. The history keeps every entry after g (it drops the oldest),
+// so no move since is missed; one recorded below lateMoveProtocol carries no region and is not
+// seen.
+func grantRegion(n *Node, g int) string {
+	region := n.Region
+	for _, tr := range slices.Backward(n.History[g+1:]) {
+		if tr.FromRegion != "" {
+			region = tr.FromRegion
+		}
+	}
+	return region
 }
 
 // applyLate applies result r of lease id and token, which no longer holds the node, if it is a
@@ -75,7 +98,7 @@ func applyLate(t *txn, old *Node, r Result, id string, token uint64, edge, regio
 		// Recorded provisioned, a sighting would offer it again: the ban must hold.
 		return fmt.Errorf("%w: node %s is banned by the operator; the late result of lease %s token %d is not recorded", ErrNotInLease, r.Identity, id, token)
 	}
-	grant, err := lateGrant(old, id, token, edge, region, readProtocol(t.meta) >= lateRuleProtocol)
+	grant, err := lateGrant(old, id, token, edge, region, readProtocol(t.meta))
 	if err != nil {
 		return err
 	}

@@ -401,3 +401,41 @@ func TestLedger_LateResultKeepsAnotherEdgesLiveLock(t *testing.T) {
 		})
 	}
 }
+
+// TestLedger_LateProvisionedAfterAMoveIsRecorded: the operator moved a node to another region after
+// its lease expired; that lease's late provisioned result names the lease's region, which was the
+// node's at the grant, so it is recorded (the node is provisioned in its new region), while a
+// report naming a region the node was not in at the grant is refused (an ended lease with nothing
+// to record: unknown lease). Below lateMoveProtocol the
+// report's region is compared with the node's region now, as the builds before applied it.
+func TestLedger_LateProvisionedAfterAMoveIsRecorded(t *testing.T) {
+	for _, v := range []int{lateMoveProtocol - 1, lateMoveProtocol} {
+		h := newHarnessAt(t, v)
+		h.register(t0, "eu", "a")
+		l1 := h.grant(t0, "edge-a", "eu", 1)
+		at := h.expireAll(l1)
+		if r := h.operator(at, VerbMove, "us", "a"); !slices.Equal(r.Done, []string{"a"}) {
+			t.Fatalf("protocol %d: move: %+v", v, r)
+		}
+		if r := h.operator(at, VerbMove, "asia", "a"); !slices.Equal(r.Done, []string{"a"}) {
+			t.Fatalf("protocol %d: second move: %+v", v, r)
+		}
+		wrong := lateReport(at, l1, "edge-a", api.OutcomeProvisioned, "a")
+		wrong.Region = "us"
+		mustErr(t, h.apply(wrong), ErrUnknownLease)
+		res := h.apply(lateReport(at, l1, "edge-a", api.OutcomeProvisioned, "a"))
+		if v < lateMoveProtocol {
+			mustErr(t, res, ErrUnknownLease)
+			if n := h.node("a"); n.State != api.StateWaiting {
+				t.Fatalf("protocol %d: a after the refused late result: %s", v, n.State)
+			}
+			continue
+		}
+		if r := mustResult[*ReportResult](t, res); !slices.Equal(r.Applied, []string{"a"}) {
+			t.Fatalf("protocol %d: late result after the move: %+v", v, r)
+		}
+		if n := h.node("a"); n.State != api.StateProvisioned || n.Region != "asia" || n.LockEdge != "edge-a" {
+			t.Fatalf("protocol %d: a after the late result: %+v", v, n)
+		}
+	}
+}

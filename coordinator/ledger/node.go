@@ -35,6 +35,8 @@ type Node struct {
 	// may be offered the node, because the node itself would refuse anyone else.
 	LockEdge  string    `json:"lock_edge,omitempty"`
 	LockUntil time.Time `json:"lock_until,omitzero"`
+	// PriorState is the state a banned node had when it was banned, which unban returns it to.
+	PriorState api.NodeState `json:"prior_state,omitempty"`
 }
 
 // Transition is one entry of a node's bounded history.
@@ -47,6 +49,8 @@ type Transition struct {
 	LeaseID    string        `json:"lease_id,omitempty"`
 	LeaseToken uint64        `json:"lease_token,omitempty"`
 	Error      string        `json:"error,omitempty"`
+	// FromRegion is the region a move took the node out of (only a move writes it).
+	FromRegion string `json:"from_region,omitempty"`
 }
 
 // Lease is a batch of nodes of one region held by one edge until ExpiresAt.

@@ -45,6 +45,11 @@ func checkOperator(cur int, verb string) error {
 // older build halts at their type, so the leader proposes none below it.
 const operatorProtocol = 3
 
+// unbanRestoreProtocol is the cluster protocol from which a ban records the node's state
+// (Node.PriorState) and unban returns the node to it; below it unban sends every node back to
+// waiting with its attempts reset, as the builds before applied it.
+const unbanRestoreProtocol = 7
+
 // AuditMemory is how many operator actions the audit index keeps, newest first out last.
 const AuditMemory = 10000
 
@@ -150,6 +155,11 @@ func operatorRefusal(t *txn, old *Node, id string, c *Operator) error {
 		// The node's own lock holds another caller off until then; forgotten, a sighting would
 		// queue it afresh for any edge, and the ledger's mirror of the lock would be gone.
 		return fmt.Errorf("%w: node %s is in go-choria's provisioning lock of edge %s until %s; forget it after that", ErrNodeBusy, id, old.LockEdge, old.LockUntil.UTC().Format(time.RFC3339))
+	case c.Verb == VerbForget && readProtocol(t.meta) >= heldLockProtocol && heldLockUntil(old, c.Policy).After(c.Now):
+		// The same for a lock no edge of ours holds (a lock_held result): seen again after a
+		// forget, the node would be offered at once, inside that lock. Refused rather than kept
+		// across the forget, which would leave a record of a node the operator removed.
+		return fmt.Errorf("%w: node %s is in go-choria's provisioning lock of another caller (lock_held) until %s; forget it after that", ErrNodeBusy, id, heldLockUntil(old, c.Policy).UTC().Format(time.RFC3339))
 	case c.Verb == VerbBan && old.State == api.StateBanned:
 		return fmt.Errorf("%w: node %s is banned already", ErrNodeBusy, id)
 	case c.Verb == VerbUnban && old.State != api.StateBanned:
@@ -183,23 +193,68 @@ func (t *txn) operate(old *Node, c *Operator) error {
 	n := *old
 	n.History = slices.Clone(old.History)
 	tr := Transition{At: c.Now, Reason: reason}
+	restore := readProtocol(t.meta) >= unbanRestoreProtocol
 	switch c.Verb {
 	case VerbBan:
 		n.FinishedAt = c.Now
+		if restore {
+			n.PriorState = old.State
+		}
 		n.transition(api.StateBanned, tr, c.Policy.HistoryLimit)
 	case VerbUnban:
-		// As the operator's retry: attempts reset, no backoff, go-choria's lock kept.
+		if restore {
+			// Unban undoes the ban: the node is what it was, its attempts, backoff and lock
+			// included (retry is the verb that gives it another chance). A provisioned node sent
+			// back to waiting would be offered although it left provisioning mode.
+			n.PriorState = ""
+			n.transition(priorState(old), tr, c.Policy.HistoryLimit)
+			break
+		}
+		// The older rule, as the operator's retry: attempts reset, no backoff, lock kept.
 		n.Attempts, n.LastError = 0, ""
 		n.NotBefore = maxTime(old.NotBefore, c.Now)
 		n.transition(api.StateWaiting, tr, c.Policy.HistoryLimit)
 	case VerbMove:
 		n.Region = c.Region
+		if readProtocol(t.meta) >= lateMoveProtocol {
+			// A late result of a lease granted before the move names the region it was
+			// granted in (grantRegion).
+			tr.FromRegion = old.Region
+		}
 		n.transition(old.State, tr, c.Policy.HistoryLimit)
 	}
 	if err := t.putNode(old, &n); err != nil {
 		return err
 	}
 	return t.audit(entry)
+}
+
+// bannable reports whether a ban may find a node in state s: not leased (a worker may be on it)
+// and not banned.
+func bannable(s api.NodeState) bool {
+	switch s {
+	case api.StateWaiting, api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned, api.StateGone:
+		return true
+	}
+	return false
+}
+
+// priorState is the state banned node n had when it was banned: its record's PriorState, or for
+// a node banned below unbanRestoreProtocol the state its ban's history entry left, or waiting
+// when its history no longer holds that entry (what unban did before).
+func priorState(n *Node) api.NodeState {
+	if bannable(n.PriorState) {
+		return n.PriorState
+	}
+	for _, tr := range slices.Backward(n.History) {
+		if tr.To == api.StateBanned && tr.From != api.StateBanned {
+			if bannable(tr.From) {
+				return tr.From
+			}
+			break
+		}
+	}
+	return api.StateWaiting
 }
 
 // deleteNode removes old from the ledger with its waiting entry and count.

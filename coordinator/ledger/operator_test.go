@@ -29,8 +29,8 @@ func refusedWith(t *testing.T, r *OperatorResult, id string, want error, text st
 
 // TestOperator_BanKeepsANodeFromEveryEdgeUntilUnbanned: a banned node is never granted, a
 // sighting leaves it banned, a late result of an earlier lease does not make it provisioned (a
-// sighting would then offer it); unbanned it waits again with its attempts reset. Each step is
-// in its history and the audit index with who did it.
+// sighting would then offer it); unbanned it waits again, as it did when banned (its attempt
+// kept). Each step is in its history and the audit index with who did it.
 func TestOperator_BanKeepsANodeFromEveryEdgeUntilUnbanned(t *testing.T) {
 	h := newHarness(t)
 	h.register(t0, "eu", "a", "b")
@@ -57,7 +57,7 @@ func TestOperator_BanKeepsANodeFromEveryEdgeUntilUnbanned(t *testing.T) {
 	if r := h.operator(later, VerbUnban, "", "a"); !slices.Equal(r.Done, []string{"a"}) {
 		t.Fatalf("unban: %+v", r)
 	}
-	if n := h.node("a"); n.State != api.StateWaiting || n.Attempts != 0 {
+	if n := h.node("a"); n.State != api.StateWaiting || n.Attempts != 1 {
 		t.Fatalf("a after the unban: %+v", n)
 	}
 	if g := h.grant(later.Add(testPolicy().LockWindow), "edge-c", "eu", 5); g == nil || !slices.Equal(g.Nodes, []string{"a"}) {
@@ -138,4 +138,125 @@ func TestOperator_RefusesNodesAWorkerMayBeOn(t *testing.T) {
 	old := newHarnessAt(t, operatorProtocol-1)
 	old.register(t0, "eu", "c")
 	mustErr(t, old.apply(&Operator{Now: at, By: "alice", Verb: VerbBan, Nodes: []string{"c"}, Policy: testPolicy()}), ErrClusterProtocol)
+}
+
+// TestOperator_ForgetWaitsOutALockHeldWindow: after a lock_held result go-choria's lock is another
+// caller's for a full window, which the ledger keeps in the node's record; forgotten, the node's
+// next sighting would queue it afresh for any edge inside that lock. So forget refuses it until
+// the window ends, naming the node and the end, also after a retry. Below heldLockProtocol it is
+// forgotten at once, as the builds before applied it.
+func TestOperator_ForgetWaitsOutALockHeldWindow(t *testing.T) {
+	windowEnd := t0.Add(testPolicy().LockWindow)
+	for _, v := range []int{heldLockProtocol - 1, heldLockProtocol} {
+		h := newHarnessAt(t, v)
+		h.register(t0, "eu", "n1", "n2")
+		lockHeld(t, h, t0, "edge-a", "n1")
+		lockHeld(t, h, t0, "edge-a", "n2")
+		at := t0.Add(time.Second)
+		mustResult[*RetryResult](t, h.retry(at, Retry{Nodes: []string{"n2"}}))
+		r := h.operator(at, VerbForget, "", "n1", "n2")
+		if v < heldLockProtocol {
+			if !slices.Equal(r.Done, []string{"n1", "n2"}) {
+				t.Fatalf("protocol %d: forget: %+v, want both forgotten (the older rule)", v, r)
+			}
+			continue
+		}
+		for _, id := range []string{"n1", "n2"} {
+			refusedWith(t, r, id, ErrNodeBusy, "node "+id+" is in go-choria's provisioning lock of another caller (lock_held) until "+windowEnd.Format(time.RFC3339))
+		}
+		if len(r.Done) != 0 {
+			t.Fatalf("protocol %d: forget inside the window: %+v", v, r)
+		}
+		// Seen again meanwhile, it is not offered inside the window either.
+		h.register(at, "eu", "n1", "n2")
+		if g := h.grant(windowEnd.Add(-time.Nanosecond), "edge-b", "eu", 2); g != nil {
+			t.Fatalf("protocol %d: edge-b was granted %v inside the lock window", v, g.Nodes)
+		}
+		if r := h.operator(windowEnd, VerbForget, "", "n1", "n2"); !slices.Equal(r.Done, []string{"n1", "n2"}) {
+			t.Fatalf("protocol %d: forget at the window's end: %+v", v, r)
+		}
+	}
+}
+
+// inState brings a new node id of region eu to state s through the commands that do so in
+// the field, and returns the time after the last of them.
+func inState(t *testing.T, h *harness, at time.Time, id string, s api.NodeState) time.Time {
+	t.Helper()
+	h.register(at, "eu", id)
+	outcome := map[api.NodeState]api.Outcome{
+		api.StateProvisioned: api.OutcomeProvisioned, api.StateDeferred: api.OutcomeDeferred,
+		api.StateShutdown: api.OutcomeShutdown, api.StateGone: api.OutcomeGone,
+	}
+	switch s {
+	case api.StateWaiting:
+	case api.StateAbandoned:
+		at = abandon(t, h, at, id)
+	default:
+		ls := h.grant(at, "edge-a", "eu", 1)
+		if ls == nil || !slices.Equal(ls.Nodes, []string{id}) {
+			t.Fatalf("grant of %s: %+v", id, ls)
+		}
+		mustResult[*ReportResult](t, h.report(at, ls, outcome[s], id))
+	}
+	if n := h.node(id); n.State != s {
+		t.Fatalf("%s is %s, want %s", id, n.State, s)
+	}
+	return at.Add(time.Second)
+}
+
+// TestOperator_UnbanReturnsTheNodeToItsStateBeforeTheBan: a node banned while provisioned (or
+// deferred, shut down, abandoned, gone or waiting) is that again when unbanned, with its attempts,
+// error and not-before time as they were: unban undoes the ban, nothing more (retry is the verb
+// that gives a node another chance). A provisioned one sent back to waiting would be offered to an
+// edge although it is no longer in provisioning mode, and end gone. Below unbanRestoreProtocol
+// every unbanned node waits again with its attempts reset, as the builds before applied it.
+func TestOperator_UnbanReturnsTheNodeToItsStateBeforeTheBan(t *testing.T) {
+	states := []api.NodeState{api.StateWaiting, api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned, api.StateGone}
+	for _, v := range []int{unbanRestoreProtocol - 1, unbanRestoreProtocol} {
+		for _, s := range states {
+			h := newHarnessAt(t, v)
+			id := "n-" + string(s)
+			at := inState(t, h, t0, id, s)
+			before := h.node(id)
+			if r := h.operator(at, VerbBan, "", id); !slices.Equal(r.Done, []string{id}) {
+				t.Fatalf("protocol %d: ban of a %s node: %+v", v, s, r)
+			}
+			if r := h.operator(at.Add(time.Second), VerbUnban, "", id); !slices.Equal(r.Done, []string{id}) {
+				t.Fatalf("protocol %d: unban of a %s node: %+v", v, s, r)
+			}
+			n := h.node(id)
+			if v < unbanRestoreProtocol {
+				if n.State != api.StateWaiting || n.Attempts != 0 {
+					t.Fatalf("protocol %d: node banned %s, unbanned: %+v, want waiting with attempts reset (the older rule)", v, s, n)
+				}
+				continue
+			}
+			if n.State != s || n.Attempts != before.Attempts || n.LastError != before.LastError || !n.NotBefore.Equal(before.NotBefore) || n.PriorState != "" {
+				t.Fatalf("protocol %d: node banned %s, unbanned:\n got %+v\nwant %+v", v, s, n, before)
+			}
+			if tr := lastTransition(n); tr.From != api.StateBanned || tr.To != s || !strings.Contains(tr.Reason, "unban by alice") {
+				t.Fatalf("protocol %d: unban's history entry: %+v", v, tr)
+			}
+			if c := h.counts()["eu"]; c[s] != 1 || c[api.StateBanned] != 0 {
+				t.Fatalf("protocol %d: counts after unbanning a %s node: %v", v, s, c)
+			}
+		}
+	}
+}
+
+// TestOperator_UnbanOfANodeBannedBeforeTheProtocolRaise: a node banned at the protocol before
+// has no prior state in its record; unbanned after the raise, it returns to the state its ban's
+// history entry came from.
+func TestOperator_UnbanOfANodeBannedBeforeTheProtocolRaise(t *testing.T) {
+	h := newHarnessAt(t, unbanRestoreProtocol-1)
+	at := inState(t, h, t0, "p", api.StateProvisioned)
+	h.operator(at, VerbBan, "", "p")
+	if n := h.node("p"); n.PriorState != "" {
+		t.Fatalf("a ban below protocol %d recorded the prior state: %+v", unbanRestoreProtocol, n)
+	}
+	mustResult[*ProtocolResult](t, h.apply(&SetProtocol{Version: unbanRestoreProtocol}))
+	h.operator(at.Add(time.Second), VerbUnban, "", "p")
+	if n := h.node("p"); n.State != api.StateProvisioned {
+		t.Fatalf("p unbanned after the raise: %+v, want provisioned", n)
+	}
 }

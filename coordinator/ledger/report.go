@@ -187,9 +187,14 @@ func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy, proto i
 		n.LastError = ""
 		retry(n, tr, "upgrade sent", now, p)
 	case api.OutcomeLockHeld:
-		// Another worker holds the node's lock: nobody may be offered it for a full window.
+		// Another worker holds the node's lock: nobody may be offered it for a full window. From
+		// heldLockProtocol the window is also a lock no edge holds, which retry and forget keep
+		// (heldLockUntil); not_before alone is what every build writes.
 		n.LockEdge, n.LockUntil = "", time.Time{}
-		retry(n, tr, "provisioning lock held by another worker", now, p)
+		if proto >= heldLockProtocol {
+			n.LockUntil = now.Add(p.LockWindow)
+		}
+		retry(n, tr, lockHeldReason, now, p)
 		n.NotBefore = maxTime(n.NotBefore, now.Add(p.LockWindow))
 	case api.OutcomeReleased:
 		// The edge gave the node back without a failure of the node's own (the operator paused,
@@ -240,6 +245,10 @@ func staleRequeue(n *Node, ls *Lease, proto int) api.NodeState {
 	}
 	return ""
 }
+
+// lockHeldReason is a lock_held result's history reason (a reason code: codec.go); abandoning
+// the node appends the attempts to it.
+const lockHeldReason = "provisioning lock held by another worker"
 
 // goneReason is spelled out in the record rather than given a reason code (codec.go): a member of
 // the previous build that installs a newer member's snapshot during a rolling restart then still

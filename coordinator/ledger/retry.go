@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
@@ -21,6 +22,12 @@ const retryReason = "retried by the operator"
 // (waiting, attempts above 0) may be retried; below it every waiting node is refused, as the
 // builds before did.
 const retryFailedProtocol = 3
+
+// heldLockProtocol is the cluster protocol from which the window of a lock_held result is a lock
+// no edge holds (LockUntil without LockEdge, applyOutcome), which retry and forget keep; below
+// it the window lives only in the node's not-before time, which a retry of a waiting node
+// resets and a forget drops, as the builds before applied it.
+const heldLockProtocol = 7
 
 func applyRetry(t *txn, c *Retry) (any, error) {
 	// First: a member of the build before retry halted here, whatever the command held.
@@ -95,10 +102,14 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		// enforces: LockEdge and LockUntil stay, and so does the window of a lock_held result,
 		// which lives in NotBefore (applyOutcome). An abandoned node has no backoff (retry()
 		// abandons without one), so its NotBefore is ahead of now only for that window; every
-		// build writes it the same way, so every member keeps the same window.
+		// build writes it the same way, so every member keeps the same window. A waiting node's
+		// NotBefore is its backoff too, so from heldLockProtocol the window is read apart.
 		n.NotBefore = c.Now
 		if old.State == api.StateAbandoned {
 			n.NotBefore = maxTime(old.NotBefore, c.Now)
+		}
+		if proto >= heldLockProtocol {
+			n.NotBefore = maxTime(n.NotBefore, heldLockUntil(old, c.Policy))
 		}
 		n.transition(api.StateWaiting, Transition{At: c.Now, Reason: reason}, c.Policy.HistoryLimit)
 		if err := t.putNode(old, &n); err != nil {
@@ -111,6 +122,24 @@ func applyRetry(t *txn, c *Retry) (any, error) {
 		}
 	}
 	return res, nil
+}
+
+// heldLockUntil is when the window of the last lock_held result of node n ends (zero if it had
+// none): go-choria's lock then belongs to a caller the ledger does not know, and no edge may be
+// offered the node before. From heldLockProtocol the record holds it as a lock without an edge;
+// a result recorded before holds it only in not_before, where a backoff is indistinguishable
+// from it, so it is read from the result's history entry (the window is counted from that
+// result whatever the ledger did since: the other caller's lock does not end earlier).
+func heldLockUntil(n *Node, p Policy) time.Time {
+	if n.LockEdge == "" && !n.LockUntil.IsZero() {
+		return n.LockUntil
+	}
+	for _, tr := range slices.Backward(n.History) {
+		if strings.HasPrefix(tr.Reason, lockHeldReason) {
+			return tr.At.Add(p.LockWindow)
+		}
+	}
+	return time.Time{}
 }
 
 // retriedRecord is what one retry request moved so far, over all of its commands, by identity.

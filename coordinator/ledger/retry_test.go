@@ -341,3 +341,72 @@ func TestRetry_AFailedNodeWaitingForItsBackoffIsRetriedFromProtocol3(t *testing.
 		}
 	}
 }
+
+// lockHeld grants node id of region eu to edge at at and records the edge's lock_held result: go-choria's
+// lock is another caller's for a full window from at.
+func lockHeld(t *testing.T, h *harness, at time.Time, edge, id string) {
+	t.Helper()
+	ls := h.grant(at, edge, "eu", 1)
+	if ls == nil || !slices.Equal(ls.Nodes, []string{id}) {
+		t.Fatalf("grant at %s: %+v, want %s", at, ls, id)
+	}
+	mustResult[*ReportResult](t, h.report(at, ls, api.OutcomeLockHeld, id))
+}
+
+// TestRetry_KeepsTheLockHeldWindowOfAWaitingNode: after a lock_held result another caller holds
+// go-choria's lock for a full window, and a waiting node's retry skips its backoff but not that
+// window: no edge is offered the node before the window ends. Below heldLockProtocol the retry
+// offers it at once, as the builds before applied it.
+func TestRetry_KeepsTheLockHeldWindowOfAWaitingNode(t *testing.T) {
+	for _, v := range []int{heldLockProtocol - 1, heldLockProtocol} {
+		h := newHarnessAt(t, v)
+		h.register(t0, "eu", "n1")
+		lockHeld(t, h, t0, "edge-a", "n1")
+		if n := h.node("n1"); n.State != api.StateWaiting || n.Attempts != 1 {
+			t.Fatalf("protocol %d: n1 after lock_held: %+v", v, n)
+		}
+		at := t0.Add(time.Second)
+		mustResult[*RetryResult](t, h.retry(at, Retry{Nodes: []string{"n1"}}))
+		g := h.grant(at, "edge-b", "eu", 1)
+		if v < heldLockProtocol {
+			if g == nil || !slices.Equal(g.Nodes, []string{"n1"}) {
+				t.Fatalf("protocol %d: grant after the retry: %+v, want n1 at once (the older rule)", v, g)
+			}
+			continue
+		}
+		windowEnd := t0.Add(testPolicy().LockWindow)
+		if g != nil {
+			t.Fatalf("protocol %d: edge-b was granted %v at %s, inside the lock window that ends %s", v, g.Nodes, at, windowEnd)
+		}
+		for _, e := range []string{"edge-a", "edge-b"} {
+			if g := h.grant(windowEnd.Add(-time.Nanosecond), e, "eu", 1); g != nil {
+				t.Fatalf("protocol %d: %s was granted %v inside the lock window that ends %s", v, e, g.Nodes, windowEnd)
+			}
+		}
+		if n := h.node("n1"); n.Attempts != 0 || n.LastError != "" {
+			t.Fatalf("protocol %d: n1 after the retry: %+v, want its attempts reset", v, n)
+		}
+		if g := h.grant(windowEnd, "edge-b", "eu", 1); g == nil || !slices.Equal(g.Nodes, []string{"n1"}) {
+			t.Fatalf("protocol %d: grant at the window's end: %+v, want n1", v, g)
+		}
+	}
+}
+
+// TestRetry_KeepsALockHeldWindowRecordedBeforeTheProtocolRaise: a lock_held result recorded at
+// the protocol before, whose window lives only in the node's not-before time, is kept by a retry
+// applied after the raise.
+func TestRetry_KeepsALockHeldWindowRecordedBeforeTheProtocolRaise(t *testing.T) {
+	h := newHarnessAt(t, heldLockProtocol-1)
+	h.register(t0, "eu", "n1")
+	lockHeld(t, h, t0, "edge-a", "n1")
+	mustResult[*ProtocolResult](t, h.apply(&SetProtocol{Version: heldLockProtocol}))
+	at := t0.Add(time.Second)
+	mustResult[*RetryResult](t, h.retry(at, Retry{Nodes: []string{"n1"}}))
+	windowEnd := t0.Add(testPolicy().LockWindow)
+	if g := h.grant(windowEnd.Add(-time.Nanosecond), "edge-b", "eu", 1); g != nil {
+		t.Fatalf("edge-b was granted %v inside the lock window that ends %s", g.Nodes, windowEnd)
+	}
+	if g := h.grant(windowEnd, "edge-b", "eu", 1); g == nil || !slices.Equal(g.Nodes, []string{"n1"}) {
+		t.Fatalf("grant at the window's end: %+v, want n1", g)
+	}
+}
