@@ -15,7 +15,7 @@ const PathOperator = "/v1/admin/operator"
 const (
 	VerbForget = "forget" // a decommissioned server leaves the ledger
 	VerbBan    = "ban"    // never offered to an edge until unbanned
-	VerbUnban  = "unban"  // waits again, attempts reset
+	VerbUnban  = "unban"  // back to the state it had when banned (cluster protocol 7)
 	VerbMove   = "move"   // changes region: the only way a node does
 )
 

@@ -17,9 +17,9 @@ import (
 // newOperatorCmds are the operator's verbs on named nodes: forget, ban, unban and move.
 func newOperatorCmds() []*cobra.Command {
 	return []*cobra.Command{
-		newOperatorCmd(api.VerbForget, "forget IDENTITY...", "Remove decommissioned nodes from the ledger (a leased or fenced node is refused)", false),
+		newOperatorCmd(api.VerbForget, "forget IDENTITY...", "Remove decommissioned nodes from the ledger (refused while a lease holds or fences one, or inside go-choria's provisioning lock)", false),
 		newOperatorCmd(api.VerbBan, "ban IDENTITY...", "Never offer these nodes to an edge until unbanned (shown in nodes --state banned)", false),
-		newOperatorCmd(api.VerbUnban, "unban IDENTITY...", "Let banned nodes wait again, attempts reset", false),
+		newOperatorCmd(api.VerbUnban, "unban IDENTITY...", "Return banned nodes to the state they had when banned (retry gives a node another chance)", false),
 		newOperatorCmd(api.VerbMove, "move IDENTITY... REGION", "Move nodes to another region: the only way a node changes region", true),
 	}
 }
