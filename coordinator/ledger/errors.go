@@ -37,6 +37,9 @@ var (
 	ErrClusterProtocol = errors.New("not supported by the cluster yet")
 	// ErrPaused means the operator paused provisioning, so no lease is granted.
 	ErrPaused = errors.New("provisioning paused")
+	// ErrInUse means another process holds the ledger file open: a member runs on it. It is not
+	// damage, and the file must be left where it is.
+	ErrInUse = errors.New("ledger file in use by another process")
 	// ErrClosed means the ledger was closed.
 	ErrClosed = errors.New("ledger closed")
 )
