@@ -105,8 +105,10 @@ func openLedger(dir string, opts ledger.Options) (*ledger.Ledger, error) {
 }
 
 // RecoverCluster rewrites a STOPPED member's Raft membership to peers when quorum is lost for good
-// (raftnode.RecoverCluster), applying its log to the member's ledger. Of cfg it reads ID, DataDir,
-// Timeouts and Logger.
+// (raftnode.RecoverCluster), applying its log to the member's ledger, and marks the ledger
+// recovered: its first leader holds new grants until a lease only the lost members recorded has
+// ended (ledger.Hold). A directory a running process holds is refused at once (ErrDataDirInUse).
+// Of cfg it reads ID, DataDir, Timeouts, Clock and Logger.
 func RecoverCluster(cfg Config, peers []raftnode.Peer) error {
 	log := cfg.Logger
 	if log == nil {
@@ -123,11 +125,30 @@ func RecoverCluster(cfg Config, peers []raftnode.Peer) error {
 			_ = l.Close()
 		}
 	}()
-	return raftnode.RecoverCluster(cfg.raftConfig(log), peers, func() (raftnode.FSM, error) {
+	err = raftnode.RecoverCluster(cfg.raftConfig(log), peers, func() (raftnode.FSM, error) {
 		var err error
 		if l, err = openLedger(cfg.DataDir, ledger.Options{Logger: log}); err != nil {
 			return nil, err
 		}
 		return l.FSM(), nil
 	})
+	if err != nil {
+		return err
+	}
+	// After raft's recover, which may have replaced the ledger from a snapshot. A crash before
+	// this line leaves the configuration rewritten and no mark: the operator, told recover
+	// failed, runs it again, which is safe.
+	clock := cfg.Clock
+	if clock == nil {
+		clock = newSystemClock()
+	}
+	ids := make([]string, len(peers))
+	for i, p := range peers {
+		ids[i] = p.ID
+	}
+	if err := l.MarkRecovered(clock.Now(), ids); err != nil {
+		return fmt.Errorf("recover %s: %w", cfg.ID, err)
+	}
+	log.Warn("ledger marked recovered: the first leader holds new grants until every lease the lost members may have granted has ended", "member", cfg.ID)
+	return nil
 }
