@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/internal/testcluster"
+	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
@@ -17,10 +18,17 @@ import (
 
 // loseMajorityAfterAGrant runs five members, cuts c4 and c5 off, grants n1 to edge-1 on c1..c3
 // (acknowledged by that majority only), then loses c1..c3 for good and recovers c4 and c5 as
-// the whole cluster: their ledgers never saw the grant that edge-1 holds.
-func loseMajorityAfterAGrant(t *testing.T) *testcluster.Cluster {
+// the whole cluster: their ledgers never saw the grant that edge-1 holds. Members announce
+// protocol announce (0: the newest).
+func loseMajorityAfterAGrant(t *testing.T, announce int, opts ...testcluster.Option) *testcluster.Cluster {
 	t.Helper()
-	c := testcluster.New(t, 5, testcluster.WithNetem())
+	c := testcluster.New(t, 5, append(opts, testcluster.WithNetem())...)
+	if announce > 0 {
+		c.Announce = map[string]int{}
+		for _, m := range c.Members {
+			c.Announce[m.ID] = announce
+		}
+	}
 	c.StartAll()
 	c.Register("eu", "n1")
 	c.WaitConverged(c.Running()...)
@@ -64,7 +72,7 @@ func loseMajorityAfterAGrant(t *testing.T) *testcluster.Cluster {
 // go-choria's lock window have ended on any count (TTL, grace, the lock window), also across a
 // change of leader among the survivors during the hold; then it does.
 func TestCluster_AfterRecoverALeaseLostWithTheMajorityIsNotGrantedAgainUntilTheHoldEnds(t *testing.T) {
-	c := loseMajorityAfterAGrant(t)
+	c := loseMajorityAfterAGrant(t, 0)
 	ctx := context.Background()
 	if ls := c.Acquire("edge-2", "eu", 1); ls != nil {
 		t.Fatalf("edge-2 was granted %v at once after the recover, while edge-1 may still hold it", ls.Nodes)
@@ -146,4 +154,59 @@ func heldStatus(t *testing.T, m *testcluster.Member) api.GrantHold {
 		return err == nil && st.GrantsHeld != nil && st.GrantsHeld.Remaining > 0
 	})
 	return *st.GrantsHeld
+}
+
+// TestCluster_BelowProtocol7TheHoldAfterRecoverIsKeptInMemoryUntilTheLogCanRecordIt: survivors
+// that cannot record a hold yet (cluster protocol 6) still grant nothing; the recover marks stay,
+// so the next leader holds again from its start; once the protocol reaches 7 the leader records
+// the hold (an event, the marks cleared) and grants resume when it ends.
+func TestCluster_BelowProtocol7TheHoldAfterRecoverIsKeptInMemoryUntilTheLogCanRecordIt(t *testing.T) {
+	// The members' APIs: the leader asks the others for their protocol over HTTP.
+	c := loseMajorityAfterAGrant(t, ledger.HoldProtocol-1, testcluster.WithAPI(nil))
+	leader := c.WaitLeader()
+	if v, _ := leader.Svc.Ledger().ClusterProtocol(); v != ledger.HoldProtocol-1 {
+		t.Fatalf("cluster protocol %d, want %d", v, ledger.HoldProtocol-1)
+	}
+	if ls := c.Acquire("edge-2", "eu", 1); ls != nil {
+		t.Fatalf("edge-2 was granted %v at once after the recover at protocol %d", ls.Nodes, ledger.HoldProtocol-1)
+	}
+	heldStatus(t, leader)
+	for _, m := range c.Running() {
+		if _, marked, err := m.Svc.Ledger().Recovered(); err != nil || !marked {
+			t.Fatalf("%s lost its recover mark below protocol %d (%v)", m.ID, ledger.HoldProtocol, err)
+		}
+	}
+
+	// Both survivors restart on the newest protocol: the next leader holds again, and once the
+	// protocol is raised records the hold.
+	c.Announce = nil
+	survivors := c.Running()
+	for _, m := range survivors {
+		c.Stop(m)
+	}
+	for _, m := range survivors {
+		c.Start(m, false)
+	}
+	leader = c.WaitLeader()
+	if ls := c.Acquire("edge-2", "eu", 1); ls != nil {
+		t.Fatalf("edge-2 was granted %v after the survivors restarted during the hold", ls.Nodes)
+	}
+	testkit.WaitFor(t, testcluster.WaitLimit, "the hold recorded and every mark cleared", func() bool {
+		for _, m := range survivors {
+			h, err := m.Svc.Ledger().Hold()
+			_, marked, merr := m.Svc.Ledger().Recovered()
+			if err != nil || merr != nil || h.Until.IsZero() || marked {
+				return false
+			}
+		}
+		return true
+	})
+	hold := heldStatus(t, leader)
+	if ls := c.Acquire("edge-2", "eu", 1); ls != nil {
+		t.Fatalf("edge-2 was granted %v once the hold was recorded", ls.Nodes)
+	}
+	c.Clock.Advance(time.Duration(hold.Remaining))
+	if ls := c.Acquire("edge-2", "eu", 1); ls == nil || ls.Nodes[0] != "n1" {
+		t.Fatalf("edge-2's acquire after the hold: %+v, want n1", ls)
+	}
 }
