@@ -81,6 +81,11 @@ func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 		return resp, err
 	}
 	resp.Paused, resp.PauseReason = p.Paused, p.Reason
+	if h, held, err := s.leases.Load().GrantHold(); err != nil {
+		return resp, err
+	} else if held {
+		resp.GrantsHeld = &api.GrantHold{Until: h.Until, Reason: h.Reason, Remaining: api.Duration(h.Remaining)}
+	}
 	if resp.LeasesActive, err = s.ledger.LeaseCount(); err != nil {
 		return resp, err
 	}

@@ -109,6 +109,7 @@ type Service struct {
 	clock   Clock
 	node    *raftnode.Node
 	ledger  *ledger.Ledger
+	dirLock *dataDirLock
 	leases  atomic.Pointer[lessor.Manager]
 	metrics *metrics.Metrics
 
@@ -164,16 +165,23 @@ func New(cfg Config) (*Service, error) {
 	if err := privateDataDir(cfg.DataDir); err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
+	// First, before any file: a second process on a running member's directory is told so at once.
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
+	}
 	l, err := openLedger(cfg.DataDir, ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
 	if err != nil {
+		_ = lock.Unlock()
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
 	node, err := raftnode.Open(cfg.raftConfig(s.log), l.FSM())
 	if err != nil {
 		_ = l.Close()
+		_ = lock.Unlock()
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
-	s.node, s.ledger = node, l
+	s.node, s.ledger, s.dirLock = node, l, lock
 
 	s.metrics, err = metrics.New(cfg.Registry, cfg.ID, metrics.Sources{
 		Leader:              node.IsLeader,
@@ -346,7 +354,7 @@ func (s *Service) Close() error {
 	return err
 }
 
-// closeStorage stops Raft, then closes the ledger it applied to.
+// closeStorage stops Raft, then closes the ledger it applied to, then frees the data directory.
 func (s *Service) closeStorage() error {
-	return errors.Join(s.node.Shutdown(), s.ledger.Close())
+	return errors.Join(s.node.Shutdown(), s.ledger.Close(), s.dirLock.Unlock())
 }

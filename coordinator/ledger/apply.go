@@ -51,6 +51,8 @@ func (l *Ledger) applyOne(t *txn, index uint64, data []byte) any {
 		return decodeAnd(t, body, typ, func(c *Operator) (any, error) { return applyOperator(t, c) })
 	case CmdAcquire:
 		return decodeAnd(t, body, typ, func(c *Acquire) (any, error) { return applyAcquire(t, index, c) })
+	case CmdHold:
+		return decodeAnd(t, body, typ, func(c *Hold) (any, error) { return applyHold(t, c) })
 	}
 	if typ&IgnoreUnknown != 0 {
 		l.log.Warn("ignoring unknown ledger command", "type", uint8(typ), "index", index)

@@ -36,7 +36,7 @@ const (
 // known reports whether this version of the ledger applies commands of type t.
 func (t CommandType) known() bool {
 	switch t &^ IgnoreUnknown {
-	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol, CmdOperator, CmdAcquire:
+	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol, CmdOperator, CmdAcquire, CmdHold:
 		return true
 	}
 	return false
@@ -69,6 +69,8 @@ func (t CommandType) String() string {
 		return "operator"
 	case CmdAcquire:
 		return "acquire"
+	case CmdHold:
+		return "hold"
 	}
 	return fmt.Sprintf("type-%d", uint8(t))
 }

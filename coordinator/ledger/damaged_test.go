@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,5 +78,29 @@ func TestOpen_ADamagedLedgerIsRefusedWithTheRemedy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpen_ALedgerHeldOpenIsInUseNotDamaged: a ledger another open holds (a running member) is
+// refused within seconds as in use, without the damaged-ledger advice to move it aside.
+func TestOpen_ALedgerHeldOpenIsInUseNotDamaged(t *testing.T) {
+	path, _ := damagedLedger(t)
+	held, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	l, err := Open(path, Options{})
+	if err == nil {
+		l.Close()
+		t.Fatal("a ledger held open opened a second time")
+	}
+	if !errors.Is(err, ErrInUse) {
+		t.Errorf("error %q is not ErrInUse", err)
+	}
+	for _, bad := range []string{"damaged", "move it aside"} {
+		if strings.Contains(err.Error(), bad) {
+			t.Errorf("error %q says %q of a ledger in use", err, bad)
+		}
 	}
 }

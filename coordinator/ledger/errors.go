@@ -37,6 +37,11 @@ var (
 	ErrClusterProtocol = errors.New("not supported by the cluster yet")
 	// ErrPaused means the operator paused provisioning, so no lease is granted.
 	ErrPaused = errors.New("provisioning paused")
+	// ErrHeld means new grants are held after a recover (Hold) until a time the error names.
+	ErrHeld = errors.New("grants held after a recover")
+	// ErrInUse means another process holds the ledger file open: a member runs on it. It is not
+	// damage, and the file must be left where it is.
+	ErrInUse = errors.New("ledger file in use by another process")
 	// ErrClosed means the ledger was closed.
 	ErrClosed = errors.New("ledger closed")
 )
@@ -45,7 +50,7 @@ var (
 // entry committed and changed nothing), rather than a failure to get the command applied.
 func Refused(err error) bool {
 	for _, e := range []error{ErrBadCommand, ErrUnknownLease, ErrTokenMismatch, ErrLeaseExpired, ErrWrongRegion, ErrWrongEdge,
-		ErrNotInLease, ErrUnknownNode, ErrNotRetryable, ErrNodeBusy, ErrUnknownRegion, ErrClusterProtocol, ErrPaused} {
+		ErrNotInLease, ErrUnknownNode, ErrNotRetryable, ErrNodeBusy, ErrUnknownRegion, ErrClusterProtocol, ErrPaused, ErrHeld} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -55,6 +55,9 @@ func applyGrant(t *txn, index uint64, c *Grant) (any, error) {
 	} else if p.Paused {
 		return nil, ErrPaused
 	}
+	if err := heldGrant(t.meta, c.Now); err != nil {
+		return nil, err
+	}
 	ids, err := eligible(t.waiting, c.Region, c.Edge, c.Now, c.Max)
 	if err != nil {
 		return nil, storageError{err}

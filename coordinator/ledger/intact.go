@@ -23,8 +23,13 @@ import (
 // into panics that are recovered here. It costs one read of the file at start (about a second
 // for a million nodes).
 
+// openTimeout is how long an open waits for bbolt's file lock. Only another process holds it
+// (a member's directory is locked by its process first, so this is a second defence), and a
+// wait is not what the operator wants: "in use" at once.
+const openTimeout = time.Second
+
 // checkIntact reports why the ledger file at path cannot be trusted, or nil (also when it does
-// not exist yet).
+// not exist yet). A file another process holds open is ErrInUse, not damage.
 func checkIntact(path string) (err error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -33,10 +38,10 @@ func checkIntact(path string) (err error) {
 	if err != nil {
 		return err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
-		return fmt.Errorf("another process holds it open: %w", err)
+		return ErrInUse
 	case err != nil:
 		return err
 	}

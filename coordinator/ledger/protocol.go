@@ -19,6 +19,7 @@ import (
 // expires (fence.go). Protocol 4 gives the nodes a lease fences its edge's lock window from the
 // lease's end (fenceLockProtocol). Protocol 5 stores events as binary records (eventrecord.go).
 // Protocol 6 applies Acquire (type 12): an edge's reports and its next grant in one entry.
+// Protocol 7 applies Hold (type 13, HoldProtocol): no new grant after a recover until a time.
 //
 // Why a cluster protocol: a member of an older build refuses a report carrying an outcome it does
 // not know (as bad input) and halts at a command type it does not know, while a newer member

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket names; part of the on-disk format.
@@ -123,11 +124,14 @@ func Open(path string, opts Options) (*Ledger, error) {
 }
 
 func (l *Ledger) openDB(path string) (*bolt.DB, error) {
-	if err := checkIntact(path); err != nil {
+	switch err := checkIntact(path); {
+	case errors.Is(err, ErrInUse):
+		return nil, fmt.Errorf("ledger %s: %w (is a member running on this directory?); leave the file where it is", path, err)
+	case err != nil:
 		return nil, fmt.Errorf("ledger %s is damaged: %w; stop this member, move it aside (mv %s %s.damaged) and start the member again: it rebuilds the ledger from its Raft snapshot and log (docs/cluster.md)", path, err, path, path)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:        5 * time.Second,
+		Timeout:        openTimeout,
 		NoSync:         l.opts.NoSync,
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
@@ -135,6 +139,9 @@ func (l *Ledger) openDB(path string) (*bolt.DB, error) {
 		// would otherwise have to remap a growing file.
 		InitialMmapSize: 1 << 30,
 	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("ledger %s: %w (is a member running on this directory?); leave the file where it is", path, ErrInUse)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}

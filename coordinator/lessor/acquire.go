@@ -44,6 +44,9 @@ type Acquired struct {
 	Paused bool
 	// PauseAsOf is the log index Paused holds at (ledger.PauseState.AsOf).
 	PauseAsOf uint64
+	// HeldUntil, when not zero, is why nothing was granted: new grants are held after a recover
+	// until then (ledger time).
+	HeldUntil time.Time
 	// Held is the monotonic time from the start of Acquire to the stamp of the grant: an edge
 	// counts its lease from its send + Held, so a long poll never delivers a lease already
 	// expired in the edge's view, and the edge's count still starts before the leader's.
@@ -102,7 +105,13 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 		}
 		stamped := m.clock.Monotonic()
 		ready := replay
-		if !ready {
+		heldUntil := time.Time{}
+		if !replay {
+			if heldUntil, err = m.heldAt(now); err != nil {
+				return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+			}
+		}
+		if !ready && heldUntil.IsZero() {
 			n, err := m.ledger.Eligible(region, edge, now, 1)
 			if err != nil {
 				return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
@@ -126,6 +135,13 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 				Now: now, LeaseID: id, Edge: edge, Region: region, Max: maxNodes, TTL: m.cfg.TTL, Policy: m.cfg.Policy,
 			})
 			switch {
+			case errors.Is(err, ledger.ErrHeld):
+				// The ledger's hold is newer than the one read above: nothing granted, as held.
+				h, err := m.ledger.Hold()
+				if err != nil {
+					return Acquired{}, fmt.Errorf("acquire for %s in %s: read hold on grants: %w", edge, region, err)
+				}
+				return Acquired{PauseAsOf: p.AsOf, HeldUntil: h.Until}, nil
 			case errors.Is(err, ledger.ErrPaused):
 				// Paused as of the refused grant's index, which the answer cannot name: the flag
 				// is read again, at that index or later.
@@ -156,7 +172,7 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 		}
 		if r.Wait <= 0 {
 			// No long poll: one look, whatever else woke meanwhile.
-			return Acquired{PauseAsOf: p.AsOf}, nil
+			return Acquired{PauseAsOf: p.AsOf, HeldUntil: heldUntil}, nil
 		}
 		recheck := time.NewTimer(m.cfg.Recheck)
 		select {
@@ -165,7 +181,7 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 		case <-recheck.C:
 		case <-timer.C:
 			recheck.Stop()
-			return Acquired{PauseAsOf: p.AsOf}, nil
+			return Acquired{PauseAsOf: p.AsOf, HeldUntil: heldUntil}, nil
 		case <-ctx.Done():
 			recheck.Stop()
 			return Acquired{}, ctx.Err()

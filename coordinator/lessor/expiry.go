@@ -25,6 +25,9 @@ func (m *Manager) expireLoop(ctx context.Context, done chan struct{}) {
 		if err := m.ExpireDue(ctx); err != nil && ctx.Err() == nil {
 			m.log.Warn("expire leases", "error", err)
 		}
+		if err := m.recordHold(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn("record hold on grants", "error", err)
+		}
 	}
 }
 

@@ -117,6 +117,9 @@ type Manager struct {
 	// reading then: at least seenMono's distance of real time has passed since that stamp.
 	seenStamp time.Time
 	seenMono  time.Duration
+	// memHold is the hold on new grants after a recover this leadership keeps in memory while
+	// the cluster protocol cannot record it (hold.go); zero otherwise.
+	memHold Hold
 	// regions maps a region to a channel closed when its waiting set may have grown; all is
 	// closed on pause changes, restores and leadership changes.
 	regions map[string]chan struct{}
@@ -190,6 +193,11 @@ func (m *Manager) Enable(ctx context.Context) error {
 	if _, err := m.propose(ctx, &ledger.Extend{Now: anchor, AtLeast: atLeast}); err != nil {
 		return fmt.Errorf("extend leases on promotion: %w", err)
 	}
+	// Before the first grant: after a recover, nodes a lost lease may hold are not offered.
+	memHold, err := m.holdOnPromotion(ctx, anchor, atLeast)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.enabled {
@@ -198,6 +206,7 @@ func (m *Manager) Enable(ctx context.Context) error {
 	loopCtx, cancel := context.WithCancel(ctx)
 	m.enabled, m.cancel, m.done = true, cancel, make(chan struct{})
 	m.anchorWall, m.anchorMono = anchor, mono
+	m.memHold = memHold
 	go m.expireLoop(loopCtx, m.done)
 	m.broadcastLocked()
 	return nil
@@ -237,6 +246,8 @@ func (m *Manager) Disable() {
 		return
 	}
 	m.enabled = false
+	// A hold kept in memory is this leadership's; the next leader holds again from its own start.
+	m.memHold = Hold{}
 	cancel, done := m.cancel, m.done
 	m.broadcastLocked()
 	m.mu.Unlock()

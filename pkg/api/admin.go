@@ -36,6 +36,18 @@ type StatusResponse struct {
 	ClusterProtocol int `json:"cluster_protocol,omitempty"`
 	// Warnings name what this member's configuration allows but exposes, or ignores.
 	Warnings []string `json:"warnings,omitempty"`
+	// GrantsHeld is set while no new lease is granted: after a recover, until every lease the
+	// lost members may have granted has ended and go-choria's lock window has passed.
+	GrantsHeld *GrantHold `json:"grants_held,omitempty"`
+}
+
+// GrantHold is a hold on new leases after a recover: no node is offered before Until (ledger
+// time, the leader's clock, which lags wall clocks by any whole-cluster outage).
+type GrantHold struct {
+	Until  time.Time `json:"until"`
+	Reason string    `json:"reason"`
+	// Remaining is how long the hold still lasts on the leader's clock; zero from another member.
+	Remaining Duration `json:"remaining,omitempty"`
 }
 
 // NodeFilter selects nodes for the admin listing; empty fields match everything.

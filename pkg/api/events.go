@@ -23,6 +23,8 @@ const PathEvents = "/v1/events"
 const (
 	EventTransition = "transition" // a node changed state (an operator's ban or move included)
 	EventForgotten  = "forgotten"  // an operator removed the node from the ledger
+	// EventGrantsHeld says no node is offered until a time (Reason), after a recover; it names no node.
+	EventGrantsHeld = "grants-held"
 	// EventReset tells a reader that events before Index.Pos are gone from the log: it missed
 	// some, and should read the nodes again.
 	EventReset = "reset"

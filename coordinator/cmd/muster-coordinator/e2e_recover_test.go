@@ -4,7 +4,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +30,21 @@ func TestE2E_RecoverAfterLostQuorum(t *testing.T) {
 		return st.ID == "c1" && st.Regions["waw"][api.StateWaiting] == 10, out
 	})
 
+	// While the survivor runs, recover refuses at once and names its process.
+	started := time.Now()
+	out, err := c.cli("recover", "--node-id", "c1", "--data-dir", filepath.Join(c.dir, "c1"), "--peers", "c1="+survivor.raft)
+	if err == nil {
+		t.Fatalf("recover of a running member's directory succeeded: %s", out)
+	}
+	if took := time.Since(started); took > 10*time.Second {
+		t.Errorf("recover took %s to refuse", took)
+	}
+	for _, want := range []string{"in use", "running", fmt.Sprintf("pid %d", survivor.cmd.Process.Pid)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("recover's refusal %q does not say %q", err, want)
+		}
+	}
+
 	for _, p := range c.procs[1:] {
 		if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -42,7 +59,7 @@ func TestE2E_RecoverAfterLostQuorum(t *testing.T) {
 	if out, err := c.cli("recover", "--node-id", "c1", "--data-dir", filepath.Join(c.dir, "c1"), "--peers", "c1=nohost"); err == nil {
 		t.Fatalf("recover accepted a peer without a port: %s", out)
 	}
-	out, err := c.cli("recover", "--node-id", "c1", "--data-dir", filepath.Join(c.dir, "c1"), "--peers", "c1="+survivor.raft)
+	out, err = c.cli("recover", "--node-id", "c1", "--data-dir", filepath.Join(c.dir, "c1"), "--peers", "c1="+survivor.raft)
 	if err != nil {
 		t.Fatalf("recover: %v: %s", err, out)
 	}
@@ -50,8 +67,14 @@ func TestE2E_RecoverAfterLostQuorum(t *testing.T) {
 	c.relaunch(survivor, true, "")
 	c.waitLeader(t, survivor.apiURL, 1, "")
 
+	// A lease only c2 and c3 recorded may still be held: grants wait for TTL, grace and the lock
+	// window, and status says until when.
 	got, err := edge.Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "waw", MaxNodes: 10})
-	if err != nil || got.Lease == nil || len(got.Lease.Nodes) != 10 {
-		t.Fatalf("acquire after recovery: %+v %v", got, err)
+	if err != nil || got.Lease != nil {
+		t.Fatalf("acquire right after recovery: %+v %v, want no lease (grants held)", got, err)
+	}
+	out, err = c.cli("status", "--addr", survivor.apiURL)
+	if err != nil || !strings.Contains(out, "grants held after a recover until") {
+		t.Fatalf("status after recovery does not say grants are held (%v):\n%s", err, out)
 	}
 }

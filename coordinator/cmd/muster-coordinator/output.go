@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -51,6 +52,13 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	fmt.Fprintf(w, "member %s: %s, leader %s, term %d, applied %d, commit %d, leases %d, paused %s\n",
 		st.ID, st.State, leader, st.Term, st.AppliedIndex, st.CommitIndex, st.LeasesActive, paused)
 	fmt.Fprintf(w, "cluster protocol %s, this member applies up to %s\n", protocolText(st.ClusterProtocol), protocolText(st.Protocol))
+	if h := st.GrantsHeld; h != nil {
+		left := ""
+		if h.Remaining > 0 {
+			left = fmt.Sprintf(", %s left", time.Duration(h.Remaining).Round(time.Second))
+		}
+		fmt.Fprintf(w, "grants held after a recover until %s (ledger time%s): %s\n", stamp(h.Until), left, printable(h.Reason))
+	}
 	for _, warn := range st.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
@@ -158,6 +166,16 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printable replaces control characters, so text from the ledger cannot drive the terminal.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 func oneLine(s string) string {
