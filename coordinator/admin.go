@@ -119,32 +119,60 @@ func (s *Service) Node(ctx context.Context, identity string) (api.Node, error) {
 	return toAPINode(n), nil
 }
 
-// Join adds a member to the Raft configuration and records its API address.
-func (s *Service) Join(ctx context.Context, req api.JoinRequest) error {
+// Join adds a member to the Raft configuration and records its API address. A learner (a member
+// that started without Raft state) goes non-voter, then voter (admitLearner); any other request
+// adds the member as it asks, as before learners existed.
+func (s *Service) Join(ctx context.Context, req api.JoinRequest) (api.JoinResponse, error) {
 	if err := s.leaderOnly(); err != nil {
-		return err
+		return api.JoinResponse{}, err
 	}
 	// A member that comes back with a new address is replaced, not duplicated; that must never
 	// be the leader itself, which would drop out of its own configuration. (Joining with exactly
 	// its own id and address stays a no-op, as a restarted member's --join may land on itself.)
 	self := s.node.Addr()
 	if (req.ID == s.cfg.ID) != (req.RaftAddress == self) {
-		return fmt.Errorf("join %s at %s: %w: the leader is %s at %s; a join may not replace it", req.ID, req.RaftAddress, ErrBadRequest, s.cfg.ID, self)
+		return api.JoinResponse{}, fmt.Errorf("join %s at %s: %w: the leader is %s at %s; a join may not replace it", req.ID, req.RaftAddress, ErrBadRequest, s.cfg.ID, self)
 	}
 	// A member that says it applies less than the cluster already runs would refuse entries the
 	// others apply (or halt at them): the protocol never goes back down.
 	cur, err := s.ledger.ClusterProtocol()
 	if err != nil {
-		return fmt.Errorf("join %s: read cluster protocol: %w", req.ID, err)
+		return api.JoinResponse{}, fmt.Errorf("join %s: read cluster protocol: %w", req.ID, err)
 	}
 	if req.Protocol > 0 && req.Protocol < cur {
-		return fmt.Errorf("join %s: %w: it applies cluster protocol up to %d and the cluster runs %d; upgrade it first", req.ID, ErrClusterProtocol, req.Protocol, cur)
+		return api.JoinResponse{}, fmt.Errorf("join %s: %w: it applies cluster protocol up to %d and the cluster runs %d; upgrade it first", req.ID, ErrClusterProtocol, req.Protocol, cur)
 	}
-	if err := s.node.Join(req.ID, req.RaftAddress, req.NonVoter); err != nil {
-		return err
+	clusterID, err := s.checkCluster(req)
+	if err != nil {
+		return api.JoinResponse{}, err
 	}
-	if _, err := s.propose(ctx, &ledger.Member{ID: req.ID, APIAddress: req.APIAddress}); err != nil {
-		return fmt.Errorf("record api address of %s: %w", req.ID, err)
+	var resp api.JoinResponse
+	if req.Learner && !req.NonVoter && req.ID != s.cfg.ID {
+		resp, err = s.admitLearner(req)
+	} else {
+		err = s.node.Join(req.ID, req.RaftAddress, req.NonVoter)
+		resp.Voter = !req.NonVoter
+	}
+	if err != nil {
+		return api.JoinResponse{}, err
+	}
+	resp.ClusterID = clusterID
+	if err := s.recordMember(ctx, req.ID, req.APIAddress); err != nil {
+		return api.JoinResponse{}, err
+	}
+	return resp, nil
+}
+
+// recordMember records member id's API address unless the ledger holds it already (a learner
+// asks again and again while it catches up).
+func (s *Service) recordMember(ctx context.Context, id, apiAddress string) error {
+	if addrs, err := s.ledger.Members(); err == nil {
+		if addr, ok := addrs[id]; ok && addr == apiAddress {
+			return nil
+		}
+	}
+	if _, err := s.propose(ctx, &ledger.Member{ID: id, APIAddress: apiAddress}); err != nil {
+		return fmt.Errorf("record api address of %s: %w", id, err)
 	}
 	return nil
 }

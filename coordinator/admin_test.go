@@ -216,7 +216,7 @@ func TestService_JoinNamingTheLeaderItselfIsRefused(t *testing.T) {
 			if !sameID {
 				req = api.JoinRequest{ID: "c9", RaftAddress: m.Svc.RaftAddress(), APIAddress: "http://c9.invalid"}
 			}
-			err := m.Svc.Join(ctx, req)
+			_, err := m.Svc.Join(ctx, req)
 			if errors.Is(err, coordinator.ErrBadRequest) {
 				return nil
 			}

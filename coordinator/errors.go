@@ -41,6 +41,9 @@ var (
 	// ErrClusterProtocol: the outcome or command needs a cluster protocol some member does not
 	// apply yet; it is refused until every member is upgraded (409); nothing changed.
 	ErrClusterProtocol = ledger.ErrClusterProtocol
+	// ErrOtherCluster: a joining member's data directory belongs to another cluster (409);
+	// nothing changed.
+	ErrOtherCluster = errors.New("data directory of another cluster")
 	// ErrBadRequest: the ledger refused the command as invalid; nothing changed (400).
 	ErrBadRequest = ledger.ErrBadCommand
 	// ErrTimeout: the command was not committed in time; it may still apply (503).

@@ -30,6 +30,7 @@ func HTTPErrors() []httpapi.ErrorMapping {
 		{Err: ErrNotRetryable, Status: http.StatusConflict, Code: api.CodeConflict},
 		{Err: ErrNodeBusy, Status: http.StatusConflict, Code: api.CodeConflict},
 		{Err: ErrClusterProtocol, Status: http.StatusConflict, Code: api.CodeConflict},
+		{Err: ErrOtherCluster, Status: http.StatusConflict, Code: api.CodeOtherCluster},
 		{Err: ErrBadRequest, Status: http.StatusBadRequest, Code: api.CodeBadRequest},
 	}
 }

@@ -85,6 +85,7 @@ func (s *Service) leaderLoop(ctx context.Context) {
 	s.ready.Store(true)
 	s.log.Info("leadership established", "term", s.node.Term())
 	s.monitorProtocol(ctx)
+	s.nameCluster(ctx)
 	<-ctx.Done()
 }
 

@@ -201,7 +201,8 @@ func TestCluster_NewSingleMemberRunsTheNewestProtocolWhenReady(t *testing.T) {
 	c.Start(m, false)
 	// A member that says it applies less than the cluster runs is refused and left out.
 	err = refusedOnLeader(c, "join of an older build", func(l *testcluster.Member) error {
-		return l.Svc.Join(context.Background(), api.JoinRequest{ID: m.ID, RaftAddress: m.Svc.RaftAddress(), APIAddress: m.URL, Protocol: 1})
+		_, err := l.Svc.Join(context.Background(), api.JoinRequest{ID: m.ID, RaftAddress: m.Svc.RaftAddress(), APIAddress: m.URL, Protocol: 1})
+		return err
 	})
 	if !errors.Is(err, ledger.ErrClusterProtocol) || !strings.Contains(err.Error(), fmt.Sprintf("it applies cluster protocol up to 1 and the cluster runs %d", ledger.Protocol)) {
 		t.Fatalf("join announcing protocol 1 into a protocol %d cluster: %v", ledger.Protocol, err)
@@ -209,9 +210,7 @@ func TestCluster_NewSingleMemberRunsTheNewestProtocolWhenReady(t *testing.T) {
 	if st, err := c.WaitLeader().Svc.Status(context.Background()); err != nil || len(st.Members) != 1 {
 		t.Fatalf("members after a refused join: %+v %v", st.Members, err)
 	}
-	c.OnLeader("join", func(l *testcluster.Member) error {
-		return l.Svc.Join(context.Background(), api.JoinRequest{ID: m.ID, RaftAddress: m.Svc.RaftAddress(), APIAddress: m.URL, Protocol: ledger.Protocol})
-	})
+	c.Admit(m)
 	c.WaitConverged(c.Running()...)
 	if v := clusterProtocolOf(t, m); v != ledger.Protocol {
 		t.Fatalf("joined member runs cluster protocol %d, want %d", v, ledger.Protocol)

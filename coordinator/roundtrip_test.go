@@ -45,7 +45,7 @@ func TestService_StatusShowsTheRoundTripToEachMemberAndTheTimeoutsItMakesTooShor
 	testkit.WaitFor(t, 30*time.Second, "c1 to lead", svc.IsLeader)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := svc.Join(ctx, api.JoinRequest{ID: "far", RaftAddress: "127.0.0.1:9", APIAddress: far.URL, NonVoter: true}); err != nil {
+	if _, err := svc.Join(ctx, api.JoinRequest{ID: "far", RaftAddress: "127.0.0.1:9", APIAddress: far.URL, NonVoter: true}); err != nil {
 		t.Fatal(err)
 	}
 

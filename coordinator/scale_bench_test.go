@@ -96,7 +96,7 @@ type scaleCluster struct {
 func scaleConfig(id, dir string, bootstrap bool) coordinator.Config {
 	return coordinator.Config{
 		ID: id, DataDir: dir, RaftBind: "127.0.0.1:0", APIAddress: "http://" + id + ".invalid",
-		Bootstrap: bootstrap, Timeouts: raftnode.LoopbackTimeouts(),
+		Bootstrap: bootstrap, Join: !bootstrap, Timeouts: raftnode.LoopbackTimeouts(),
 		// Snapshots only when the benchmark takes one, and then a log too short to replicate
 		// from: a joining member must be sent the snapshot.
 		SnapshotThreshold: 1 << 40, SnapshotInterval: 24 * time.Hour, TrailingLogs: 8,
@@ -197,7 +197,12 @@ func (s *scaleCluster) snapshotAndJoin(b *testing.B) (snapshot, catchup time.Dur
 		b.Fatal(err)
 	}
 	start = time.Now()
-	if err := s.leader.Join(ctx, api.JoinRequest{ID: id, RaftAddress: joiner.RaftAddress(), APIAddress: "http://" + id + ".invalid"}); err != nil {
+	req, err := joiner.JoinRequest()
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.APIAddress = "http://" + id + ".invalid"
+	if _, err := s.leader.Join(ctx, req); err != nil {
 		b.Fatal(err)
 	}
 	want, _, _ := s.leader.Ledger().AppliedIndex()

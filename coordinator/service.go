@@ -36,6 +36,10 @@ type Config struct {
 	APIAddress string
 	// Bootstrap starts a new one-member cluster when DataDir has no state.
 	Bootstrap bool
+	// Join says this member is to join an existing cluster (serve's join): with no Raft state it
+	// has no vote until the leader promotes it (JoinRequest, Joined). With none of Join,
+	// Bootstrap and BootstrapPeers, a member without Raft state refuses to start.
+	Join bool
 	// BootstrapPeers starts a new cluster of these voters (this member among them) when DataDir
 	// has no state; give every initial member the same list. An alternative to Bootstrap + Join.
 	BootstrapPeers []raftnode.Peer
@@ -89,6 +93,7 @@ func (c Config) raftConfig(log *slog.Logger) raftnode.Config {
 		Advertise:         c.RaftAdvertise,
 		Bootstrap:         c.Bootstrap,
 		BootstrapPeers:    c.BootstrapPeers,
+		Join:              c.Join,
 		Timeouts:          c.Timeouts,
 		SnapshotThreshold: c.SnapshotThreshold,
 		SnapshotInterval:  c.SnapshotInterval,

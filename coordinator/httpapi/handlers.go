@@ -121,8 +121,8 @@ func (s *Server) resume() http.Handler {
 }
 
 func (s *Server) join() http.Handler {
-	return postJSON(s, endpoint{route: api.PathJoin, admin: true}, func(ctx context.Context, req api.JoinRequest) (empty, error) {
-		return empty{}, s.svc.Join(ctx, req)
+	return postJSON(s, endpoint{route: api.PathJoin, admin: true}, func(ctx context.Context, req api.JoinRequest) (api.JoinResponse, error) {
+		return s.svc.Join(ctx, req)
 	})
 }
 

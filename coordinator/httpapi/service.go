@@ -20,7 +20,7 @@ type Service interface {
 	Status(ctx context.Context) (api.StatusResponse, error)
 	Nodes(ctx context.Context, f api.NodeFilter) (api.NodesResponse, error)
 	Node(ctx context.Context, identity string) (api.Node, error)
-	Join(ctx context.Context, req api.JoinRequest) error
+	Join(ctx context.Context, req api.JoinRequest) (api.JoinResponse, error)
 	Remove(ctx context.Context, req api.RemoveRequest) error
 	Snapshot(ctx context.Context) (api.SnapshotResponse, error)
 	Retry(ctx context.Context, req api.RetryRequest) (api.RetryResponse, error)

@@ -195,6 +195,9 @@ type Retry struct {
 // changes nothing. The leader proposes it once every member announces Version.
 type SetProtocol struct {
 	Version int `json:"version"`
+	// ClusterID, from cluster protocol 7 (clusterIDProtocol), names the cluster: the first one
+	// applied is recorded and never changes (cluster.go).
+	ClusterID string `json:"cluster_id,omitempty"`
 }
 
 func (c Register) stamp() time.Time { return c.Now }

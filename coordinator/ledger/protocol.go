@@ -20,6 +20,7 @@ import (
 // lease's end (fenceLockProtocol). Protocol 5 stores events as binary records (eventrecord.go).
 // Protocol 6 applies Acquire (type 12): an edge's reports and its next grant in one entry.
 // Protocol 7 applies Hold (type 13, HoldProtocol): no new grant after a recover until a time.
+// Protocol 7 records the cluster's id carried by a SetProtocol (clusterIDProtocol, cluster.go).
 //
 // Why a cluster protocol: a member of an older build refuses a report carrying an outcome it does
 // not know (as bad input) and halts at a command type it does not know, while a newer member
@@ -62,13 +63,20 @@ func applySetProtocol(t *txn, c *SetProtocol) (any, error) {
 	}
 	// Not reached above Protocol: ApplyLogs halts before the batch (haltOnUnknown).
 	cur := readProtocol(t.meta)
-	if c.Version <= cur {
-		return &ProtocolResult{Version: cur}, nil
+	if err := validClusterID(c.ClusterID); err != nil {
+		return nil, err
 	}
-	if err := t.meta.Put(keyProtocol, putUint(uint64(c.Version))); err != nil {
-		return nil, storageError{err}
+	res := &ProtocolResult{Version: cur}
+	if c.Version > cur {
+		if err := t.meta.Put(keyProtocol, putUint(uint64(c.Version))); err != nil {
+			return nil, storageError{err}
+		}
+		res = &ProtocolResult{Version: c.Version, Raised: true}
 	}
-	return &ProtocolResult{Version: c.Version, Raised: true}, nil
+	if err := applyClusterID(t, c.ClusterID); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // protocolTooNew is why this build may not apply the entry: a SetProtocol above Protocol, or "".

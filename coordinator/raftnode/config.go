@@ -27,6 +27,10 @@ type Config struct {
 	// BootstrapPeers, when set and the member has no state yet, bootstraps the cluster with all of
 	// them as voters (this member included); every initial member is given the same list.
 	BootstrapPeers []Peer
+	// Join says the member is to join an existing cluster (serve's join): with no Raft state it
+	// starts behind the vote gate (votegate.go) and waits to be promoted. A member with no state,
+	// no bootstrap and no Join refuses to start.
+	Join bool
 	// Timeouts tune failure detection; zero values take Defaults.
 	Timeouts Timeouts
 	// SnapshotThreshold and SnapshotInterval control automatic snapshots; zero takes raft's.

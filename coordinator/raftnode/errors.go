@@ -17,6 +17,8 @@ var (
 	ErrShutdown = errors.New("raft is shut down")
 	// ErrTimeout means the request was not committed in time; it may still be applied later.
 	ErrTimeout = errors.New("raft apply timed out")
+	// ErrNoState means the member has no Raft state and was told neither to bootstrap nor to join.
+	ErrNoState = errors.New("no raft state")
 )
 
 func mapRaftError(op string, err error) error {

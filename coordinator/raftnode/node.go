@@ -22,7 +22,8 @@ type Node struct {
 	cfg    Config
 	log    *slog.Logger
 	raft   *raft.Raft
-	trans  *raft.NetworkTransport
+	trans  *gatedTransport
+	gate   *voteGate
 	stream *streamLayer
 	store  *raftboltdb.BoltStore
 	snaps  *raft.FileSnapshotStore
@@ -76,6 +77,28 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 	if err := n.catchUpFromSnapshot(); err != nil {
 		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}
+	has, err := raft.HasExistingState(n.store, n.store, n.snaps)
+	if err != nil {
+		return nil, fmt.Errorf("member %s: check state: %w", cfg.ID, err)
+	}
+	bootstrap := cfg.Bootstrap || len(cfg.BootstrapPeers) > 0
+	if !has && !bootstrap && !cfg.Join {
+		return nil, fmt.Errorf("member %s: %w: %s has no Raft state and neither bootstrap nor join is set. "+
+			"A member that lost its data directory must not come back as the voter it was: start it with "+
+			"--join <API URL of a running member> (config key join), and the cluster takes it in as a non-voter "+
+			"and promotes it once it has caught up; only the first member of a new cluster starts with --bootstrap",
+			cfg.ID, ErrNoState, cfg.Dir)
+	}
+	lost, err := lostVotes(n.store)
+	if err != nil {
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
+	}
+	// A member bootstrapping a new cluster has no votes to lose; any other without its log and
+	// term (a new member, or one that lost its disk) waits behind the vote gate.
+	n.gate, err = openVoteGate(cfg.ID, cfg.Dir, lost && !(bootstrap && !has))
+	if err != nil {
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
+	}
 	memberName := cfg.MemberName
 	if memberName == "" {
 		memberName = DefaultMemberName
@@ -85,15 +108,14 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}
 	n.stream = stream
-	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+	n.trans = newGatedTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: rc.Logger.Named("transport"),
-	})
+	}), n.gate)
+	if n.gate.closed.Load() {
+		n.log.Info("this member has no vote until the leader promotes it (it started without Raft state)", "learner_since", n.gate.since())
+	}
 
-	if cfg.Bootstrap || len(cfg.BootstrapPeers) > 0 {
-		has, err := raft.HasExistingState(n.store, n.store, n.snaps)
-		if err != nil {
-			return nil, fmt.Errorf("member %s: check state: %w", cfg.ID, err)
-		}
+	if bootstrap {
 		if !has {
 			conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: n.trans.LocalAddr()}}}
 			if len(cfg.BootstrapPeers) > 0 {
@@ -118,6 +140,22 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 	n.observe()
 	ok = true
 	return n, nil
+}
+
+// lostVotes reports whether raft.db holds neither a log nor a term: the member either never
+// had Raft state or lost the file that records its votes and acknowledgements (snapshots alone
+// do not record them).
+func lostVotes(store *raftboltdb.BoltStore) (bool, error) {
+	last, err := store.LastIndex()
+	if err != nil {
+		return false, fmt.Errorf("read raft log: %w", err)
+	}
+	// raft's own key for the current term (raft.go keyCurrentTerm).
+	term, err := store.GetUint64([]byte("CurrentTerm"))
+	if err != nil && !errors.Is(err, raftboltdb.ErrKeyNotFound) {
+		return false, fmt.Errorf("read raft term: %w", err)
+	}
+	return last == 0 && term == 0, nil
 }
 
 // catchUpFromSnapshot restores the newest snapshot into the FSM when its storage is older (a lost
@@ -370,4 +408,90 @@ func (n *Node) closeResources() error {
 		errs = append(errs, n.store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// Learner reports whether this member still waits behind the vote gate: it started without Raft
+// state and the leader has not yet said it is a voter again.
+func (n *Node) Learner() bool { return n.gate.closed.Load() }
+
+// LearnerSince is the configuration index at which the leader last named this member a
+// non-voter, 0 before it did.
+func (n *Node) LearnerSince() uint64 { return n.gate.since() }
+
+// SetLearnerSince records durably that the leader named this member a non-voter at configuration
+// index idx.
+func (n *Node) SetLearnerSince(idx uint64) error { return n.gate.setSince(idx) }
+
+// Promoted opens the vote gate for good: the leader has said this member is a voter again.
+func (n *Node) Promoted() error {
+	if !n.gate.closed.Load() {
+		return nil
+	}
+	if err := n.gate.open(); err != nil {
+		return err
+	}
+	n.log.Info("promoted to voter: this member votes again")
+	return nil
+}
+
+// VotesRefused counts the vote requests this member answered with a refusal while it had no vote.
+func (n *Node) VotesRefused() uint64 { return n.gate.refused.Load() }
+
+// Configuration returns the latest Raft configuration and its log index.
+func (n *Node) Configuration() ([]raft.Server, uint64, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, 0, mapRaftError("configuration", err)
+	}
+	return f.Configuration().Servers, f.Index(), nil
+}
+
+// InConfiguration reports whether this member's own latest configuration holds it under its id
+// and address.
+func (n *Node) InConfiguration() (bool, error) {
+	servers, _, err := n.Configuration()
+	if err != nil {
+		return false, err
+	}
+	for _, s := range servers {
+		if string(s.ID) == n.cfg.ID && s.Address == n.trans.LocalAddr() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// AddLearner makes member id a non-voter at addr, replacing any entry of that id or address
+// (a voter entry of a member that lost its state included), and returns the index of the
+// configuration that holds it, committed.
+func (n *Node) AddLearner(id, addr string) (uint64, error) {
+	if id == "" || addr == "" {
+		return 0, fmt.Errorf("add learner: member id and raft address are required (got %q, %q)", id, addr)
+	}
+	servers, _, err := n.Configuration()
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range servers {
+		if string(s.ID) == id || string(s.Address) == addr {
+			if err := n.raft.RemoveServer(s.ID, 0, 0).Error(); err != nil {
+				return 0, mapRaftError(fmt.Sprintf("add learner %s: remove old entry %s", id, s.ID), err)
+			}
+		}
+	}
+	f := n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0)
+	if err := f.Error(); err != nil {
+		return 0, mapRaftError(fmt.Sprintf("add learner %s at %s", id, addr), err)
+	}
+	return f.Index(), nil
+}
+
+// Promote makes the non-voter id at addr a voter and returns the index of the configuration
+// that holds it, committed.
+func (n *Node) Promote(id, addr string) (uint64, error) {
+	f := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0)
+	if err := f.Error(); err != nil {
+		return 0, mapRaftError(fmt.Sprintf("promote %s at %s", id, addr), err)
+	}
+	return f.Index(), nil
 }

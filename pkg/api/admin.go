@@ -102,6 +102,31 @@ type JoinRequest struct {
 	// Protocol is the newest cluster protocol the joining member applies, sent by the member
 	// itself; 0 when the caller does not know (an operator's join, a build before protocols).
 	Protocol int `json:"protocol,omitempty"`
+	// Learner is sent by a member that has no vote yet (it started without Raft state): the
+	// leader replaces any entry it had with a non-voter and promotes it once it has caught up.
+	// The member asks again until the answer says it is a voter.
+	Learner bool `json:"learner,omitempty"`
+	// LearnerSince is the configuration index of the last answer that named the member a
+	// non-voter (JoinResponse.ConfigIndex), 0 before one: a voter entry made after it is the
+	// member's promotion, one before it is the entry of the member that lost its state.
+	LearnerSince uint64 `json:"learner_since,omitempty"`
+	// AppliedIndex is the last log index the member has applied; a learner is promoted once it
+	// has applied the entry that made it one.
+	AppliedIndex uint64 `json:"applied_index,omitempty"`
+	// ClusterID is the cluster the member's data directory belongs to, empty when it records
+	// none (no state yet, or a ledger from before cluster ids); the leader refuses another one.
+	ClusterID string `json:"cluster_id,omitempty"`
+}
+
+// JoinResponse is the leader's answer to a join.
+type JoinResponse struct {
+	// Voter says the member votes in the leader's configuration (a learner may open its vote).
+	Voter bool `json:"voter"`
+	// ConfigIndex is the index of the committed configuration the answer describes; 0 when the
+	// configuration changed and is not committed yet (ask again).
+	ConfigIndex uint64 `json:"config_index,omitempty"`
+	// ClusterID is the leader's cluster, empty while its cluster has none yet.
+	ClusterID string `json:"cluster_id,omitempty"`
 }
 
 // RemoveRequest removes a member from the Raft configuration.

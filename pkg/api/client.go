@@ -312,8 +312,8 @@ func (c *Client) Resume(ctx context.Context) (PauseResponse, error) {
 }
 
 // Join adds a member to the cluster.
-func (c *Client) Join(ctx context.Context, req JoinRequest) error {
-	return c.do(ctx, callOptions{}, http.MethodPost, PathJoin, nil, &req, nil)
+func (c *Client) Join(ctx context.Context, req JoinRequest) (JoinResponse, error) {
+	return call[JoinResponse](ctx, c, http.MethodPost, PathJoin, nil, &req)
 }
 
 // Remove removes a member from the cluster.

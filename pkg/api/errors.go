@@ -41,6 +41,8 @@ const (
 	CodeWrongEdge Code = "wrong_edge"
 	// CodeConflict is a request that contradicts the ledger, such as a duplicate member (409).
 	CodeConflict Code = "conflict"
+	// CodeOtherCluster is a join from a member whose data directory belongs to another cluster (409).
+	CodeOtherCluster Code = "other_cluster"
 	// CodeNotLeader is a member that neither leads nor forwarded; Leader names the leader's API address (421).
 	CodeNotLeader Code = "not_leader"
 	// CodeNoLeader is a cluster without a known leader at the moment (503).

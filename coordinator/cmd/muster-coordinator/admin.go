@@ -136,7 +136,7 @@ func newJoinCmd() *cobra.Command {
 		Short: "Add a member to the cluster",
 		Args:  cobra.NoArgs,
 	}, func([]string) error { return req.Validate() }, func(a adminCall) error {
-		if err := a.client.Join(a.ctx, req); err != nil {
+		if _, err := a.client.Join(a.ctx, req); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(a.cmd.OutOrStdout(), "member %s (raft %s, api %s) joined\n", req.ID, req.RaftAddress, req.APIAddress)

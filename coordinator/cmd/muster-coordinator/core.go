@@ -45,6 +45,7 @@ func openCore(cfg config.Config, raftTLS *tls.Config, members *http.Client, logg
 		RaftAdvertise: cfg.Raft.Advertise,
 		APIAddress:    cfg.HTTP.Advertise,
 		Bootstrap:     cfg.Bootstrap,
+		Join:          len(cfg.Join) > 0,
 		Timeouts: raftnode.Timeouts{
 			Heartbeat:   cfg.Raft.HeartbeatTimeout,
 			Election:    cfg.Raft.ElectionTimeout,

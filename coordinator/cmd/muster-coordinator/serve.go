@@ -24,7 +24,6 @@ import (
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/config"
 	"github.com/seed96588659/muster/coordinator/httpapi"
-	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/statuspage"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -110,14 +109,25 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}()
 	logger.Info("api listening", "addr", ln.Addr().String(), "advertise", cfg.HTTP.Advertise, "tls", serverTLS != nil)
 
+	joined := make(chan error, 1)
 	if len(cfg.Join) > 0 {
-		go joinCluster(ctx, cfg, memberHTTP, logger)
+		go func() { joined <- joinCluster(ctx, core, cfg, memberHTTP, logger) }()
 	}
 
 	select {
 	case <-ctx.Done():
 	case err := <-served:
 		return fmt.Errorf("api server: %w", err)
+	case err := <-joined:
+		if err != nil {
+			// A start that would mix two clusters stops the member.
+			return fmt.Errorf("join: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+		case err := <-served:
+			return fmt.Errorf("api server: %w", err)
+		}
 	}
 	logger.Info("stopping")
 	cancelRequests()
@@ -185,31 +195,69 @@ func httpServer(reqCtx context.Context, mux http.Handler, serverTLS *tls.Config,
 // apiMaxWait is the longest long poll a request may ask for.
 const apiMaxWait = api.MaxWait
 
-// joinCluster asks the members in cfg.Join to add this member until one accepts or ctx ends;
-// joining again with the same id and address is a no-op, so a restart may repeat it.
-func joinCluster(ctx context.Context, cfg config.Config, hc *http.Client, logger *slog.Logger) {
+// joiner is the part of a member joinCluster drives (coordinator.Service).
+type joiner interface {
+	IsMember() (bool, error)
+	JoinRequest() (api.JoinRequest, error)
+	Joined(api.JoinRequest, api.JoinResponse) (bool, error)
+}
+
+// joinCluster asks the members in cfg.Join to take this member in until it needs nothing more:
+// a member its own Raft configuration holds (a restart keeps its join setting) does not ask at
+// all, so a join target that is down costs it nothing; a member without Raft state asks until the
+// leader has promoted it from non-voter to voter. It returns an error only when the leader's
+// cluster is not the one this member's data directory belongs to, or for a bad join setting.
+func joinCluster(ctx context.Context, core joiner, cfg config.Config, hc *http.Client, logger *slog.Logger) error {
 	c, err := api.NewClient(cfg.Join, api.WithToken(cfg.Auth.AdminToken), api.WithHTTPClient(hc))
 	if err != nil {
-		logger.Error("join", "error", err)
-		return
+		return err
 	}
-	req := api.JoinRequest{ID: cfg.NodeID, RaftAddress: cfg.Raft.Advertise, APIAddress: cfg.HTTP.Advertise, Protocol: ledger.Protocol}
-	delay := 250 * time.Millisecond
-	for {
-		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := c.Join(jctx, req)
-		cancel()
-		if err == nil {
-			logger.Info("joined the cluster", "via", c.Leader())
-			return
+	const first, most = 250 * time.Millisecond, 5 * time.Second
+	delay := first
+	var learnerSince uint64
+	for attempt := 0; ; attempt++ {
+		member, err := core.IsMember()
+		if err == nil && member {
+			if attempt == 0 {
+				logger.Info("a member of the cluster already (its own Raft configuration holds it); not joining", "join", cfg.Join)
+			}
+			return nil
 		}
-		logger.Warn("join failed; retrying", "error", err, "in", delay)
+		req, err := core.JoinRequest()
+		var resp api.JoinResponse
+		if err == nil {
+			jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			resp, err = c.Join(jctx, req)
+			cancel()
+		}
+		if err == nil {
+			done, jerr := core.Joined(req, resp)
+			switch {
+			case jerr != nil:
+				return jerr
+			case done:
+				logger.Info("joined the cluster", "via", c.Leader(), "cluster_id", resp.ClusterID, "voter", resp.Voter)
+				return nil
+			case resp.ConfigIndex > learnerSince:
+				learnerSince = resp.ConfigIndex
+				logger.Info("taken in as a non-voter; it gets its vote once it has caught up", "via", c.Leader(), "config_index", resp.ConfigIndex)
+			}
+			// A learner catching up asks again soon.
+			delay = first
+		} else {
+			if api.IsCode(err, api.CodeOtherCluster) {
+				return err
+			}
+			logger.Warn("join failed; retrying", "error", err, "in", delay)
+		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(delay):
 		}
-		delay = min(2*delay, 5*time.Second)
+		if err != nil {
+			delay = min(2*delay, most)
+		}
 	}
 }
 

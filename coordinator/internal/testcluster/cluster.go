@@ -209,7 +209,7 @@ func (c *Cluster) Start(m *Member, bootstrap bool) {
 	m.Reg = prometheus.NewRegistry()
 	cfg := coordinator.Config{
 		ID: m.ID, DataDir: m.Dir, RaftBind: "127.0.0.1:0", RaftAdvertise: m.Front.Addr(), APIAddress: m.URL,
-		Bootstrap: bootstrap, Timeouts: c.Timeouts, Leases: c.Leases,
+		Bootstrap: bootstrap, Join: !bootstrap, Timeouts: c.Timeouts, Leases: c.Leases,
 		Registry: m.Reg, LedgerNoSync: c.LedgerNoSync, RaftNoSync: c.RaftNoSync, Logger: c.logger(),
 		AdminToken: c.adminToken(), ProtocolInterval: cmp.Or(c.ProtocolInterval, 50*time.Millisecond), AnnounceProtocol: c.Announce[m.ID],
 	}
@@ -268,12 +268,7 @@ func (c *Cluster) StartAll() *Member {
 	c.WaitLeader()
 	for _, m := range c.Members[1:] {
 		c.Start(m, false)
-		req := api.JoinRequest{ID: m.ID, RaftAddress: m.Svc.RaftAddress(), APIAddress: m.URL}
-		if c.serveAPI {
-			c.joinThroughAPI(req)
-			continue
-		}
-		c.OnLeader("join "+m.ID, func(l *Member) error { return l.Svc.Join(context.Background(), req) })
+		c.Admit(m)
 	}
 	c.WaitConverged(c.Running()...)
 	if c.serveAPI {
@@ -294,8 +289,56 @@ func (c *Cluster) StartAll() *Member {
 	return c.WaitLeader()
 }
 
+// Admit joins running member m as serve's join does: it asks the leader (through its HTTP API
+// when the cluster serves one) until m needs nothing more, so a member without Raft state goes
+// from learner to voter.
+func (c *Cluster) Admit(m *Member) {
+	c.t.Helper()
+	testkit.WaitFor(c.t, WaitLimit, m.ID+" to be admitted", func() bool {
+		svc := m.Service()
+		req, err := svc.JoinRequest()
+		if err != nil {
+			c.t.Fatalf("join request of %s: %v", m.ID, err)
+		}
+		var resp api.JoinResponse
+		if c.serveAPI {
+			resp, err = c.joinThroughAPI(req)
+		} else if l, lsvc := c.Leader(); l != nil {
+			resp, err = lsvc.Join(context.Background(), req)
+		} else {
+			return false
+		}
+		if err != nil {
+			if !LeadershipError(err) && !errors.Is(err, coordinator.ErrTimeout) {
+				c.t.Fatalf("join %s: %v", m.ID, err)
+			}
+			return false
+		}
+		done, err := svc.Joined(req, resp)
+		if err != nil {
+			c.t.Fatalf("join %s: %v", m.ID, err)
+		}
+		return done
+	})
+}
+
+// IsVoter reports whether the leader's configuration holds m as a voter.
+func (c *Cluster) IsVoter(m *Member) bool {
+	c.t.Helper()
+	st, err := c.WaitLeader().Svc.Status(context.Background())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, mm := range st.Members {
+		if mm.ID == m.ID {
+			return mm.Voter
+		}
+	}
+	return false
+}
+
 // joinThroughAPI sends req to the leader's admin API.
-func (c *Cluster) joinThroughAPI(req api.JoinRequest) {
+func (c *Cluster) joinThroughAPI(req api.JoinRequest) (api.JoinResponse, error) {
 	c.t.Helper()
 	admin, err := api.NewClient([]string{c.WaitLeader().URL}, api.WithToken(c.adminToken()), api.WithRetryDelay(50*time.Millisecond))
 	if err != nil {
@@ -303,9 +346,7 @@ func (c *Cluster) joinThroughAPI(req api.JoinRequest) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	defer cancel()
-	if err := admin.Join(ctx, req); err != nil {
-		c.t.Fatalf("join %s: %v", req.ID, err)
-	}
+	return admin.Join(ctx, req)
 }
 
 // LeadershipError is an error after which the request belongs on another (or a newer) leader.
