@@ -86,6 +86,10 @@ func (s *Service) monitorProtocol(ctx context.Context) {
 // when ask is set) and proposes the lowest answer if it is above the cluster's. It returns
 // whether it proposed and the answers, for the log.
 func (s *Service) raiseProtocol(ctx context.Context, ask bool) (bool, string, error) {
+	// Held from the read of the configuration to the proposal: a member that joined between them
+	// would not be asked, and the proposal could pass it (Service.Join).
+	s.protocolMu.Lock()
+	defer s.protocolMu.Unlock()
 	cur, err := s.ledger.ClusterProtocol()
 	if err != nil {
 		return false, "", err
@@ -134,8 +138,7 @@ func (s *Service) raiseProtocol(ctx context.Context, ask bool) (bool, string, er
 	if v <= cur {
 		return false, members, nil
 	}
-	// A member that joins after this read is not asked, and needs not be: it receives this entry
-	// through the log (a snapshot holds only what came before it) and, if older, halts at it.
+	// A member that joins after the proposal is checked against it (Service.Join).
 	res, err := s.propose(ctx, &ledger.SetProtocol{Version: v})
 	if err != nil {
 		return false, members, fmt.Errorf("propose cluster protocol %d: %w", v, err)
