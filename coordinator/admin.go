@@ -128,8 +128,8 @@ func (s *Service) Join(ctx context.Context, req api.JoinRequest) error {
 	}
 	// A member that says it applies less than the cluster already runs would refuse entries the
 	// others apply (or halt at them): the protocol never goes back down. protocolMu is held from
-	// the check until the join is done, so a raise in flight is in the ledger
-	// before the check, or asks the member.
+	// the check until the join is done, so a raise in flight is in the ledger before the check,
+	// or asks the member.
 	s.protocolMu.Lock()
 	defer s.protocolMu.Unlock()
 	cur, err := s.ledger.ClusterProtocol()
