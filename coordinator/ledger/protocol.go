@@ -76,10 +76,20 @@ func protocolTooNew(lg *raft.Log) string {
 		return ""
 	}
 	var c SetProtocol
-	if json.Unmarshal(lg.Data[1:], &c) != nil || c.Version <= Protocol {
-		return "" // a malformed body is refused by applyOne
+	if json.Unmarshal(lg.Data[1:], &c) != nil {
+		return "" // refused by applyOne
 	}
-	return fmt.Sprintf("cluster protocol %d needs a newer muster-coordinator; this one applies up to %d", c.Version, Protocol)
+	return tooNew(c.Version)
+}
+
+// tooNew is why this build may not apply a ledger at cluster protocol v (an entry raising it, a
+// snapshot or a file holding it), or "": a member that did would apply what follows by older
+// rules than the others and silently diverge.
+func tooNew(v int) string {
+	if v <= Protocol {
+		return ""
+	}
+	return fmt.Sprintf("cluster protocol %d needs a newer muster-coordinator; this one applies up to %d", v, Protocol)
 }
 
 // outcomeProtocol is the cluster protocol that first records outcome o.

@@ -139,6 +139,12 @@ func (l *Ledger) openDB(path string) (*bolt.DB, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
+		// Before anything is written: a file a newer build raised is left exactly as it was.
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			if why := tooNew(readProtocol(meta)); why != "" {
+				return errors.New(why + "; a newer build wrote it: start this member with that build (docs/upgrades.md: a member is not downgraded)")
+			}
+		}
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("create bucket %s: %w", b, err)
