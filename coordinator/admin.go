@@ -136,8 +136,8 @@ func (s *Service) Join(ctx context.Context, req api.JoinRequest) error {
 	if err != nil {
 		return fmt.Errorf("join %s: read cluster protocol: %w", req.ID, err)
 	}
-	if req.Protocol > 0 && req.Protocol < cur {
-		return fmt.Errorf("join %s: %w: it applies cluster protocol up to %d and the cluster runs %d; upgrade it first", req.ID, ErrClusterProtocol, req.Protocol, cur)
+	if err := checkJoinProtocol(req, cur); err != nil {
+		return err
 	}
 	if err := s.node.Join(req.ID, req.RaftAddress, req.NonVoter); err != nil {
 		return err

@@ -113,3 +113,33 @@ func TestCluster_JoinDuringTheProtocolRaiseCannotBePassed(t *testing.T) {
 		}
 	}
 }
+
+// TestCluster_JoinBelowTheOldestProtocolIsRefused: a leader of this build lets in no member of a
+// build older than ledger.OldestProtocol, even while the cluster runs below it, and says which
+// build to upgrade to; a member of the oldest protocol joins.
+func TestCluster_JoinBelowTheOldestProtocolIsRefused(t *testing.T) {
+	c := testcluster.New(t, 2)
+	c1, c2 := c.Members[0], c.Members[1]
+	// The cluster runs protocol 1 while c1 says it applies no more.
+	c.Announce = map[string]int{c1.ID: 1}
+	c.Start(c1, true)
+	c.WaitLeader()
+	c.Start(c2, false)
+	join := func(protocol int) error {
+		return refusedOnLeader(c, "join c2", func(l *testcluster.Member) error {
+			return l.Svc.Join(context.Background(), api.JoinRequest{ID: c2.ID, RaftAddress: c2.Svc.RaftAddress(), APIAddress: c2.URL, Protocol: protocol})
+		})
+	}
+	err := join(ledger.OldestProtocol - 1)
+	want := fmt.Sprintf("it applies cluster protocol up to %d and this muster-coordinator runs beside members from protocol %d on; upgrade it to a build of protocol %d first",
+		ledger.OldestProtocol-1, ledger.OldestProtocol, ledger.OldestProtocol)
+	if !errors.Is(err, ledger.ErrClusterProtocol) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("join announcing protocol %d: %v, want it refused with %q", ledger.OldestProtocol-1, err, want)
+	}
+	if st, err := c.WaitLeader().Svc.Status(context.Background()); err != nil || len(st.Members) != 1 {
+		t.Fatalf("members after a refused join: %+v %v", st.Members, err)
+	}
+	if err := join(ledger.OldestProtocol); err != nil {
+		t.Fatalf("join announcing the oldest protocol %d: %v", ledger.OldestProtocol, err)
+	}
+}

@@ -33,14 +33,8 @@ const (
 	CmdAcquire  CommandType = 12
 )
 
-// known reports whether this version of the ledger applies commands of type t.
-func (t CommandType) known() bool {
-	switch t &^ IgnoreUnknown {
-	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol, CmdOperator, CmdAcquire:
-		return true
-	}
-	return false
-}
+// known reports whether this version of the ledger applies commands of type t (versions.go).
+func (t CommandType) known() bool { return commandProtocol(t) > 0 }
 
 // String names the command type for logs and the apply latency metric.
 func (t CommandType) String() string {

@@ -149,3 +149,49 @@ func TestRestore_HaltedMemberCaughtUpBySnapshotDoesNotRunOn(t *testing.T) {
 		t.Fatalf("cluster protocol %d after the refused start, want %d", v, Protocol)
 	}
 }
+
+// TestOpen_LedgerOfAProtocolBelowTheOldestIsRefused: this build does not start on a ledger its
+// cluster had raised to a protocol below OldestProtocol (the builds in between come first); the
+// error names both protocols and the file is left as it was. A ledger at OldestProtocol, and one
+// that never stored a protocol (new, or replaying from the start of the log), open.
+func TestOpen_LedgerOfAProtocolBelowTheOldestIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		protocol int // 0: none stored
+		refused  bool
+	}{{"none stored", 0, false}, {"below the oldest", OldestProtocol - 1, true}, {"the oldest", OldestProtocol, false}, {"newest", Protocol, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ledger.db")
+			l, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.protocol > 0 {
+				forceProtocol(t, l, tc.protocol)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			sum := fileSum(t, path)
+			l, err = Open(path, Options{})
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("open: %v", err)
+				}
+				l.Close()
+				return
+			}
+			if err == nil {
+				l.Close()
+				t.Fatalf("opened a ledger of cluster protocol %d; the oldest this build runs in is %d", tc.protocol, OldestProtocol)
+			}
+			want := fmt.Sprintf("cluster protocol %d is older than this muster-coordinator runs in (from %d)", tc.protocol, OldestProtocol)
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("open refused with %q, want %q", err, want)
+			}
+			if fileSum(t, path) != sum {
+				t.Fatal("a refused open changed the ledger file")
+			}
+		})
+	}
+}

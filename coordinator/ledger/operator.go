@@ -41,10 +41,6 @@ func checkOperator(cur int, verb string) error {
 	return nil
 }
 
-// operatorProtocol is the cluster protocol from which operator commands apply; a member of an
-// older build halts at their type, so the leader proposes none below it.
-const operatorProtocol = 3
-
 // AuditMemory is how many operator actions the audit index keeps, newest first out last.
 const AuditMemory = 10000
 

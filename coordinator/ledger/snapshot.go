@@ -106,7 +106,7 @@ func (l *Ledger) Restore(rc io.ReadCloser) error {
 	}
 	if why := tooNew(protocol); why != "" {
 		_ = removeFile(tmp)
-		l.log.Error("snapshot refused: "+why+"; upgrade this member")
+		l.log.Error("snapshot refused: " + why + "; upgrade this member")
 		return fmt.Errorf("restore ledger: snapshot refused: %s", why)
 	}
 
@@ -124,7 +124,7 @@ func (l *Ledger) Restore(rc io.ReadCloser) error {
 	if err := syncDir(filepath.Dir(l.path)); err != nil {
 		return fmt.Errorf("restore ledger: %w", err)
 	}
-	db, err := l.openDB(l.path)
+	db, err := l.openDB(l.path, false)
 	if err != nil {
 		return fmt.Errorf("restore ledger: %w", err)
 	}

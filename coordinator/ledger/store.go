@@ -110,7 +110,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Ledger{path: path, opts: opts, log: opts.Logger}
-	db, err := l.openDB(path)
+	db, err := l.openDB(path, true)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,9 @@ func Open(path string, opts Options) (*Ledger, error) {
 	return l, nil
 }
 
-func (l *Ledger) openDB(path string) (*bolt.DB, error) {
+// openDB opens the file at path, which must hold a protocol this build runs on (checkStored; at
+// start also one not below OldestProtocol), and creates the buckets it lacks.
+func (l *Ledger) openDB(path string, atStart bool) (*bolt.DB, error) {
 	if err := checkIntact(path); err != nil {
 		return nil, fmt.Errorf("ledger %s is damaged: %w; stop this member, move it aside (mv %s %s.damaged) and start the member again: it rebuilds the ledger from its Raft snapshot and log (docs/cluster.md)", path, err, path, path)
 	}
@@ -139,11 +141,9 @@ func (l *Ledger) openDB(path string) (*bolt.DB, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		// Before anything is written: a file a newer build raised is left exactly as it was.
-		if meta := tx.Bucket(bucketMeta); meta != nil {
-			if why := tooNew(readProtocol(meta)); why != "" {
-				return errors.New(why + "; a newer build wrote it: start this member with that build (docs/upgrades.md: a member is not downgraded)")
-			}
+		// Before anything is written: a file refused is left exactly as it was.
+		if err := checkStored(tx.Bucket(bucketMeta), atStart); err != nil {
+			return err
 		}
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
