@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/coordinator/ledger"
@@ -74,7 +75,7 @@ func TestCluster_JoinDuringTheProtocolRaiseCannotBePassed(t *testing.T) {
 	c.Start(c1, false)
 	select {
 	case <-ask.asked:
-	case <-t.Context().Done():
+	case <-time.After(testcluster.WaitLimit):
 		t.Fatal("the leader never asked a member for its protocol")
 	}
 	leader := c.WaitLeader()
@@ -86,7 +87,7 @@ func TestCluster_JoinDuringTheProtocolRaiseCannotBePassed(t *testing.T) {
 	var err error
 	select {
 	case err = <-joined:
-	case <-t.Context().Done():
+	case <-time.After(testcluster.WaitLimit):
 		t.Fatal("the join never returned")
 	}
 	close(ask.release)
