@@ -50,10 +50,12 @@ import "github.com/seed96588659/muster/pkg/api"
 // runs at 1 until its first SetProtocol, whatever build wrote it. What it does not promise is to
 // run beside every older build. OldestProtocol is the previous protocol, the one the rolling
 // upgrade test starts from, as etcd upgrades one minor version at a time and hashicorp/raft's
-// version N+1 requires N: an older pairing is tested by nobody, and an operator two protocols
+// version N+1 requires N: an older pairing is not tested, and an operator two protocols
 // behind upgrades through the build in between. So a leader of this build refuses a member that
 // announces less (Service.Join), and this build does not start on a ledger its cluster had raised
-// to a protocol in between (Open), saying which build to upgrade through.
+// to a protocol in between (Open), saying which build to upgrade through. (A member stopped while
+// it replayed such a history from the log's start is refused too; with its ledger moved aside it
+// replays again.)
 //
 // # The next protocol
 //
@@ -61,12 +63,12 @@ import "github.com/seed96588659/muster/pkg/api"
 // commandProtocol (TestVersions_EveryGateIsInTheTable fails otherwise). Raise Protocol to it and
 // OldestProtocol to the one before it, and move the rolling upgrade test to the last commit of
 // the one before it. Say what it adds in docs/upgrades.md.
-
-// Protocol is the newest cluster protocol this build applies.
-const Protocol = 7
-
-// OldestProtocol is the oldest cluster protocol a build of this one runs in (see above).
-const OldestProtocol = 6
+const (
+	// Protocol is the newest cluster protocol this build applies.
+	Protocol = 7
+	// OldestProtocol is the oldest cluster protocol this build runs in, beside members of it.
+	OldestProtocol = 6
+)
 
 // The gates: the cluster protocol from which each rule applies.
 const (
