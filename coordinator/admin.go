@@ -134,13 +134,17 @@ func (s *Service) Join(ctx context.Context, req api.JoinRequest) (api.JoinRespon
 		return api.JoinResponse{}, fmt.Errorf("join %s at %s: %w: the leader is %s at %s; a join may not replace it", req.ID, req.RaftAddress, ErrBadRequest, s.cfg.ID, self)
 	}
 	// A member that says it applies less than the cluster already runs would refuse entries the
-	// others apply (or halt at them): the protocol never goes back down.
+	// others apply (or halt at them): the protocol never goes back down. protocolMu is held from
+	// the check until the join is done, so a raise in flight is in the ledger before the check,
+	// or asks the member.
+	s.protocolMu.Lock()
+	defer s.protocolMu.Unlock()
 	cur, err := s.ledger.ClusterProtocol()
 	if err != nil {
 		return api.JoinResponse{}, fmt.Errorf("join %s: read cluster protocol: %w", req.ID, err)
 	}
-	if req.Protocol > 0 && req.Protocol < cur {
-		return api.JoinResponse{}, fmt.Errorf("join %s: %w: it applies cluster protocol up to %d and the cluster runs %d; upgrade it first", req.ID, ErrClusterProtocol, req.Protocol, cur)
+	if err := checkJoinProtocol(req, cur); err != nil {
+		return api.JoinResponse{}, err
 	}
 	clusterID, err := s.checkCluster(req)
 	if err != nil {

@@ -132,7 +132,7 @@ func (s *Service) admitLearner(req api.JoinRequest) (api.JoinResponse, error) {
 	return api.JoinResponse{ConfigIndex: at}, nil
 }
 
-// nameCluster gives the cluster its id once it runs clusterIDProtocol and has none: at once for a
+// nameCluster gives the cluster its id once it runs ledger.ClusterIDProtocol and has none: at once for a
 // new cluster, when the last member is upgraded for an older one. It retries until the id is
 // recorded or ctx ends.
 func (s *Service) nameCluster(ctx context.Context) {
@@ -142,7 +142,7 @@ func (s *Service) nameCluster(ctx context.Context) {
 			return
 		}
 		cur, perr := s.ledger.ClusterProtocol()
-		if err == nil && perr == nil && cur < clusterIDProtocol {
+		if err == nil && perr == nil && cur < ledger.ClusterIDProtocol {
 			return // held by an older member; a later leadership names it
 		}
 		if err == nil && perr == nil {
@@ -163,10 +163,6 @@ func (s *Service) nameCluster(ctx context.Context) {
 		}
 	}
 }
-
-// clusterIDProtocol is the cluster protocol from which the ledger records a cluster id
-// (ledger/cluster.go); the leader proposes one only from then on.
-const clusterIDProtocol = 7
 
 func newClusterID() string {
 	var b [8]byte

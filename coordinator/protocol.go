@@ -23,7 +23,8 @@ import (
 // member of the Raft configuration what it can apply and proposes the lowest answer. A member
 // that does not answer, has no recorded API address, or answers without a protocol (a build from
 // before protocols: 1) holds the cluster where it is. Nothing lowers it: downgrades are not
-// supported once it is raised.
+// supported once it is raised. What each protocol adds, and the oldest a build runs beside, are
+// in ledger/versions.go.
 
 // defaultProtocolInterval is how often a leader asks the members while the protocol can rise.
 const defaultProtocolInterval = 2 * time.Second
@@ -86,6 +87,10 @@ func (s *Service) monitorProtocol(ctx context.Context) {
 // when ask is set) and proposes the lowest answer if it is above the cluster's. It returns
 // whether it proposed and the answers, for the log.
 func (s *Service) raiseProtocol(ctx context.Context, ask bool) (bool, string, error) {
+	// Held from the read of the configuration to the proposal: a member that joined between them
+	// would not be asked, and the proposal could pass it (Service.Join).
+	s.protocolMu.Lock()
+	defer s.protocolMu.Unlock()
 	cur, err := s.ledger.ClusterProtocol()
 	if err != nil {
 		return false, "", err
@@ -134,8 +139,7 @@ func (s *Service) raiseProtocol(ctx context.Context, ask bool) (bool, string, er
 	if v <= cur {
 		return false, members, nil
 	}
-	// A member that joins after this read is not asked, and needs not be: it receives this entry
-	// through the log (a snapshot holds only what came before it) and, if older, halts at it.
+	// A member that joins after the proposal is checked against it (Service.Join).
 	res, err := s.propose(ctx, &ledger.SetProtocol{Version: v})
 	if err != nil {
 		return false, members, fmt.Errorf("propose cluster protocol %d: %w", v, err)
@@ -166,6 +170,21 @@ func (s *Service) askProtocol(ctx context.Context, id, addr string) (int, error)
 	}
 	// A build from before protocols sends none: it applies protocol 1.
 	return max(st.Protocol, 1), nil
+}
+
+// checkJoinProtocol refuses a member that says it applies less than the cluster protocol cur, or
+// less than the oldest protocol this build runs beside (ledger.OldestProtocol). One that says
+// nothing is asked by the leader's next raise, and holds the cluster where it is.
+func checkJoinProtocol(req api.JoinRequest, cur int) error {
+	switch {
+	case req.Protocol <= 0:
+		return nil
+	case req.Protocol < cur:
+		return fmt.Errorf("join %s: %w: it applies cluster protocol up to %d and the cluster runs %d; upgrade it first", req.ID, ErrClusterProtocol, req.Protocol, cur)
+	case req.Protocol < ledger.OldestProtocol:
+		return fmt.Errorf("join %s: %w: it applies cluster protocol up to %d and this muster-coordinator runs beside members from protocol %d on; upgrade it to a build of protocol %d first", req.ID, ErrClusterProtocol, req.Protocol, ledger.OldestProtocol, ledger.OldestProtocol)
+	}
+	return nil
 }
 
 // checkProtocolForRetry refuses a retry the cluster cannot apply on every member yet.

@@ -121,6 +121,10 @@ type Service struct {
 	edgesMu sync.Mutex
 	edges   map[string]EdgeSeen
 
+	// protocolMu orders the leader's protocol raise (ask every member, then propose) with a join's
+	// protocol check and configuration change, so no member joins between the two halves of a raise.
+	protocolMu sync.Mutex
+
 	// applied is closed at every applied batch, then replaced: it wakes the event readers.
 	appliedMu sync.Mutex
 	applied   chan struct{}

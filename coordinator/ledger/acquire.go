@@ -7,10 +7,6 @@ import (
 	"fmt"
 )
 
-// AcquireProtocol is the cluster protocol that first applies Acquire (type 12): a member of an
-// older build halts at the type, so the leader proposes it only from this protocol on.
-const AcquireProtocol = 6
-
 // maxAcquireReports bounds the reports one Acquire applies (api.MaxCarriedReports).
 const maxAcquireReports = 64
 

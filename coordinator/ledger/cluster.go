@@ -6,10 +6,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// clusterIDProtocol is the cluster protocol from which a SetProtocol's ClusterID is recorded.
-// (To move into the table of protocol versions.)
-const clusterIDProtocol = 7
-
 // keyClusterID in meta is the id of the cluster this ledger belongs to; absent in a ledger
 // written before protocol 7, until the leader names the cluster.
 //
@@ -38,7 +34,7 @@ func validClusterID(id string) error {
 // applyClusterID records id when the ledger names no cluster yet and runs protocol 7 or later;
 // otherwise it changes nothing (an older protocol's members would not record it).
 func applyClusterID(t *txn, id string) error {
-	if id == "" || readProtocol(t.meta) < clusterIDProtocol || t.meta.Get(keyClusterID) != nil {
+	if id == "" || readProtocol(t.meta) < ClusterIDProtocol || t.meta.Get(keyClusterID) != nil {
 		return nil
 	}
 	if err := t.meta.Put(keyClusterID, []byte(id)); err != nil {

@@ -33,14 +33,8 @@ const (
 	CmdAcquire  CommandType = 12
 )
 
-// known reports whether this version of the ledger applies commands of type t.
-func (t CommandType) known() bool {
-	switch t &^ IgnoreUnknown {
-	case CmdRegister, CmdGrant, CmdRenew, CmdReport, CmdExpire, CmdExtend, CmdPause, CmdMember, CmdRetry, CmdProtocol, CmdOperator, CmdAcquire, CmdHold:
-		return true
-	}
-	return false
-}
+// known reports whether this version of the ledger applies commands of type t (versions.go).
+func (t CommandType) known() bool { return commandProtocol(t) > 0 }
 
 // String names the command type for logs and the apply latency metric.
 func (t CommandType) String() string {
@@ -195,7 +189,7 @@ type Retry struct {
 // changes nothing. The leader proposes it once every member announces Version.
 type SetProtocol struct {
 	Version int `json:"version"`
-	// ClusterID, from cluster protocol 7 (clusterIDProtocol), names the cluster: the first one
+	// ClusterID, from cluster protocol 7 (ClusterIDProtocol), names the cluster: the first one
 	// applied is recorded and never changes (cluster.go).
 	ClusterID string `json:"cluster_id,omitempty"`
 }

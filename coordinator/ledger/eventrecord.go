@@ -10,14 +10,6 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// eventRecordProtocol is the cluster protocol from which members store events as binary records
-// (eventFormatV1) instead of JSON. An event is written for every node transition, and as JSON it
-// was about half of what a member wrote to its file per node (the index and position repeated
-// from the key, every field named, states and reasons spelled out): the bytes, not the number of
-// commits, are what a member's CPU goes with on a VM whose fsync is CPU. Below it members write
-// JSON, as the builds before did, so every member holds the same bytes (Digest covers them).
-const eventRecordProtocol = 5
-
 // eventFormatV1 is the first byte of a binary event record. A JSON record starts with '{', so a
 // log written across the protocol's rise, holding both, reads in order.
 const eventFormatV1 = 1
@@ -27,7 +19,9 @@ const eventFormatV1 = 1
 var eventKinds = [...]string{"", api.EventTransition, api.EventForgotten}
 
 // eventValue is what the event log stores for e at cluster protocol protocol: JSON below
-// eventRecordProtocol, a record from it (decodeEvent reads both).
+// eventRecordProtocol, a record from it (decodeEvent reads both). A record leaves out what its
+// key holds and names no field, so a member writes far fewer bytes per node transition; below
+// the gate members write JSON, as the builds before did, so every member holds the same bytes.
 func eventValue(e *api.Event, protocol int) ([]byte, error) {
 	if protocol < eventRecordProtocol {
 		return json.Marshal(e)

@@ -15,10 +15,6 @@ import (
 // content (every member keeps the same events under the same keys), so a constant.
 const EventMemory = 100000
 
-// eventsProtocol is the cluster protocol from which members record events: an older member
-// records none, and the log must hold the same events on every member.
-const eventsProtocol = 3
-
 // The event log lets operators follow the ledger (a CMDB feed, a chat channel) without polling:
 // every node transition and operator action is appended under the Raft index of the command
 // that made it and its position within that command, in the same transaction. Positions are

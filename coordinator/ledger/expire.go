@@ -81,7 +81,9 @@ func byExpiry(tr Transition) bool {
 }
 
 // lockFenced gives each node an ending lease still fences the lock window of that lease's edge
-// from the lease's end (fenceLockProtocol), unless a later window is already recorded.
+// from the lease's end (fenceLockProtocol), unless a later window is already recorded: the edge
+// may have called the node until its own count of the lease ended, so go-choria's lock is that
+// edge's until then plus the window. Below the gate the window stays the one the late result set.
 func lockFenced(t *txn, ls *Lease, p Policy) error {
 	until := ls.ExpiresAt.Add(p.LockWindow)
 	for _, id := range ls.Fenced {

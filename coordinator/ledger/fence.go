@@ -10,19 +10,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// fenceProtocol is the cluster protocol from which a node a late result takes out of a live
-// lease stays fenced by that lease until it ends. Below it the lease forgets the node at once
-// (and is removed once it holds none), as the builds before did, so mixed members apply alike.
-const fenceProtocol = 3
-
-// fenceLockProtocol is the cluster protocol from which a lease that ends gives the nodes it
-// fences the lock window it gives the nodes it holds: its edge may have called them until its
-// own count of the lease ended, so go-choria's lock is that edge's until the lease's end plus
-// the window. Below it the window stays the one the late result set (from its own apply), and
-// another edge could be offered the node inside the first edge's lock (simulator seeds 10986 and
-// 18966: refused by the node as "lock held", but the ledger's mirror of the lock was wrong).
-const fenceLockProtocol = 4
-
 // Why fences: a late provisioned/shutdown of an expired lease l1 may find its node in a newer
 // live lease l2. The ledger records the fact and takes the node out of l2, but l2's edge may be
 // acting on it until its own count of l2 ends, and that count is only bounded by l2's expiry on

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,10 @@ func TestLedger_RestoresASnapshotOfAnEarlierBuild(t *testing.T) {
 	checkGoldenLedger(t, l)
 }
 
-// A ledger file written by an earlier build opens as it is.
-func TestLedger_OpensAFileOfAnEarlierBuild(t *testing.T) {
+// A ledger file written by an earlier build, whose cluster ran protocol 3, is not started on: its
+// members upgrade through a build of OldestProtocol first (versions.go). The file is left as it
+// is; its records still decode, as the snapshot above shows.
+func TestLedger_RefusesAtStartAFileOfABuildBeforeTheOldest(t *testing.T) {
 	b, err := os.ReadFile(goldenSnapshot)
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +55,17 @@ func TestLedger_OpensAFileOfAnEarlierBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, err := Open(path, Options{})
-	if err != nil {
-		t.Fatalf("open a ledger file of an earlier build: %v", err)
+	if err == nil {
+		l.Close()
+		t.Fatal("started on a ledger file of cluster protocol 3")
 	}
-	defer l.Close()
-	checkGoldenLedger(t, l)
+	want := fmt.Sprintf("cluster protocol 3 is older than this muster-coordinator runs in (from %d): upgrade every member to a build of protocol %d first", OldestProtocol, OldestProtocol)
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("open refused with %q, want %q", err, want)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
+		t.Fatal("a refused open changed the file")
+	}
 }
 
 func checkGoldenLedger(t *testing.T, l *Ledger) {

@@ -11,11 +11,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// HoldProtocol is the cluster protocol from which members apply Hold (type 13) and refuse a new
-// grant while a hold lasts. A member of an older build halts at the type, so the leader proposes
-// it only from this protocol on (below it the lessor holds grants in memory, lessor/hold.go).
-const HoldProtocol = 7
-
 // maxHoldReason bounds the reason a hold carries.
 const maxHoldReason = 1024
 
@@ -29,7 +24,9 @@ const CmdHold CommandType = 13
 // the first leader after a recover stops every new grant until then. The hold is in the log, so
 // a later leader among the survivors keeps it, and every member agrees on its end (ledger time).
 
-// Hold stops new grants until Until (ledger time). A hold in force is never shortened. Applying
+// Hold stops new grants until Until (ledger time). A member of a build before HoldProtocol halts
+// at its type, so the leader proposes it only from that protocol on (below it the lessor holds
+// grants in memory, lessor/hold.go). A hold in force is never shortened. Applying
 // it also clears this member's recover mark (MarkRecovered): the hold is that mark, replicated.
 type Hold struct {
 	Now    time.Time `json:"now"`

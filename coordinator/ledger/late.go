@@ -10,16 +10,6 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// lateLockProtocol is the cluster protocol from which a late result keeps another edge's live
-// lock window (applyLate); below it the late result's edge takes the window, as the builds
-// before applied it. Both came in one build.
-const lateLockProtocol = AcquireProtocol
-
-// lateMoveProtocol is the cluster protocol from which a late result's region is compared with
-// the node's region at its grant, before any move the operator made since (grantRegion); below
-// it with the node's region now, as the builds before applied it.
-const lateMoveProtocol = 7
-
 // lateOutcome reports whether outcome r is a fact about the node that outlives its lease: an edge
 // that provisioned (or shut down) a node inside its own window may report it after the leader
 // expired the lease, and fencing must not discard the record of what was done.

@@ -41,15 +41,6 @@ func checkOperator(cur int, verb string) error {
 	return nil
 }
 
-// operatorProtocol is the cluster protocol from which operator commands apply; a member of an
-// older build halts at their type, so the leader proposes none below it.
-const operatorProtocol = 3
-
-// unbanRestoreProtocol is the cluster protocol from which a ban records the node's state
-// (Node.PriorState) and unban returns the node to it; below it unban sends every node back to
-// waiting with its attempts reset, as the builds before applied it.
-const unbanRestoreProtocol = 7
-
 // AuditMemory is how many operator actions the audit index keeps, newest first out last.
 const AuditMemory = 10000
 

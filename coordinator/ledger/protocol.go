@@ -4,31 +4,12 @@ package ledger
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/raft"
-	"github.com/seed96588659/muster/pkg/api"
 	bolt "go.etcd.io/bbolt"
 )
-
-// Protocol is the newest cluster protocol this build applies. Protocol 1 is the feature set of
-// the builds before cluster protocols existed: commands 1..8 and every outcome but released and
-// gone. Protocol 2 adds the released and gone outcomes, Retry (9) and SetProtocol (10), and
-// refuses a late result of a lease that already reported a result for the node (lateGrant).
-// Protocol 3 keeps a node a late result takes out of a live lease fenced by that lease until it
-// expires (fence.go). Protocol 4 gives the nodes a lease fences its edge's lock window from the
-// lease's end (fenceLockProtocol). Protocol 5 stores events as binary records (eventrecord.go).
-// Protocol 6 applies Acquire (type 12): an edge's reports and its next grant in one entry.
-// Protocol 7 applies Hold (type 13, HoldProtocol): no new grant after a recover until a time.
-// Protocol 7 records the cluster's id carried by a SetProtocol (clusterIDProtocol, cluster.go).
-//
-// Why a cluster protocol: a member of an older build refuses a report carrying an outcome it does
-// not know (as bad input) and halts at a command type it does not know, while a newer member
-// applies both; during a rolling upgrade their ledgers would diverge. The leader raises the
-// cluster protocol through the log only once every member announces it can apply it, and every
-// member gates these features on the protocol recorded in its ledger, so each entry is applied
-// the same way everywhere, whatever order the operator upgrades members and edges in.
-const Protocol = 7
 
 // keyProtocol in meta is the cluster protocol (8B BE); absent means 1, so a ledger written before
 // protocols existed reads as 1. An older build ignores the key, in its file and in snapshots.
@@ -85,27 +66,40 @@ func protocolTooNew(lg *raft.Log) string {
 		return ""
 	}
 	var c SetProtocol
-	if json.Unmarshal(lg.Data[1:], &c) != nil || c.Version <= Protocol {
-		return "" // a malformed body is refused by applyOne
+	if json.Unmarshal(lg.Data[1:], &c) != nil {
+		return "" // refused by applyOne
 	}
-	return fmt.Sprintf("cluster protocol %d needs a newer muster-coordinator; this one applies up to %d", c.Version, Protocol)
+	return tooNew(c.Version)
 }
 
-// outcomeProtocol is the cluster protocol that first records outcome o.
-func outcomeProtocol(o api.Outcome) int {
-	switch o {
-	case api.OutcomeReleased, api.OutcomeGone:
-		return 2
+// checkStored refuses a ledger file's meta (nil for a new file) this build may not run on: one
+// of a protocol above Protocol, which a newer build wrote, and at start one its cluster had raised
+// to a protocol below OldestProtocol, which the builds in between must apply first. A file
+// without a stored protocol (new, or written before protocols) is not refused: a log replayed
+// from its start runs at protocol 1 until its first SetProtocol.
+func checkStored(meta *bolt.Bucket, atStart bool) error {
+	if meta == nil {
+		return nil
 	}
-	return 1
+	v := readProtocol(meta)
+	if why := tooNew(v); why != "" {
+		return errors.New(why + "; a newer build wrote this ledger: start the member with that build (a member is not downgraded, docs/upgrades.md)")
+	}
+	if atStart && meta.Get(keyProtocol) != nil && v < OldestProtocol {
+		return fmt.Errorf("cluster protocol %d is older than this muster-coordinator runs in (from %d): upgrade every member to a build of protocol %d first, then to this one (docs/upgrades.md)", v, OldestProtocol, OldestProtocol)
+	}
+	return nil
 }
 
-// retryProtocol is the cluster protocol that first applies Retry.
-const retryProtocol = 2
-
-// lateRuleProtocol is the cluster protocol that refuses a late result of a lease which reported
-// a result for the node already (lateGrant); below it the older build's rule applies.
-const lateRuleProtocol = 2
+// tooNew is why this build may not apply a ledger at cluster protocol v (an entry raising it, a
+// snapshot or a file holding it), or "": a member that did would apply what follows by older
+// rules than the others and silently diverge.
+func tooNew(v int) string {
+	if v <= Protocol {
+		return ""
+	}
+	return fmt.Sprintf("cluster protocol %d needs a newer muster-coordinator; this one applies up to %d", v, Protocol)
+}
 
 // checkOutcomes refuses results the cluster protocol cur cannot record yet. The whole report is
 // refused, as a member of the build before them refused a report with an outcome it did not know.

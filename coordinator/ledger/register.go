@@ -11,10 +11,6 @@ import (
 // seenAgainReason is a finished node's requeue by a sighting (a reason code: codec.go).
 const seenAgainReason = "seen again in provisioning mode"
 
-// regionProtocol is the cluster protocol from which a registration never moves a known node to
-// another region.
-const regionProtocol = 3
-
 func applyRegister(t *txn, c *Register) (any, error) {
 	if err := validBatch(c.Now, c.Policy, len(c.Nodes), "register", "nodes"); err != nil {
 		return nil, err

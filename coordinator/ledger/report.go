@@ -218,11 +218,6 @@ func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy, proto i
 	}
 }
 
-// staleSightingProtocol is the cluster protocol from which a gone result after a stale sighting
-// keeps the node's recorded result (staleRequeue); below it the node is gone, as the builds
-// before applied it.
-const staleSightingProtocol = 3
-
 // staleRequeue is the final state (provisioned or shut down) a node had when a sighting queued it
 // again right before lease ls was granted it, or "": then a gone result of ls means the sighting
 // was stale (made before that result and delivered after it: an edge stopped between its

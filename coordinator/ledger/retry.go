@@ -18,17 +18,6 @@ import (
 // the previous build that installs a newer member's snapshot still decodes it.
 const retryReason = "retried by the operator"
 
-// retryFailedProtocol is the cluster protocol from which a failed node waiting for its backoff
-// (waiting, attempts above 0) may be retried; below it every waiting node is refused, as the
-// builds before did.
-const retryFailedProtocol = 3
-
-// heldLockProtocol is the cluster protocol from which the window of a lock_held result is a lock
-// no edge holds (LockUntil without LockEdge, applyOutcome), which retry and forget keep; below
-// it the window lives only in the node's not-before time, which a retry of a waiting node
-// resets and a forget drops, as the builds before applied it.
-const heldLockProtocol = 7
-
 func applyRetry(t *txn, c *Retry) (any, error) {
 	// First: a member of the build before retry halted here, whatever the command held.
 	if err := checkRetry(readProtocol(t.meta)); err != nil {

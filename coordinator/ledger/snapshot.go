@@ -86,6 +86,9 @@ func (l *Ledger) WriteTo(w io.Writer) (int64, error) {
 
 // Restore discards all state and replaces it with the snapshot: the stream is written to a
 // temporary file, checked, then renamed over the ledger file, so a failure leaves the old ledger.
+// A snapshot of a cluster protocol above this build's is refused (tooNew), whether raft installs
+// it from the leader or restores it at start: the log entry that raised the protocol, at which
+// this member would halt, may be compacted into the snapshot.
 func (l *Ledger) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	tmp := l.path + ".restore"
@@ -96,9 +99,15 @@ func (l *Ledger) Restore(rc io.ReadCloser) error {
 		_ = removeFile(tmp)
 		return fmt.Errorf("restore ledger: %w", err)
 	}
-	if err := checkFile(tmp); err != nil {
+	protocol, err := checkFile(tmp)
+	if err != nil {
 		_ = removeFile(tmp)
 		return fmt.Errorf("restore ledger: snapshot is not a ledger: %w", err)
+	}
+	if why := tooNew(protocol); why != "" {
+		_ = removeFile(tmp)
+		l.log.Error("snapshot refused: " + why + "; upgrade this member")
+		return fmt.Errorf("restore ledger: snapshot refused: %s", why)
 	}
 
 	l.mu.Lock()
@@ -115,7 +124,7 @@ func (l *Ledger) Restore(rc io.ReadCloser) error {
 	if err := syncDir(filepath.Dir(l.path)); err != nil {
 		return fmt.Errorf("restore ledger: %w", err)
 	}
-	db, err := l.openDB(l.path)
+	db, err := l.openDB(l.path, false)
 	if err != nil {
 		return fmt.Errorf("restore ledger: %w", err)
 	}
@@ -145,20 +154,24 @@ func writeFileSync(path string, r io.Reader) error {
 	return f.Close()
 }
 
-func checkFile(path string) error {
+// checkFile tells whether the file at path is a ledger, and returns its cluster protocol.
+func checkFile(path string) (int, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 0})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error {
+	var protocol int
+	err = db.View(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if tx.Bucket(b) == nil && !slices.ContainsFunc(laterBuckets, func(l []byte) bool { return bytes.Equal(l, b) }) {
 				return fmt.Errorf("bucket %s missing", b)
 			}
 		}
+		protocol = readProtocol(tx.Bucket(bucketMeta))
 		return nil
 	})
+	return protocol, err
 }
 
 func syncDir(dir string) error {

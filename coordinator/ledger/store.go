@@ -111,7 +111,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Ledger{path: path, opts: opts, log: opts.Logger}
-	db, err := l.openDB(path)
+	db, err := l.openDB(path, true)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,9 @@ func Open(path string, opts Options) (*Ledger, error) {
 	return l, nil
 }
 
-func (l *Ledger) openDB(path string) (*bolt.DB, error) {
+// openDB opens the file at path, which must hold a protocol this build runs on (checkStored; at
+// start also one not below OldestProtocol), and creates the buckets it lacks.
+func (l *Ledger) openDB(path string, atStart bool) (*bolt.DB, error) {
 	switch err := checkIntact(path); {
 	case errors.Is(err, ErrInUse):
 		return nil, fmt.Errorf("ledger %s: %w (is a member running on this directory?); leave the file where it is", path, err)
@@ -146,6 +148,10 @@ func (l *Ledger) openDB(path string) (*bolt.DB, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
+		// Before anything is written: a file refused is left exactly as it was.
+		if err := checkStored(tx.Bucket(bucketMeta), atStart); err != nil {
+			return err
+		}
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("create bucket %s: %w", b, err)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
@@ -73,6 +74,9 @@ type Cluster struct {
 	LogLevel slog.Level
 	// ProtocolInterval is how often a leader asks the members for their protocol (50ms if 0).
 	ProtocolInterval time.Duration
+	// MemberClient, when set, is every member's HTTP client towards the others' APIs (a test
+	// slows or inspects what a leader asks); nil takes a plain client.
+	MemberClient *http.Client
 	// netem is set by WithNetem.
 	netem bool
 	// serveAPI is set by WithAPI; editAPI then changes every member's HTTP configuration.
@@ -212,6 +216,7 @@ func (c *Cluster) Start(m *Member, bootstrap bool) {
 		Bootstrap: bootstrap, Join: !bootstrap, Timeouts: c.Timeouts, Leases: c.Leases,
 		Registry: m.Reg, LedgerNoSync: c.LedgerNoSync, RaftNoSync: c.RaftNoSync, Logger: c.logger(),
 		AdminToken: c.adminToken(), ProtocolInterval: cmp.Or(c.ProtocolInterval, 50*time.Millisecond), AnnounceProtocol: c.Announce[m.ID],
+		MemberClient: c.MemberClient,
 	}
 	if clk := c.ClockOf(m); clk != nil {
 		cfg.Clock = clk
