@@ -73,6 +73,9 @@ type Cluster struct {
 	LogLevel slog.Level
 	// ProtocolInterval is how often a leader asks the members for their protocol (50ms if 0).
 	ProtocolInterval time.Duration
+	// EditConfig, when set, changes each member's configuration before it starts (snapshot
+	// tuning, the ledger's event memory, probe intervals).
+	EditConfig func(*coordinator.Config)
 	// netem is set by WithNetem.
 	netem bool
 	// serveAPI is set by WithAPI; editAPI then changes every member's HTTP configuration.
@@ -221,6 +224,9 @@ func (c *Cluster) Start(m *Member, bootstrap bool) {
 	}
 	if c.RaftTLS != nil {
 		cfg.RaftTLS = c.RaftTLS(m.ID)
+	}
+	if c.EditConfig != nil {
+		c.EditConfig(&cfg)
 	}
 	svc, err := coordinator.New(cfg)
 	if err != nil {
