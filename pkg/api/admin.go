@@ -14,6 +14,12 @@ type Member struct {
 	// RoundTrip is the round trip to this member as the answering member measures it (the least
 	// of its last probes); absent for itself and before the first probe.
 	RoundTrip Duration `json:"round_trip,omitempty"`
+	// Reachable is whether the answering member reaches this one now (its last probe of the
+	// member's API answered, recently); LastContact is how long ago it last heard from it (an
+	// answered probe, or Raft for its leader), absent for itself and when it never has. Both are
+	// absent from builds before they were reported.
+	Reachable   *bool     `json:"reachable,omitempty"`
+	LastContact *Duration `json:"last_contact,omitempty"`
 }
 
 // StatusResponse is one member's view of the cluster and of the ledger it has applied.
@@ -36,6 +42,10 @@ type StatusResponse struct {
 	ClusterProtocol int `json:"cluster_protocol,omitempty"`
 	// Warnings name what this member's configuration allows but exposes, or ignores.
 	Warnings []string `json:"warnings,omitempty"`
+	// Quorum is whether the cluster can commit as this member sees it: it leads, or it follows a
+	// leader it hears from. NoQuorum says why not. Absent from builds before they were reported.
+	Quorum   *bool  `json:"quorum,omitempty"`
+	NoQuorum string `json:"no_quorum,omitempty"`
 }
 
 // NodeFilter selects nodes for the admin listing; empty fields match everything.
