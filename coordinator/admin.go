@@ -39,7 +39,8 @@ func (s *Service) setPause(ctx context.Context, paused bool, reason string) (api
 	return api.PauseResponse{Paused: p.Paused, Reason: p.Reason}, nil
 }
 
-// Status is this member's view: members, leader, term, indexes, the cluster protocol and the one
+// Status is this member's view: members (with whether it reaches each and when it last heard
+// from it), leader, whether it sees a quorum, term, indexes, the cluster protocol and the one
 // this member applies, pause and per-region counts. Any member answers it.
 func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 	resp := api.StatusResponse{
@@ -69,13 +70,19 @@ func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 			Voter: srv.Suffrage == raft.Voter, Leader: string(srv.ID) == leaderID}
 		if m.ID == s.cfg.ID {
 			m.APIAddress = s.cfg.APIAddress
-		} else if rtt, ok := s.rtt.least(m.ID); ok {
-			m.RoundTrip = api.Duration(rtt)
-			resp.Warnings = append(resp.Warnings, s.roundTripWarnings(m.ID, rtt)...)
+			reachable := true
+			m.Reachable = &reachable
+		} else {
+			if rtt, ok := s.rtt.least(m.ID); ok {
+				m.RoundTrip = api.Duration(rtt)
+				resp.Warnings = append(resp.Warnings, s.roundTripWarnings(m.ID, rtt)...)
+			}
+			s.reach(&m, leaderID)
 		}
 		resp.Members = append(resp.Members, m)
 	}
 	slices.SortFunc(resp.Members, func(a, b api.Member) int { return cmp.Compare(a.ID, b.ID) })
+	s.quorum(&resp)
 	p, err := s.ledger.Pause()
 	if err != nil {
 		return resp, err

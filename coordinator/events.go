@@ -15,17 +15,22 @@ const eventPage = 256
 
 // Events sends send every event of this member's event log after from that passes filter, in
 // order, then (with follow) waits for more until ctx ends or send fails. Any member serves it
-// from its own ledger, so a reader resumes on another member after a change of leader. A reader
-// whose position is older than the log's oldest event first gets an api.EventReset naming it: it
-// missed events and should read the nodes again.
+// from its own ledger, so a reader resumes on another member after a change of leader. Whenever
+// the reader's position is older than the log's oldest event (it started too far behind, the
+// log moved past it while it wrote a page or waited, or the member installed a snapshot that
+// replaced its log) it first gets an api.EventReset naming the oldest: it missed events and
+// should read the nodes again. It holds one page of events at a time: that is the queue
+// between the ledger and a slow reader, and the writer's deadline bounds how long it waits.
 func (s *Service) Events(ctx context.Context, from api.EventPosition, filter api.EventFilter, follow bool, send func(api.Event) error) error {
-	for first := true; ; first = false {
+	for {
 		wake := s.appliedChan()
 		events, oldest, err := s.ledger.Events(from, eventPage)
 		if err != nil {
 			return fmt.Errorf("read events: %w", err)
 		}
-		if first && len(events) > 0 && before(from, oldest) && (from.Index != 0 || from.Pos != 0) {
+		// Checked on every page, not only the first: the log is trimmed and replaced under a
+		// reader that is between pages.
+		if len(events) > 0 && before(from, oldest) && (from.Index != 0 || from.Pos != 0) {
 			if err := send(api.Event{Kind: api.EventReset, Index: oldest.Index, Pos: oldest.Pos}); err != nil {
 				return err
 			}

@@ -28,6 +28,54 @@ const (
 type roundTrips struct {
 	mu      sync.Mutex
 	samples map[string][]time.Duration
+	// contacts is how the last probe of each member went, for status.
+	contacts map[string]contact
+}
+
+// contact is what this member knows of reaching another: whether its last probe answered, and
+// when (on the member's monotonic clock) it last heard from it (a probe's answer, or Raft).
+type contact struct {
+	probed, lastOK bool
+	answered       time.Duration
+	ever           bool
+}
+
+// heard records that id was heard from at at (Raft's contact with the leader), unless a later
+// contact is known.
+func (r *roundTrips) heard(id string, at time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.contacts == nil {
+		r.contacts = map[string]contact{}
+	}
+	c := r.contacts[id]
+	if !c.ever || at > c.answered {
+		c.answered, c.ever = at, true
+	}
+	r.contacts[id] = c
+}
+
+// probed records how a probe of id that ended at now went.
+func (r *roundTrips) probed(id string, ok bool, now time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.contacts == nil {
+		r.contacts = map[string]contact{}
+	}
+	c := r.contacts[id]
+	c.probed, c.lastOK = true, ok
+	if ok && (!c.ever || now > c.answered) {
+		c.answered, c.ever = now, true
+	}
+	r.contacts[id] = c
+}
+
+// contactOf is how the probes of id went; false before the first one ended.
+func (r *roundTrips) contactOf(id string) (contact, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.contacts[id]
+	return c, ok
 }
 
 func (r *roundTrips) add(id string, d time.Duration) {
@@ -75,8 +123,10 @@ func (s *Service) probeRoundTrips() {
 	}
 }
 
-// probeOnce times one request to each other member whose API address the ledger records.
+// probeOnce times one request to each other member whose API address the ledger records, and
+// notes when Raft last heard from the leader (status shows it once that leader is gone).
 func (s *Service) probeOnce(ctx context.Context) {
+	s.noteLeaderContact()
 	addrs, err := s.ledger.Members()
 	if err != nil {
 		return
@@ -90,6 +140,10 @@ func (s *Service) probeOnce(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			d, err := s.timeRequest(ctx, addr)
+			if ctx.Err() != nil {
+				return // the member stops: no verdict on the other
+			}
+			s.rtt.probed(id, err == nil, s.clock.Monotonic())
 			if err != nil {
 				s.log.Debug("round trip probe", "peer", id, "error", err)
 				return

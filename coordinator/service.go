@@ -55,6 +55,9 @@ type Config struct {
 	// LedgerNoSync and RaftNoSync skip fsync; see ledger/DESIGN.md before using either.
 	LedgerNoSync bool
 	RaftNoSync   bool
+	// EventMemory is how many events the ledger's event log keeps (ledger.Options.EventMemory):
+	// for tests only, and the same on every member.
+	EventMemory int
 	// RaftTLS runs the Raft transport over (mutual) TLS; see raftnode.Config.TLS.
 	RaftTLS *tls.Config
 	// Warnings are the configuration's (config.Config.Warnings), shown in Status.
@@ -179,7 +182,7 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
-	l, err := openLedger(cfg.DataDir, ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply})
+	l, err := openLedger(cfg.DataDir, ledger.Options{NoSync: cfg.LedgerNoSync, Logger: s.log, OnApply: s.onApply, EventMemory: cfg.EventMemory})
 	if err != nil {
 		_ = lock.Unlock()
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)

@@ -4,6 +4,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -86,7 +87,10 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 		switch {
 		case err != nil && ctx.Err() == nil:
 			e.m.o.DiscoveryErrors.WithLabelValues(e.o.Site).Inc()
-			e.log.Error("could not register discovered nodes; looking again soon", "nodes", len(batch), "error", err)
+			// A refused credential was said once by the source, with its remedy.
+			if !errors.Is(err, lease.ErrCredentialRefused) {
+				e.log.Error("could not register discovered nodes; looking again soon", "nodes", len(batch), "error", err)
+			}
 			e.resweepSoon()
 		case event:
 			e.m.o.EventDiscovered.WithLabelValues(e.o.Site).Add(float64(added))

@@ -140,6 +140,9 @@ func (e *Edge) acquireFailed(ctx context.Context, err error) {
 		e.m.refused.Inc()
 		e.log.Error("refused a granted lease; it expires at its source, which offers its nodes again", "error", err)
 		sleep(ctx, time.Second)
+	case err != nil && errors.Is(err, lease.ErrCredentialRefused):
+		// The source said so once, names the remedy and spaces its own tries.
+		sleep(ctx, time.Second)
 	case err != nil:
 		if ctx.Err() == nil {
 			e.log.Error("could not acquire a lease", "error", err)

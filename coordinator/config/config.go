@@ -47,6 +47,9 @@ type HTTP struct {
 	MaxBodyBytes int64
 	Redirect     bool
 	Profiling    bool
+	// MaxEventReaders and EventWriteTimeout bound the event streams (httpapi.Config).
+	MaxEventReaders   int
+	EventWriteTimeout time.Duration
 }
 
 // Auth holds the API credentials; String never shows them.

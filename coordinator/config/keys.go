@@ -31,6 +31,8 @@ const (
 	KeyHTTPMaxBody       = "http.max_body_bytes"
 	KeyHTTPRedirect      = "http.redirect"
 	KeyHTTPProfiling     = "http.profiling"
+	KeyHTTPEventReaders  = "http.max_event_readers"
+	KeyHTTPEventWrite    = "http.event_write_timeout"
 	KeyEdgeTokens        = "auth.edge_tokens"
 	KeyEdges             = "auth.edges"
 	KeyAdminToken        = "auth.admin_token"
@@ -79,6 +81,8 @@ func schema() *settings.Schema {
 		{Name: KeyHTTPMaxBody, Kind: settings.Int, Default: 1 << 20, Usage: "largest request body accepted, in bytes"},
 		{Name: KeyHTTPRedirect, Kind: settings.Bool, Default: false, Usage: "answer followers' requests with the leader's address instead of forwarding them"},
 		{Name: KeyHTTPProfiling, Kind: settings.Bool, Default: false, Usage: "serve this member's CPU and heap profiles to the admin token (/v1/admin/profile/cpu and /heap)"},
+		{Name: KeyHTTPEventReaders, Kind: settings.Int, Default: 256, Usage: "event streams (GET /v1/events, events --follow) this member serves at once; one more is refused with 503"},
+		{Name: KeyHTTPEventWrite, Kind: settings.Duration, Default: 10 * time.Second, Usage: "how long one write to an event stream may wait for its reader before the stream is cut"},
 		{Name: KeyEdgeTokens, Kind: settings.List, Default: []string{}, Usage: "unbound bearer tokens that open the edge API for any edge name (prefer auth.edges)"},
 		{Name: KeyEdges, Kind: settings.List, Default: []string{}, Usage: "edge credentials, each EDGE@REGION[+REGION...]=TOKEN (a bearer token) or EDGE@REGION[+REGION...] (the client certificate whose common name is EDGE); each may act only as EDGE in those regions"},
 		{Name: KeyAdminToken, Kind: settings.String, Default: "", Usage: "bearer token that opens the admin API (prefer the file or MUSTER_AUTH_ADMIN_TOKEN)"},

@@ -51,6 +51,9 @@ func parse(r *settings.Reader) (Config, error) {
 			MaxBodyBytes: r.Int64(KeyHTTPMaxBody, math.MinInt64, math.MaxInt64),
 			Redirect:     r.Bool(KeyHTTPRedirect),
 			Profiling:    r.Bool(KeyHTTPProfiling),
+
+			MaxEventReaders:   r.Int(KeyHTTPEventReaders),
+			EventWriteTimeout: r.Duration(KeyHTTPEventWrite),
 		},
 		Auth: Auth{
 			EdgeTokens:  r.List(KeyEdgeTokens),

@@ -68,6 +68,12 @@ func (c *Config) Validate() error {
 	if c.HTTP.MaxBodyBytes < minMaxBody || c.HTTP.MaxBodyBytes > maxMaxBody {
 		return fmt.Errorf("%s: %d is outside %d..%d", KeyHTTPMaxBody, c.HTTP.MaxBodyBytes, minMaxBody, maxMaxBody)
 	}
+	if c.HTTP.MaxEventReaders < 1 {
+		return fmt.Errorf("%s: %d, want at least 1", KeyHTTPEventReaders, c.HTTP.MaxEventReaders)
+	}
+	if c.HTTP.EventWriteTimeout < 100*time.Millisecond {
+		return fmt.Errorf("%s: %s, want at least 100ms", KeyHTTPEventWrite, c.HTTP.EventWriteTimeout)
+	}
 	if err := c.validateTLS(); err != nil {
 		return err
 	}

@@ -3,17 +3,22 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
 
 // keepAlive is how often an idle event stream sends a comment, so a reader (and any proxy on
-// the way) can tell a quiet ledger from a dead connection.
+// the way) can tell a quiet ledger from a dead connection, and a reader that stopped reading
+// meets the write deadline even when the ledger is quiet.
 const keepAlive = 15 * time.Second
 
 // events streams the event log as server-sent events (text/event-stream): each event once, its
@@ -46,19 +51,47 @@ func (s *Server) events() http.Handler {
 			return
 		}
 		follow := q.Get("follow") != "false"
+		// A place among the streams this member serves, or a refusal the reader can act on: the
+		// client moves to another member on 503.
+		select {
+		case s.eventSlots <- struct{}{}:
+			defer func() { <-s.eventSlots }()
+		default:
+			s.metrics.eventRefused.Inc()
+			w.Header().Set("Retry-After", "5")
+			writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, fmt.Sprintf(
+				"this member already serves %d event streams, its limit (http.max_event_readers): read from another member, or raise the limit", cap(s.eventSlots)), "")
+			return
+		}
+		s.metrics.eventReaders.Inc()
+		defer s.metrics.eventReaders.Dec()
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
 		rc := http.NewResponseController(w)
-		// A stream outlives the server's write timeout, which bounds answers, not streams.
-		_ = rc.SetWriteDeadline(time.Time{})
+		// Each write gets its own deadline: a stream outlives the server's write timeout, which
+		// bounds answers, but a reader that stops reading is cut and its place freed.
+		var cut atomic.Bool
+		write := func(format string, args ...any) error {
+			_ = rc.SetWriteDeadline(time.Now().Add(s.eventTimeout))
+			_, err := fmt.Fprintf(w, format, args...)
+			if err == nil {
+				err = rc.Flush()
+			}
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					cut.Store(true)
+				}
+				cancel()
+			}
+			return err
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-store")
+		_ = rc.SetWriteDeadline(time.Now().Add(s.eventTimeout))
 		w.WriteHeader(http.StatusOK)
 		if err := rc.Flush(); err != nil {
 			s.log.Warn("event stream cannot flush", "error", err)
 			return
-		}
-		if s.metrics != nil {
-			s.metrics.eventReaders.Inc()
-			defer s.metrics.eventReaders.Dec()
 		}
 		// One writer at a time: the stream's events and the keep-alive comments.
 		var mu sync.Mutex
@@ -73,27 +106,30 @@ func (s *Server) events() http.Handler {
 					return
 				case <-tick.C:
 					mu.Lock()
-					_, _ = fmt.Fprint(w, ": keep-alive\n\n")
-					_ = rc.Flush()
+					err := write(": keep-alive\n\n")
 					mu.Unlock()
+					if err != nil {
+						return
+					}
 				}
 			}
 		}()
-		err := s.svc.Events(r.Context(), from, filter, follow, func(e api.Event) error {
+		err := s.svc.Events(ctx, from, filter, follow, func(e api.Event) error {
 			b, err := json.Marshal(e)
 			if err != nil {
 				return err
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if _, err := fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", e.EventID(), e.Kind, b); err != nil {
-				return err
-			}
-			return rc.Flush()
+			return write("id: %s\nevent: %s\ndata: %s\n\n", e.EventID(), e.Kind, b)
 		})
 		close(stop)
 		<-stopped
-		if err != nil && r.Context().Err() == nil {
+		switch {
+		case cut.Load():
+			s.metrics.eventCut.Inc()
+			s.log.Warn("event stream cut: the reader took no write within http.event_write_timeout", "timeout", s.eventTimeout, "remote", r.RemoteAddr)
+		case err != nil && r.Context().Err() == nil:
 			s.log.Warn("event stream ended", "error", err)
 		}
 	})

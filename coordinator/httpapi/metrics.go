@@ -15,8 +15,11 @@ type metrics struct {
 	requests  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
 	forwarded *prometheus.CounterVec
-	// eventReaders is the number of open event streams.
+	// eventReaders is the number of open event streams; eventRefused counts streams refused at
+	// the cap and eventCut those cut because the reader did not take a write in time.
 	eventReaders prometheus.Gauge
+	eventRefused prometheus.Counter
+	eventCut     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -38,11 +41,19 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "muster_coordinator_event_readers",
 			Help: "Event streams (GET /v1/events) this member serves now",
 		}),
+		eventRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_event_readers_refused_total",
+			Help: "Event streams refused because this member served http.max_event_readers already",
+		}),
+		eventCut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_event_readers_cut_total",
+			Help: "Event streams cut because the reader did not take a write within http.event_write_timeout",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.forwarded, m.eventReaders} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.forwarded, m.eventReaders, m.eventRefused, m.eventCut} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("httpapi metrics: %w", err)
 		}

@@ -3,7 +3,9 @@
 package httpapi
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,6 +18,13 @@ import (
 
 // DefaultMaxBodyBytes bounds a request body when the configuration does not.
 const DefaultMaxBodyBytes = 1 << 20
+
+// Event stream bounds when the configuration sets none: streams served at once, and how long
+// one write of an event (or a keep-alive) may wait for a reader that does not read.
+const (
+	DefaultMaxEventReaders   = 256
+	DefaultEventWriteTimeout = 10 * time.Second
+)
 
 // Config holds what the HTTP layer needs besides the service.
 type Config struct {
@@ -58,6 +67,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Registry receives the HTTP metrics; nil registers nothing.
 	Registry prometheus.Registerer
+	// MaxEventReaders caps the event streams served at once (http.max_event_readers); one more
+	// is refused with 503 naming the cap. DefaultMaxEventReaders when 0.
+	MaxEventReaders int
+	// EventWriteTimeout is how long one write to an event stream may take before the stream is
+	// cut and its place freed (http.event_write_timeout). DefaultEventWriteTimeout when 0.
+	EventWriteTimeout time.Duration
 }
 
 // Server serves the edge and admin APIs of one coordinator member.
@@ -81,6 +96,9 @@ type Server struct {
 	log         *slog.Logger
 	metrics     *metrics
 	mux         *http.ServeMux
+	// eventSlots holds one token per event stream served now (cap MaxEventReaders).
+	eventSlots   chan struct{}
+	eventTimeout time.Duration
 }
 
 // New builds a server for svc; it refuses a configuration that leaves the edge API open by accident.
@@ -128,6 +146,11 @@ func New(svc Service, cfg Config) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	if cfg.MaxEventReaders < 0 || cfg.EventWriteTimeout < 0 {
+		return nil, fmt.Errorf("httpapi: MaxEventReaders %d and EventWriteTimeout %s must not be negative", cfg.MaxEventReaders, cfg.EventWriteTimeout)
+	}
+	s.eventSlots = make(chan struct{}, cmp.Or(cfg.MaxEventReaders, DefaultMaxEventReaders))
+	s.eventTimeout = cmp.Or(cfg.EventWriteTimeout, DefaultEventWriteTimeout)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

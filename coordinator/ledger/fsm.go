@@ -65,6 +65,7 @@ func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
 	var t *txn
 	err := l.db.Update(func(tx *bolt.Tx) error {
 		t = newTxn(tx)
+		t.eventMemory = l.opts.EventMemory
 		for i, lg := range logs {
 			if lg.Index <= applied || lg.Type != raft.LogCommand {
 				continue

@@ -70,6 +70,10 @@ type Options struct {
 	// OnApply, when set, is called after each committed batch with what changed. It runs on the
 	// FSM goroutine and must not block.
 	OnApply func(Applied)
+	// EventMemory is how many events the event log keeps, EventMemory when 0. It is ledger
+	// content: every member of a cluster must keep the same number (tests lower it, to fall
+	// behind the log without writing 100,000 events).
+	EventMemory int
 }
 
 // Applied tells the leader-side machinery what a batch of commands changed.

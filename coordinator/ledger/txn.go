@@ -4,6 +4,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -39,6 +40,8 @@ type txn struct {
 	// applied; audits and events count those the transaction recorded.
 	auditPos, eventPos uint32
 	audits, events     int
+	// eventMemory is how many events the event log keeps (Options.EventMemory).
+	eventMemory int
 
 	deltas       map[string]int64
 	regions      map[string]struct{}
@@ -132,7 +135,7 @@ func (t *txn) finish(index, term uint64) error {
 	if err := t.keepCounted(t.auditLog, keyAuditCount, t.audits, AuditMemory, "audit entry"); err != nil {
 		return err
 	}
-	if err := t.keepCounted(t.eventLog, keyEventCount, t.events, EventMemory, "event"); err != nil {
+	if err := t.keepCounted(t.eventLog, keyEventCount, t.events, cmp.Or(t.eventMemory, EventMemory), "event"); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(t.deltas))

@@ -236,9 +236,15 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	}
 	co := lease.DefaultCoordinatorOptions()
 	co.Client, co.Edge, co.Region, co.Logger, co.Changed = client, name, cfg.Region, a.log, changed
+	co.CredentialRemedy = credentialRemedy(cfg, name)
 	a.Coordinator, err = lease.NewCoordinator(co)
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range lease.CredentialMetrics(a.Coordinator, cfg.Site) {
+		if err := a.Metrics.Registerer().Register(c); err != nil {
+			return nil, fmt.Errorf("register edge metric: %w", err)
+		}
 	}
 	a.log.Info("cluster mode", "edge", name, "region", cfg.Region, "coordinators", cfg.Coordinators)
 	return a.Coordinator, nil
@@ -271,7 +277,11 @@ func (a *App) serveMonitor(cfg *config.Config) error {
 		return fmt.Errorf("monitor_port: listen on %s: %w", addr, err)
 	}
 	a.addr = l.Addr()
-	a.monitor = &http.Server{Handler: monitor.Handler(a.Edge, a.Metrics.Handler(), cfg.PauseToken), ReadHeaderTimeout: 5 * time.Second}
+	var checks []monitor.Check
+	if a.Coordinator != nil {
+		checks = append(checks, a.Coordinator.CredentialReady)
+	}
+	a.monitor = &http.Server{Handler: monitor.Handler(a.Edge, a.Metrics.Handler(), cfg.PauseToken, checks...), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := a.monitor.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("monitor server stopped", "error", err)

@@ -54,3 +54,17 @@ func coordinatorHTTP(cfg *config.Config) (*http.Client, error) {
 	}
 	return &http.Client{Transport: tr}, nil
 }
+
+// credentialRemedy tells the operator what to change when the coordinators refuse the edge's
+// credential: the settings the edge reads it from, and where the coordinators bind it.
+func credentialRemedy(cfg *config.Config, name string) string {
+	have := "coordinator_token (" + config.EnvName("coordinator_token") + ")"
+	if cfg.CoordinatorTLSCert != "" {
+		have = "coordinator_tls_cert and coordinator_tls_key (the certificate's common name is the edge)"
+		if cfg.CoordinatorToken != "" {
+			have = "coordinator_token (" + config.EnvName("coordinator_token") + ") or coordinator_tls_cert and coordinator_tls_key"
+		}
+	}
+	return fmt.Sprintf("remedy: give the edge in %s the credential the coordinators bind to edge %q in region %q (their auth.edges), or bind this one there; "+
+		"the edge keeps trying and is ready again by itself once the coordinators accept it (restart it after changing its settings)", have, name, cfg.Region)
+}

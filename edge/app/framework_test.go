@@ -5,6 +5,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/seed96588659/muster/edge/config"
@@ -88,5 +89,16 @@ func TestFramework_EdgeNameKeepsTheCertificateName(t *testing.T) {
 	path := sharedClientConfig(t)
 	if got, want := callerID(t, &config.Config{ChoriaConfig: path, EdgeName: "edge-eu-1"}), callerID(t, &config.Config{ChoriaConfig: path}); got != want {
 		t.Fatalf("caller id %q with an edge name, %q without", got, want)
+	}
+}
+
+// TestCredentialRemedy_NamesTheSettingAndItsVariable: the one line an edge logs when the
+// coordinators refuse its credential names what the operator sets, where, and for which edge.
+func TestCredentialRemedy_NamesTheSettingAndItsVariable(t *testing.T) {
+	got := credentialRemedy(&config.Config{CoordinatorToken: "x", Region: "eu"}, "e1")
+	for _, want := range []string{"coordinator_token", config.EnvName("coordinator_token"), `edge "e1"`, `region "eu"`, "auth.edges"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("remedy %q does not name %s", got, want)
+		}
 	}
 }

@@ -40,6 +40,13 @@ type CoordinatorOptions struct {
 	// answer that carries one (the coordinator's ledger counts, every edge of the region
 	// included); an answer without one (an older coordinator) calls nothing.
 	Changed func(Counts)
+	// CredentialRemedy is what the log line and the readiness check tell the operator to change
+	// when the coordinators refuse the edge's credential (the app names its keys); empty takes a
+	// generic one.
+	CredentialRemedy string
+	// CredentialBackoffMax bounds the wait between tries of a refused credential; default one
+	// minute.
+	CredentialBackoffMax time.Duration
 }
 
 // Coordinator is the cluster-mode source: it registers discovered nodes with the coordinator,
@@ -50,6 +57,8 @@ type Coordinator struct {
 	// carries is the last acquire answer's CarriesReports: whether the leader takes reports
 	// with an acquire.
 	carries atomic.Bool
+	// cred follows the coordinators' verdict on the edge's credential.
+	cred credential
 }
 
 var (
@@ -81,7 +90,8 @@ type PauseWatcher interface {
 // DefaultCoordinatorOptions returns the options every coordinator source starts from; Client,
 // Edge and Region have no default.
 func DefaultCoordinatorOptions() CoordinatorOptions {
-	return CoordinatorOptions{Heartbeat: 250 * time.Millisecond, ReportFor: 2 * time.Minute, Resend: DefaultResend, Logger: slog.New(slog.DiscardHandler)}
+	return CoordinatorOptions{Heartbeat: 250 * time.Millisecond, ReportFor: 2 * time.Minute, Resend: DefaultResend, Logger: slog.New(slog.DiscardHandler),
+		CredentialBackoffMax: credentialBackoffMax}
 }
 
 // Validate refuses options the source cannot run with, naming the field.
@@ -101,6 +111,8 @@ func (o CoordinatorOptions) Validate() error {
 		return fmt.Errorf("coordinator source: Resend is %s, want a positive duration", o.Resend)
 	case o.Logger == nil:
 		return errors.New("coordinator source: Logger is nil (slog.DiscardHandler discards)")
+	case o.CredentialBackoffMax <= 0:
+		return fmt.Errorf("coordinator source: CredentialBackoffMax is %s, want a positive duration", o.CredentialBackoffMax)
 	}
 	return nil
 }
@@ -133,6 +145,9 @@ func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) 
 		}
 		valid = append(valid, f)
 	}
+	if err := c.credentialWait(time.Now()); err != nil {
+		return 0, fmt.Errorf("register %d nodes of %s: %w", len(valid), c.o.Region, err)
+	}
 	send, answered := c.queued.Filter(time.Now(), valid)
 	if len(send) == 0 {
 		return 0, nil
@@ -142,7 +157,7 @@ func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) 
 		req.Nodes[i] = api.RegisterNode{Identity: f.Identity}
 	}
 	resp, err := c.o.Client.Register(ctx, req)
-	if err != nil {
+	if err = c.noteAnswer(err, true); err != nil {
 		answered(nil)
 		return 0, fmt.Errorf("register %d nodes of %s: %w", len(req.Nodes), c.o.Region, err)
 	}
@@ -175,6 +190,9 @@ func (c *Coordinator) AcquireCarrying(ctx context.Context, max int, wait time.Du
 	if max <= 0 {
 		return Grant{}, nil, fmt.Errorf("acquire: max nodes %d is not positive", max)
 	}
+	if err := c.credentialWait(time.Now()); err != nil {
+		return Grant{}, nil, fmt.Errorf("acquire in %s: %w", c.o.Region, err)
+	}
 	req := api.AcquireRequest{Edge: c.o.Edge, Region: c.o.Region, MaxNodes: max, Wait: api.Duration(wait)}
 	for _, d := range ds {
 		req.Reports = append(req.Reports, c.reportRequest(d))
@@ -182,7 +200,7 @@ func (c *Coordinator) AcquireCarrying(ctx context.Context, max int, wait time.Du
 	// Each member gets the long poll plus acquireSlack: a leader lost without a reset is left
 	// within the call (one request id over the attempts, so nothing is granted twice).
 	resp, err := c.o.Client.Acquire(ctx, req, api.AttemptTimeout(wait+acquireSlack))
-	if err != nil {
+	if err = c.noteAnswer(err, true); err != nil {
 		if len(ds) > 0 && api.IsCode(err, api.CodeUnknownField) {
 			// A leader of an older build (a failover mid-upgrade): reports go alone again
 			// until an answer says otherwise.
@@ -289,7 +307,7 @@ func (c *Coordinator) Renew(ctx context.Context, l api.Lease) (Grant, error) {
 		opts = append(opts, api.AttemptTimeout(ttl/6))
 	}
 	resp, err := c.o.Client.Renew(ctx, api.RenewRequest{LeaseID: l.ID, Token: l.Token, Edge: c.o.Edge, Region: c.o.Region}, opts...)
-	if err != nil {
+	if err = c.noteAnswer(err, false); err != nil {
 		if Stale(err) {
 			return Grant{}, fmt.Errorf("renew lease %s: %w: %w", l.ID, ErrLeaseGone, err)
 		}
@@ -333,6 +351,7 @@ func (c *Coordinator) Deliver(ctx context.Context, d Delivery) (resp api.ReportR
 	delay := 100 * time.Millisecond
 	for {
 		resp, err := c.o.Client.Report(ctx, req, api.AttemptTimeout(reportAttempt))
+		err = c.noteAnswer(err, false)
 		if err == nil || Stale(err) || ctx.Err() != nil || !time.Now().Add(delay).Before(deadline) {
 			if err != nil {
 				return resp, fmt.Errorf("report %d results of lease %s: %w", len(results), l.ID, err)
@@ -401,9 +420,14 @@ func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool, 
 	failing := false
 	limit := max(4*c.o.Heartbeat, 2*time.Second)
 	for {
-		hctx, cancel := context.WithTimeout(ctx, limit)
-		resp, err := c.o.Client.Heartbeat(hctx, api.HeartbeatRequest{Edge: c.o.Edge, Region: c.o.Region}, api.AttemptTimeout(limit/3))
-		cancel()
+		var resp api.HeartbeatResponse
+		err := c.credentialWait(time.Now())
+		if err == nil {
+			hctx, cancel := context.WithTimeout(ctx, limit)
+			resp, err = c.o.Client.Heartbeat(hctx, api.HeartbeatRequest{Edge: c.o.Edge, Region: c.o.Region}, api.AttemptTimeout(limit/3))
+			cancel()
+			err = c.noteAnswer(err, true)
+		}
 		switch {
 		case err == nil:
 			if failing {
@@ -414,6 +438,8 @@ func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool, 
 			changed(resp.Paused, resp.PauseAsOf)
 		case ctx.Err() != nil:
 			return
+		case errors.Is(err, ErrCredentialRefused):
+			// Said once by the source when it was first refused.
 		case !failing:
 			c.o.Logger.Warn("coordinator heartbeat failed", "error", err)
 			failing = true

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package monitor serves an edge's operational endpoints: /metrics (Prometheus), /healthz (the
-// process answers), /readyz (the edge is running: subscribed and dispatching), and the
-// operator's POST /pause and /resume, which need the pause token as a bearer credential.
+// process answers), /readyz (the edge is running: subscribed and dispatching, and every check
+// passes, such as the coordinators accepting its credential), and the operator's POST /pause and
+// /resume, which need the pause token as a bearer credential.
 package monitor
 
 import (
@@ -21,9 +22,13 @@ type Edge interface {
 	Resume()
 }
 
+// Check is a readiness condition besides the edge's own: an error says why the edge is not ready.
+type Check func() error
+
 // Handler builds the endpoints. With an empty token the pause endpoints answer 403: an
-// unauthenticated pause would let anyone stop provisioning.
-func Handler(e Edge, metrics http.Handler, token string) http.Handler {
+// unauthenticated pause would let anyone stop provisioning. /readyz answers 503 while e is not
+// ready or any check fails, with the failing check's reason.
+func Handler(e Edge, metrics http.Handler, token string, checks ...Check) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -33,6 +38,12 @@ func Handler(e Edge, metrics http.Handler, token string) http.Handler {
 		if !e.Ready() {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false})
 			return
+		}
+		for _, check := range checks {
+			if err := check(); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": err.Error()})
+				return
+			}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ready": true, "paused": e.Paused()})
 	})

@@ -3,6 +3,7 @@
 package monitor_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -83,5 +84,27 @@ func TestMonitor_PauseTakesTheBearerSchemeInAnyCase(t *testing.T) {
 		if rec.Code != http.StatusOK || !e.Paused() {
 			t.Errorf("pause with scheme %q: %d paused=%v, want 200 and paused", scheme, rec.Code, e.Paused())
 		}
+	}
+}
+
+// TestMonitor_AFailingCheckMakesTheEdgeNotReadyWithItsReason: a running edge is not ready while a
+// check fails (a refused coordinator credential), and says why; ready again once it passes.
+func TestMonitor_AFailingCheckMakesTheEdgeNotReadyWithItsReason(t *testing.T) {
+	e := &fakeEdge{}
+	e.ready.Store(true)
+	var refused atomic.Bool
+	refused.Store(true)
+	h := monitor.Handler(e, http.NotFoundHandler(), "", func() error {
+		if refused.Load() {
+			return errors.New("the coordinators refuse this edge's credential")
+		}
+		return nil
+	})
+	if code, body := call(t, h, "GET", "/readyz", ""); code != http.StatusServiceUnavailable || !strings.Contains(body, "refuse this edge's credential") {
+		t.Fatalf("readyz with a failing check: %d %s", code, body)
+	}
+	refused.Store(false)
+	if code, body := call(t, h, "GET", "/readyz", ""); code != http.StatusOK {
+		t.Fatalf("readyz once the check passes: %d %s", code, body)
 	}
 }

@@ -14,6 +14,12 @@ type Member struct {
 	// RoundTrip is the round trip to this member as the answering member measures it (the least
 	// of its last probes); absent for itself and before the first probe.
 	RoundTrip Duration `json:"round_trip,omitempty"`
+	// Reachable is whether the answering member reaches this one now (its last probe of the
+	// member's API answered, recently); LastContact is how long ago it last heard from it (an
+	// answered probe, or Raft for its leader), absent for itself and when it never has. Both are
+	// absent from builds before they were reported.
+	Reachable   *bool     `json:"reachable,omitempty"`
+	LastContact *Duration `json:"last_contact,omitempty"`
 }
 
 // StatusResponse is one member's view of the cluster and of the ledger it has applied.
@@ -39,6 +45,10 @@ type StatusResponse struct {
 	// GrantsHeld is set while no new lease is granted: after a recover, until every lease the
 	// lost members may have granted has ended and go-choria's lock window has passed.
 	GrantsHeld *GrantHold `json:"grants_held,omitempty"`
+	// Quorum is whether the cluster can commit as this member sees it: it leads, or it follows a
+	// leader it hears from. NoQuorum says why not. Absent from builds before they were reported.
+	Quorum   *bool  `json:"quorum,omitempty"`
+	NoQuorum string `json:"no_quorum,omitempty"`
 }
 
 // GrantHold is a hold on new leases after a recover: no node is offered before Until (ledger

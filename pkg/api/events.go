@@ -93,7 +93,10 @@ const eventStreamIdle = 45 * time.Second
 // Events reads the event log after from, filtered, calling fn for each event in order, from any
 // member (each serves its own log); a broken or silent stream resumes after the last event on
 // the next member. With follow it runs until ctx ends or fn fails; without, it returns once a
-// member has sent everything it holds.
+// member has sent everything it holds. An EventReset, at the start or at any point of a stream
+// (the reader fell behind the member's log), is passed to fn like any event, and reading goes on
+// at the oldest event the log holds: fn should tell its user that events were missed. A member
+// at its limit of streams answers 503 and the next member is tried.
 func (c *Client) Events(ctx context.Context, from EventPosition, filter EventFilter, follow bool, fn func(Event) error) error {
 	delay := c.delay
 	for attempt := 0; ; attempt++ {

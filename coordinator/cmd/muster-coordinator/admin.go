@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,12 +56,64 @@ func showing[T any](ask func(a adminCall) (T, error), text func(w io.Writer, v T
 	}
 }
 
+// exitNoQuorum is status's exit code when the cluster cannot commit.
+const exitNoQuorum = 2
+
+// otherMemberWait bounds each other member's answer when the first one sees no quorum.
+const otherMemberWait = 2 * time.Second
+
 func newStatusCmd() *cobra.Command {
 	return adminCommand(&cobra.Command{
 		Use:   "status",
-		Short: "Show members, leader, term, applied index, pause flag and per-region node counts",
-		Args:  cobra.NoArgs,
-	}, nil, showing(func(a adminCall) (api.StatusResponse, error) { return a.client.Status(a.ctx) }, printStatus))
+		Short: "Show members (reachable, last contact), leader, quorum, term, applied index, pause flag and per-region node counts",
+		Long: "Show one member's view of the cluster: its members, whether it reaches each and when it last heard\n" +
+			"from it, the leader, whether it sees a quorum, indexes, the pause flag and per-region node counts.\n" +
+			"A member that sees no quorum may be the one cut off: the other members are then asked too, and\n" +
+			"the view of one that sees a quorum is shown. Exits 2 when none does: the cluster cannot commit.",
+		Args: cobra.NoArgs,
+	}, nil, func(a adminCall) error {
+		st, err := a.client.Status(a.ctx)
+		if err != nil {
+			return err
+		}
+		first := st
+		if seesNoQuorum(st) {
+			st = quorumView(a, st)
+		}
+		if err := a.show(st, func(w io.Writer) error {
+			if st.ID != first.ID {
+				fmt.Fprintf(w, "member %s, asked first, sees no quorum: %s\nthe view of member %s, which does:\n\n", first.ID, strings.ReplaceAll(first.NoQuorum, "\n", " "), st.ID)
+			}
+			return printStatus(w, st)
+		}); err != nil {
+			return err
+		}
+		if seesNoQuorum(st) {
+			return &codedError{code: exitNoQuorum, err: fmt.Errorf("no quorum: %s", st.NoQuorum)}
+		}
+		return nil
+	})
+}
+
+// seesNoQuorum is a member's answer that it sees no quorum (a build before quorum was reported
+// says nothing either way).
+func seesNoQuorum(st api.StatusResponse) bool { return st.Quorum != nil && !*st.Quorum }
+
+// quorumView asks the members other than the one that answered st for their own view and returns
+// the first that sees a quorum, else st.
+func quorumView(a adminCall, st api.StatusResponse) api.StatusResponse {
+	for _, m := range st.Members {
+		if m.ID == st.ID || m.APIAddress == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(a.ctx, otherMemberWait)
+		other, err := a.client.StatusOf(ctx, m.APIAddress)
+		cancel()
+		if err == nil && other.Quorum != nil && *other.Quorum {
+			return other
+		}
+	}
+	return st
 }
 
 func newNodesCmd() *cobra.Command {

@@ -21,7 +21,8 @@ func newEventsCmd() *cobra.Command {
 		Long: "Print the ledger's event log (each node transition and operator action, with its id INDEX.POS) as\n" +
 			"JSON lines, from --after on. With --follow it waits for new events until interrupted, resuming on\n" +
 			"another member after a disconnect or a change of leader; without, it prints what is there and\n" +
-			"ends. A reader older than the log's oldest event first gets a \"reset\" event.",
+			"ends. A reader that falls behind the log's oldest event (it keeps the newest 100,000) gets a\n" +
+			"\"reset\" event, also told on stderr: it missed events and should read the nodes again.",
 	}, func(args []string) error {
 		if after != "" {
 			p, err := api.ParseEventPosition(after)
@@ -41,6 +42,11 @@ func newEventsCmd() *cobra.Command {
 		}
 		enc := json.NewEncoder(a.cmd.OutOrStdout())
 		return a.client.Events(ctx, from, api.EventFilter{Region: region, State: api.NodeState(state)}, follow, func(e api.Event) error {
+			if e.Kind == api.EventReset {
+				// A JSON line is easy to miss in a terminal, or for a script that reads only
+				// transitions: the person is told too.
+				fmt.Fprintf(a.cmd.ErrOrStderr(), "reset: missed events: the member's event log starts at %s, after the position read; read the nodes again (muster-coordinator nodes --all) to catch up\n", e.EventID())
+			}
 			return enc.Encode(e)
 		})
 	})

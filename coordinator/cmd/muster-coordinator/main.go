@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/signal"
@@ -42,10 +43,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
 		root.PrintErrln("error:", err)
+		var ce *codedError
+		if errors.As(err, &ce) {
+			return ce.code
+		}
 		return 1
 	}
 	return 0
 }
+
+// codedError is a failure with an exit code of its own, so a script tells it from a command that
+// could not run (1): status exits 2 when the cluster cannot commit.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{

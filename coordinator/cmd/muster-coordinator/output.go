@@ -52,6 +52,9 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	fmt.Fprintf(w, "member %s: %s, leader %s, term %d, applied %d, commit %d, leases %d, paused %s\n",
 		st.ID, st.State, leader, st.Term, st.AppliedIndex, st.CommitIndex, st.LeasesActive, paused)
 	fmt.Fprintf(w, "cluster protocol %s, this member applies up to %s\n", protocolText(st.ClusterProtocol), protocolText(st.Protocol))
+	if q := quorumText(st); q != "" {
+		fmt.Fprintln(w, q)
+	}
 	if h := st.GrantsHeld; h != nil {
 		left := ""
 		if h.Remaining > 0 {
@@ -64,13 +67,13 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MEMBER\tRAFT\tAPI\tVOTER\tLEADER\tROUND TRIP")
+	fmt.Fprintln(tw, "MEMBER\tRAFT\tAPI\tVOTER\tLEADER\tROUND TRIP\tCONTACT")
 	for _, m := range st.Members {
 		rtt := "-" // itself, or not measured yet
 		if m.RoundTrip > 0 {
 			rtt = time.Duration(m.RoundTrip).Round(10 * time.Microsecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.RaftAddress, m.APIAddress, yesNo(m.Voter), yesNo(m.Leader), rtt)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.RaftAddress, m.APIAddress, yesNo(m.Voter), yesNo(m.Leader), rtt, contactText(st.ID, m))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -95,6 +98,52 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	return tw.Flush()
+}
+
+// quorumText is the line that says whether the answering member sees a quorum and how close the
+// cluster is to losing it; empty from a build that does not report it.
+func quorumText(st api.StatusResponse) string {
+	if st.Quorum == nil {
+		return ""
+	}
+	if !*st.Quorum {
+		return "no quorum: " + strings.ReplaceAll(st.NoQuorum, "\n", " ")
+	}
+	voters, reached := 0, 0
+	for _, m := range st.Members {
+		if m.Voter {
+			voters++
+			if m.Reachable != nil && *m.Reachable {
+				reached++
+			}
+		}
+	}
+	spare := reached - (voters/2 + 1)
+	switch {
+	case spare < 0:
+		return fmt.Sprintf("quorum: yes, through leader %s (this member reaches %d of %d voters)", st.LeaderID, reached, voters)
+	case spare == 0 && voters > 1:
+		return fmt.Sprintf("quorum: yes, %d of %d voters reachable; losing one more stops every write", reached, voters)
+	}
+	return fmt.Sprintf("quorum: yes, %d of %d voters reachable", reached, voters)
+}
+
+// contactText says whether the answering member reaches m and when it last heard from it.
+func contactText(self string, m api.Member) string {
+	switch {
+	case m.ID == self:
+		return "self"
+	case m.Reachable == nil:
+		return "-" // not probed yet, or a build that does not report it
+	}
+	state := "unreachable"
+	if *m.Reachable {
+		state = "reachable"
+	}
+	if m.LastContact == nil {
+		return state + ", never heard from"
+	}
+	return fmt.Sprintf("%s, last contact %s ago", state, time.Duration(*m.LastContact).Round(100*time.Millisecond))
 }
 
 func printNodes(w io.Writer, out api.NodesResponse) error {

@@ -142,20 +142,22 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 // routes is everything a member serves: the API, the status page, metrics and health.
 func routes(cfg config.Config, core *coordinator.Service, memberHTTP *http.Client, logger *slog.Logger, reg *prometheus.Registry) (*http.ServeMux, error) {
 	apiSrv, err := httpapi.New(core, httpapi.Config{
-		Edges:         edgeCredentials(cfg.Auth.Edges),
-		EdgeTokens:    cfg.Auth.EdgeTokens,
-		AdminTokens:   nonEmpty(cfg.Auth.AdminToken),
-		ClientCerts:   cfg.Auth.ClientCerts,
-		Readers:       cfg.Auth.Readers, // the status page opens with a client certificate
-		Insecure:      cfg.Auth.Insecure,
-		MaxBodyBytes:  cfg.HTTP.MaxBodyBytes,
-		Redirect:      cfg.HTTP.Redirect,
-		Profiling:     cfg.HTTP.Profiling,
-		ForwardClient: memberHTTP,
-		Self:          cfg.HTTP.Advertise,
-		MemberName:    cfg.TLS.MemberName,
-		Errors:        coordinator.HTTPErrors(),
-		Logger:        logger,
+		Edges:             edgeCredentials(cfg.Auth.Edges),
+		EdgeTokens:        cfg.Auth.EdgeTokens,
+		AdminTokens:       nonEmpty(cfg.Auth.AdminToken),
+		ClientCerts:       cfg.Auth.ClientCerts,
+		Readers:           cfg.Auth.Readers, // the status page opens with a client certificate
+		Insecure:          cfg.Auth.Insecure,
+		MaxBodyBytes:      cfg.HTTP.MaxBodyBytes,
+		Redirect:          cfg.HTTP.Redirect,
+		Profiling:         cfg.HTTP.Profiling,
+		MaxEventReaders:   cfg.HTTP.MaxEventReaders,
+		EventWriteTimeout: cfg.HTTP.EventWriteTimeout,
+		ForwardClient:     memberHTTP,
+		Self:              cfg.HTTP.Advertise,
+		MemberName:        cfg.TLS.MemberName,
+		Errors:            coordinator.HTTPErrors(),
+		Logger:            logger,
 		// The member label, as every muster_coordinator_* metric carries (coordinator/metrics).
 		Registry: prometheus.WrapRegistererWith(prometheus.Labels{"member": cfg.NodeID}, reg),
 	})

@@ -77,6 +77,9 @@ type Cluster struct {
 	// MemberClient, when set, is every member's HTTP client towards the others' APIs (a test
 	// slows or inspects what a leader asks); nil takes a plain client.
 	MemberClient *http.Client
+	// EditConfig, when set, changes each member's configuration before it starts (snapshot
+	// tuning, the ledger's event memory, probe intervals).
+	EditConfig func(*coordinator.Config)
 	// netem is set by WithNetem.
 	netem bool
 	// serveAPI is set by WithAPI; editAPI then changes every member's HTTP configuration.
@@ -226,6 +229,9 @@ func (c *Cluster) Start(m *Member, bootstrap bool) {
 	}
 	if c.RaftTLS != nil {
 		cfg.RaftTLS = c.RaftTLS(m.ID)
+	}
+	if c.EditConfig != nil {
+		c.EditConfig(&cfg)
 	}
 	svc, err := coordinator.New(cfg)
 	if err != nil {

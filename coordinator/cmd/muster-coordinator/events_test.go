@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/seed96588659/muster/pkg/api"
+)
+
+// TestEventsCommand_SaysPlainlyThatEventsWereMissed: a reset in the stream (the reader fell out
+// of the member's event log) is printed as its JSON line like every event, and also told to the
+// person at the terminal on stderr, with what to do: read the nodes again.
+func TestEventsCommand_SaysPlainlyThatEventsWereMissed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != api.PathEvents {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "id: 900.0\nevent: reset\ndata: {\"index\":900,\"pos\":0,\"kind\":\"reset\",\"identity\":\"\",\"region\":\"\",\"to\":\"\",\"at\":\"0001-01-01T00:00:00Z\"}\n\n")
+		fmt.Fprint(w, "id: 900.0\nevent: transition\ndata: {\"index\":900,\"pos\":0,\"kind\":\"transition\",\"identity\":\"n1\",\"region\":\"eu\",\"to\":\"waiting\",\"at\":\"2030-01-01T00:00:00Z\"}\n\n")
+	}))
+	defer srv.Close()
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", "t")
+	code, out, errOut := runCLI(t, "events", "--after", "12.3", "--addr", srv.URL)
+	if code != 0 {
+		t.Fatalf("events exited %d: %s", code, errOut)
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.Contains(lines[0], `"kind":"reset"`) {
+		t.Fatalf("stdout is not the two events as JSON lines:\n%s", out)
+	}
+	if !strings.Contains(errOut, "missed events") || !strings.Contains(errOut, "900.0") || !strings.Contains(errOut, "nodes") {
+		t.Fatalf("stderr does not say events were missed, from where, and what to do:\n%s", errOut)
+	}
+}
