@@ -26,7 +26,7 @@ import (
 // cluster protocol through the log only once every member announces it can apply it, and every
 // member gates these features on the protocol recorded in its ledger, so each entry is applied
 // the same way everywhere, whatever order the operator upgrades members and edges in.
-const Protocol = 6
+const Protocol = 7
 
 // keyProtocol in meta is the cluster protocol (8B BE); absent means 1, so a ledger written before
 // protocols existed reads as 1. An older build ignores the key, in its file and in snapshots.
