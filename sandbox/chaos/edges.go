@@ -20,7 +20,7 @@ import (
 
 // EdgeSpec is what every edge shares.
 type EdgeSpec struct {
-	BinDir      string // muster-edge and muster-helper-sample
+	BinDir string // muster-edge and muster-helper-sample
 	// Bin is the muster-edge the edges start on; BinDir's when empty. Every build runs
 	// BinDir's helper.
 	Bin         string
