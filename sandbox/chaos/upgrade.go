@@ -133,9 +133,13 @@ func (in *injector) restartEdge(ctx context.Context, e *Edge, bin string) error 
 func (in *injector) wipeMember(ctx context.Context, ev *Event, rng *rand.Rand) {
 	c := in.r.cluster
 	m := c.Members[rng.IntN(len(c.Members))]
-	if rng.IntN(2) == 0 {
-		if l, err := c.WaitLeader(ctx, len(c.Members), ""); err == nil {
+	role := "a follower"
+	if l, err := c.WaitLeader(ctx, len(c.Members), ""); err == nil {
+		if rng.IntN(2) == 0 {
 			m = l
+		}
+		if m == l {
+			role = "the leader"
 		}
 	}
 	ev.Target, ev.Start = m.ID, time.Now()
@@ -157,7 +161,7 @@ func (in *injector) wipeMember(ctx context.Context, ev *Event, rng *rand.Rand) {
 		return
 	}
 	if ev.Err = c.WaitMember(ctx, m, memberBackWithin); ev.Err == nil {
-		ev.Detail = fmt.Sprintf("data directory deleted; a caught-up voter again after %s", time.Since(ev.Start).Round(time.Millisecond))
+		ev.Detail = fmt.Sprintf("%s; data directory deleted; a caught-up voter again after %s", role, time.Since(ev.Start).Round(time.Millisecond))
 	}
 }
 
