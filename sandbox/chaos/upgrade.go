@@ -79,7 +79,7 @@ func (in *injector) rollingUpgrade(ctx context.Context, ev *Event) {
 				return
 			}
 		}
-		notes = append(notes, "members restarted on this build (the cluster ran it already)")
+		notes = append(notes, "the cluster ran this build already: members restarted on it, each edge on the previous build and back")
 		for _, e := range r.edges {
 			if ev.Err = in.restartEdge(ctx, e, filepath.Join(r.bins.previous, previous.Edge)); ev.Err != nil {
 				return
@@ -165,7 +165,7 @@ func (in *injector) wipeMember(ctx context.Context, ev *Event, rng *rand.Rand) {
 	}
 }
 
-// downgradeMember restarts a follower on the previous build once the cluster runs this build's
+// downgradeMember restarts the highest follower on the previous build once the cluster runs this build's
 // protocol, as an operator rolling back one member would. The downgrade must be refused with a
 // clear message: the previous build exits saying it needs a newer muster-coordinator, or (a
 // build whose ledger file check predates protocol 7: it halts only at a protocol entry it has
@@ -187,11 +187,13 @@ func (in *injector) downgradeMember(ctx context.Context, ev *Event) {
 		ev.Err = err
 		return
 	}
+	// The highest follower, as a StatefulSet rolls back its highest ordinal first; also one that
+	// starts with --join. c1 starts with --bootstrap: at protocol 6 (d4fbca1) a downgraded c1
+	// logs nothing at all and runs on the ledger it has, so it cannot be told from a healthy one.
 	var m *Member
 	for _, o := range c.Members {
 		if o != leader {
 			m = o
-			break
 		}
 	}
 	ev.Target, ev.Start = m.ID, time.Now()

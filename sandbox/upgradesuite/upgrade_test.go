@@ -73,6 +73,9 @@ func TestRollingUpgrade_FromThePreviousProtocolRaisesItOnceAllRunThisBuildAndLos
 		}
 	}
 	up, down := sum.Rounds[0].Events[0], sum.Rounds[1].Events[0]
+	if up.Progress >= 1 {
+		t.Errorf("the upgrade began with %.0f%% of the round's nodes configured: not under load", 100*up.Progress)
+	}
 	if want := fmt.Sprintf("-> %d once the last member", ledger.Protocol); !strings.Contains(up.Detail, want) {
 		t.Errorf("the rolling upgrade does not say %q: %s", want, up.Detail)
 	}
