@@ -4,6 +4,7 @@ package chaos
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -169,5 +170,19 @@ func TestProtocolWatch_ARaiseWhileAMemberRunsThePreviousBuildIsAViolation(t *tes
 	ok.observe("c1", st(7, 7))
 	if v := ok.violation(); v != "" || ok.current != 7 {
 		t.Fatalf("a raise after every member was upgraded: violation %q, current %d", v, ok.current)
+	}
+}
+
+// TestCheckProtocols_ThePreviousBuildMustBeOneProtocolBelow: a protocol bump that leaves
+// previous.Commit where it was fails the rolling upgrade, naming the protocol to move it to.
+func TestCheckProtocols_ThePreviousBuildMustBeOneProtocolBelow(t *testing.T) {
+	if err := checkProtocols(6, 7); err != nil {
+		t.Fatalf("6 -> 7: %v", err)
+	}
+	for _, c := range [][2]int{{7, 7}, {6, 8}, {8, 7}} {
+		err := checkProtocols(c[0], c[1])
+		if want := fmt.Sprintf("must name the last commit at protocol %d", c[1]-1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%d -> %d: %v, want an error saying %q", c[0], c[1], err, want)
+		}
 	}
 }

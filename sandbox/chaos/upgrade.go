@@ -35,7 +35,6 @@ const raiseWithin = 30 * time.Second
 func (in *injector) rollingUpgrade(ctx context.Context, ev *Event) {
 	r, c := in.r, in.r.cluster
 	ev.Target, ev.Start = "every member, then every edge", time.Now()
-	first := r.onPrevious
 	leader, err := c.WaitLeader(ctx, len(c.Members), "")
 	if err != nil {
 		ev.Err = err
@@ -44,32 +43,12 @@ func (in *injector) rollingUpgrade(ctx context.Context, ev *Event) {
 	order := slices.DeleteFunc(slices.Clone(c.Members), func(m *Member) bool { return m == leader })
 	order = append(order, leader)
 	var notes []string
-	if first {
-		w, err := newProtocolWatch(ctx, c)
+	// onPrevious changes only here, under the coordinator faults' lock (as member-downgrade reads it).
+	if r.onPrevious {
+		note, err := in.upgradeMembers(ctx, order)
+		notes = append(notes, note)
 		if err != nil {
-			ev.Err = err
-			return
-		}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); w.run(wctx, c) }()
-		for _, m := range order {
-			w.upgrading(m.ID)
-			if ev.Err = in.restartMember(ctx, m, filepath.Join(r.bins.current, "muster-coordinator")); ev.Err != nil {
-				break
-			}
-		}
-		if ev.Err == nil {
-			ev.Err = w.waitRaised(ctx, c)
-		}
-		stop()
-		<-done
-		if v := w.violation(); v != "" {
-			ev.Err = errors.Join(ev.Err, errors.New(v))
-		}
-		notes = append(notes, w.String())
-		if ev.Err != nil {
-			ev.Detail = strings.Join(notes, "; ")
+			ev.Err, ev.Detail = err, note
 			return
 		}
 		r.onPrevious = false
@@ -97,6 +76,34 @@ func (in *injector) rollingUpgrade(ctx context.Context, ev *Event) {
 	}
 	notes = append(notes, fmt.Sprintf("members %s then %d edges restarted one at a time", strings.Join(names, ", "), len(r.edges)))
 	ev.Detail = strings.Join(notes, "; ")
+}
+
+// upgradeMembers restarts the members in order from the previous build on this one, watching
+// every member's cluster protocol, and waits for the raise; it says what the watch saw.
+func (in *injector) upgradeMembers(ctx context.Context, order []*Member) (string, error) {
+	c := in.r.cluster
+	w, err := newProtocolWatch(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); w.run(wctx, c) }()
+	for _, m := range order {
+		w.upgrading(m.ID)
+		if err = in.restartMember(ctx, m, filepath.Join(in.r.bins.current, "muster-coordinator")); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = w.waitRaised(ctx, c)
+	}
+	stop()
+	<-done
+	if v := w.violation(); v != "" {
+		err = errors.Join(err, errors.New(v))
+	}
+	return w.String(), err
 }
 
 // restartMember stops m (SIGTERM), starts it on bin and waits until it is a caught-up voter.
@@ -351,8 +358,8 @@ func (w *protocolWatch) violation() string {
 	return w.bad
 }
 
-// waitRaised waits until every member reads this build's protocol as the cluster's. A previous
-// build that announces the same protocol as this one is an error: previous.Commit must move.
+// waitRaised waits until every member reads this build's protocol as the cluster's, once
+// checkProtocols accepts the two builds.
 func (w *protocolWatch) waitRaised(ctx context.Context, c *Cluster) error {
 	for _, m := range c.Members {
 		st, err := c.StatusOf(ctx, m)
@@ -364,8 +371,8 @@ func (w *protocolWatch) waitRaised(ctx context.Context, c *Cluster) error {
 	w.mu.Lock()
 	cur, prev := w.current, w.previous
 	w.mu.Unlock()
-	if cur <= prev {
-		return fmt.Errorf("the previous build (%s) announces cluster protocol %d and this one %d: previous.Commit must name the last commit before this build's protocol", previous.Commit[:12], prev, cur)
+	if err := checkProtocols(prev, cur); err != nil {
+		return err
 	}
 	err := waitFor(ctx, fmt.Sprintf("cluster protocol %d on every member", cur), raiseWithin, func() (bool, string) {
 		for _, m := range c.Members {
@@ -385,6 +392,16 @@ func (w *protocolWatch) waitRaised(ctx context.Context, c *Cluster) error {
 		w.mu.Unlock()
 	}
 	return err
+}
+
+// checkProtocols refuses a previous build that is not at the protocol just below this build's:
+// the upgrade would not test the last raise, and previous.Commit must move.
+func checkProtocols(prev, cur int) error {
+	if cur != prev+1 {
+		return fmt.Errorf("the previous build (%s) announces cluster protocol %d and this one %d: previous.Commit must name the last commit at protocol %d",
+			previous.Commit[:12], prev, cur, cur-1)
+	}
+	return nil
 }
 
 // String says what the watch saw: the raise, and after which member.
