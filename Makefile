@@ -136,6 +136,8 @@ run: build
 # test-only failpoints (never a release build), edges in eu (two) and us, a lab with real and
 # emulated nodes; ROUNDS rounds of faults, alone then mixed, checked after every round. The
 # seed is printed first; SEED=0 picks one. CHAOSFLAGS e.g. '--emulated 500 --faults edge-sigstop'.
+# A run that may draw rolling-upgrade (the default) starts on the previous protocol's commit
+# (sandbox/stack/previous), built once from the git history: a shallow clone cannot run it.
 ROUNDS ?= 20
 SEED ?= 0
 CHAOSFLAGS ?=

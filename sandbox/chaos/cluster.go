@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,6 +246,48 @@ func (c *Cluster) WaitLeader(ctx context.Context, want int, not string) (*Member
 		return nil, err
 	}
 	return c.Member(m.ID), nil
+}
+
+// StatusOf is m's own status (admin API), read within a few seconds.
+func (c *Cluster) StatusOf(ctx context.Context, m *Member) (api.StatusResponse, error) {
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	st, err := c.admin.StatusOf(sctx, m.API)
+	if err != nil {
+		return st, fmt.Errorf("status of member %s: %w", m.ID, err)
+	}
+	return st, nil
+}
+
+// WaitMember waits until m, restarted, is a voter in the leader's configuration and has applied
+// what the leader had committed when it came back.
+func (c *Cluster) WaitMember(ctx context.Context, m *Member, limit time.Duration) error {
+	_, st, err := c.procs.WaitLeader(ctx, len(c.Members), "")
+	if err != nil {
+		return err
+	}
+	target := st.CommitIndex
+	return waitFor(ctx, "member "+m.ID+" a caught-up voter", limit, func() (bool, string) {
+		ms, err := c.StatusOf(ctx, m)
+		if err != nil {
+			return false, err.Error()
+		}
+		l := c.Member(ms.LeaderID)
+		if l == nil {
+			return false, fmt.Sprintf("%s, no leader known", ms.State)
+		}
+		ls, err := c.StatusOf(ctx, l)
+		if err != nil {
+			return false, err.Error()
+		}
+		if !slices.ContainsFunc(ls.Members, func(x api.Member) bool { return x.ID == m.ID && x.Voter }) {
+			return false, "not a voter in leader " + l.ID + "'s configuration"
+		}
+		if ms.AppliedIndex < target {
+			return false, fmt.Sprintf("applied %d of %d", ms.AppliedIndex, target)
+		}
+		return true, ""
+	})
 }
 
 // Isolate partitions m from the other members under the name block (Lift lifts it): its own

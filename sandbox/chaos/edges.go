@@ -20,7 +20,10 @@ import (
 
 // EdgeSpec is what every edge shares.
 type EdgeSpec struct {
-	BinDir      string // muster-edge and muster-helper-sample
+	BinDir string // muster-edge and muster-helper-sample
+	// Bin is the muster-edge the edges start on; BinDir's when empty. Every build runs
+	// BinDir's helper.
+	Bin         string
 	Dir         string
 	EdgeToken   string
 	LeaseMargin time.Duration
@@ -78,8 +81,12 @@ func NewEdge(spec EdgeSpec, l *lab.Lab, c *Cluster, region string, n, site int) 
 		return nil, err
 	}
 	info := l.Info().Regions[region]
+	bin := spec.Bin
+	if bin == "" {
+		bin = filepath.Join(spec.BinDir, "muster-edge")
+	}
 	e.Proc, err = edgeproc.New(edgeproc.Spec{
-		Bin: filepath.Join(spec.BinDir, "muster-edge"), Config: file,
+		Bin: bin, Config: file,
 		Identity: client.Identity, ChoriaConfig: client.Config, Coordinators: urls, Token: spec.EdgeToken,
 		Helper: shellquote.Join(sample, "--persistent",
 			"--broker", info.BrokerURL, "--upgrade", l.UpgradeVersion(), "--ca", info.CA, "--ca-key", info.CAKey),

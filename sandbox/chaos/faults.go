@@ -28,12 +28,21 @@ const (
 	ClusterRestart  Kind = "cluster-restart"
 	OperatorPause   Kind = "operator-pause"
 	DCPartition     Kind = "dc-partition"
+	MemberWipe      Kind = "member-wipe"
+	RollingUpgrade  Kind = "rolling-upgrade"
+	// MemberDowngrade is drawn only when named (--faults or a plan): a follower restarted on
+	// the previous build once the cluster runs this build's protocol, then upgraded again.
+	MemberDowngrade Kind = "member-downgrade"
 )
 
-// AllKinds lists every fault in the order single-fault rounds take them. dc-partition came last
-// (after the 100-round runs of seeds 2026120201..03 and 20261203): a seed of a run before it
-// replays with --faults naming the other nine.
-var AllKinds = []Kind{LeaderKill, EdgeStop, EdgeKill, EdgePartition, LeaderPartition, ClockStep, BrokerRestart, ClusterRestart, OperatorPause, DCPartition}
+// AllKinds lists every fault drawn by default, in the order single-fault rounds take them
+// (rolling-upgrade, when drawn, goes first: singleOrder). dc-partition came tenth (after the
+// 100-round runs of seeds 2026120201..03 and 20261203), member-wipe and rolling-upgrade after it:
+// a seed of a run before them replays with --faults naming the ones it had.
+var AllKinds = []Kind{LeaderKill, EdgeStop, EdgeKill, EdgePartition, LeaderPartition, ClockStep, BrokerRestart, ClusterRestart, OperatorPause, DCPartition, MemberWipe, RollingUpgrade}
+
+// knownKinds are the faults --faults accepts: the drawn ones and those run only when named.
+func knownKinds() []Kind { return append(append([]Kind(nil), AllKinds...), MemberDowngrade) }
 
 // ParseKinds reads a comma-separated list of fault names.
 func ParseKinds(s string) ([]Kind, error) {
@@ -44,14 +53,14 @@ func ParseKinds(s string) ([]Kind, error) {
 			continue
 		}
 		ok := false
-		for _, k := range AllKinds {
+		for _, k := range knownKinds() {
 			if string(k) == f {
 				out = append(out, k)
 				ok = true
 			}
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, joinKinds(AllKinds))
+			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, joinKinds(knownKinds()))
 		}
 	}
 	return out, nil
@@ -69,7 +78,7 @@ func joinKinds(ks []Kind) string {
 // run one after another, so each finds the cluster whole).
 func coordinatorFault(k Kind) bool {
 	switch k {
-	case LeaderKill, LeaderPartition, ClockStep, ClusterRestart, OperatorPause:
+	case LeaderKill, LeaderPartition, ClockStep, ClusterRestart, OperatorPause, MemberWipe, RollingUpgrade, MemberDowngrade:
 		return true
 	}
 	return false
@@ -140,6 +149,19 @@ func (in *injector) pickEdge(rng *rand.Rand) *Edge {
 	return e
 }
 
+// takeEdge waits until no other fault of the round holds e, then holds it.
+func (in *injector) takeEdge(ctx context.Context, e *Edge) error {
+	return waitFor(ctx, "edge "+e.Name+" free of other faults", in.r.opts.RoundTimeout, func() (bool, string) {
+		in.edgesMu.Lock()
+		defer in.edgesMu.Unlock()
+		if in.busy[e] {
+			return false, "held by another fault"
+		}
+		in.busy[e] = true
+		return true, ""
+	})
+}
+
 func (in *injector) releaseEdge(e *Edge) {
 	in.edgesMu.Lock()
 	delete(in.busy, e)
@@ -174,6 +196,12 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 		in.pauseByOperator(ctx, ev)
 	case DCPartition:
 		in.partitionDC(ctx, ev, rng)
+	case MemberWipe:
+		in.wipeMember(ctx, ev, rng)
+	case RollingUpgrade:
+		in.rollingUpgrade(ctx, ev)
+	case MemberDowngrade:
+		in.downgradeMember(ctx, ev)
 	}
 	if ev.End.IsZero() {
 		ev.End = time.Now()

@@ -4,11 +4,14 @@ package chaos
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/pkg/testkit/proxy"
 	"github.com/seed96588659/muster/sandbox/stack/coordproc"
@@ -141,4 +144,45 @@ func TestFaults_AHealLiftsOnlyItsOwnFault(t *testing.T) {
 	h.c.Lift(leader.block())
 	us1.Lift(edge.block())
 	expect("after every heal", append(held, cut...), true)
+}
+
+// TestProtocolWatch_ARaiseWhileAMemberRunsThePreviousBuildIsAViolation: the rolling upgrade's
+// watch flags a member that reads a cluster protocol above the previous build's while another
+// member has not been started on this build, and not once every member has.
+func TestProtocolWatch_ARaiseWhileAMemberRunsThePreviousBuildIsAViolation(t *testing.T) {
+	st := func(proto, cluster int) api.StatusResponse {
+		return api.StatusResponse{Protocol: proto, ClusterProtocol: cluster}
+	}
+	w := &protocolWatch{previous: 6, old: map[string]bool{"c1": true, "c2": true, "c3": true}}
+	w.upgrading("c2")
+	w.observe("c2", st(7, 6))
+	w.upgrading("c3")
+	w.observe("c1", st(6, 6))
+	if v := w.violation(); v != "" {
+		t.Fatalf("violation before any raise: %s", v)
+	}
+	w.observe("c3", st(7, 7))
+	if v := w.violation(); !strings.Contains(v, "member c3 reads cluster protocol 7 while c1 still run the previous build (protocol 6)") {
+		t.Fatalf("violation %q", v)
+	}
+	ok := &protocolWatch{previous: 6, old: map[string]bool{"c1": true}}
+	ok.upgrading("c1")
+	ok.observe("c1", st(7, 7))
+	if v := ok.violation(); v != "" || ok.current != 7 {
+		t.Fatalf("a raise after every member was upgraded: violation %q, current %d", v, ok.current)
+	}
+}
+
+// TestCheckProtocols_ThePreviousBuildMustBeOneProtocolBelow: a protocol bump that leaves
+// previous.Commit where it was fails the rolling upgrade, naming the protocol to move it to.
+func TestCheckProtocols_ThePreviousBuildMustBeOneProtocolBelow(t *testing.T) {
+	if err := checkProtocols(6, 7); err != nil {
+		t.Fatalf("6 -> 7: %v", err)
+	}
+	for _, c := range [][2]int{{7, 7}, {6, 8}, {8, 7}} {
+		err := checkProtocols(c[0], c[1])
+		if want := fmt.Sprintf("must name the last commit at protocol %d", c[1]-1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%d -> %d: %v, want an error saying %q", c[0], c[1], err, want)
+		}
+	}
 }

@@ -38,3 +38,38 @@ func TestOptions_ValidateNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestPlan_RollingUpgradeIsTheFirstSingleRoundAndTheRunStartsOnThePreviousBuild: a run that may
+// draw rolling-upgrade starts on the previous build and leaves it in round 1; the new faults are
+// drawn by default and member-downgrade only when named.
+func TestPlan_RollingUpgradeIsTheFirstSingleRoundAndTheRunStartsOnThePreviousBuild(t *testing.T) {
+	o := DefaultOptions()
+	r := &Runner{opts: o}
+	if got := r.plan(1); len(got) != 1 || got[0] != RollingUpgrade {
+		t.Errorf("round 1 of a default run injects %v, want rolling-upgrade", got)
+	}
+	if got := r.plan(2); len(got) != 1 || got[0] != LeaderKill {
+		t.Errorf("round 2 of a default run injects %v, want %s", got, LeaderKill)
+	}
+	if !r.startsOnPrevious() || !r.mayDraw(MemberWipe) || r.mayDraw(MemberDowngrade) {
+		t.Errorf("default run: starts on previous %v, may draw member-wipe %v, member-downgrade %v; want true, true, false",
+			r.startsOnPrevious(), r.mayDraw(MemberWipe), r.mayDraw(MemberDowngrade))
+	}
+	kinds, err := ParseKinds("member-wipe, rolling-upgrade,member-downgrade")
+	if err != nil || len(kinds) != 3 {
+		t.Fatalf("ParseKinds of the new faults: %v, %v", kinds, err)
+	}
+	r.opts.Kinds = kinds
+	if got := r.plan(1); got[0] != RollingUpgrade {
+		t.Errorf("round 1 of --faults %v injects %v, want rolling-upgrade", kinds, got)
+	}
+	// A plan with a drawn round may draw rolling-upgrade there, on this build: the run needs
+	// the previous edge but starts on this build.
+	r.opts.Kinds, r.opts.Plan = AllKinds, [][]Kind{{LeaderKill}, nil}
+	if r.startsOnPrevious() || !r.mayDraw(RollingUpgrade) {
+		t.Errorf("plan with a drawn round: starts on previous %v, may draw rolling-upgrade %v; want false, true", r.startsOnPrevious(), r.mayDraw(RollingUpgrade))
+	}
+	if _, err := ParseKinds("member-wipe,disk-fill"); err == nil || !strings.Contains(err.Error(), "member-downgrade") {
+		t.Errorf("an unknown fault: %v, want an error listing the known ones", err)
+	}
+}

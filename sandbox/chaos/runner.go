@@ -13,12 +13,14 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
+	"github.com/seed96588659/muster/sandbox/stack/previous"
 	"github.com/seed96588659/muster/sandbox/stack/wan"
 )
 
@@ -49,6 +51,11 @@ type Options struct {
 	// BinDir holds prebuilt muster-coordinator (with the failpoints tag), muster-edge and
 	// muster-helper-sample; empty builds them into Dir/bin.
 	BinDir string
+	// PreviousBinDir holds muster-coordinator (with the failpoints tag) and muster-edge of
+	// previous.Commit, the last commit at the cluster protocol before this build's; empty builds
+	// them (cached across runs, sandbox/stack/previous) when rolling-upgrade or member-downgrade
+	// may be drawn. A run that may draw rolling-upgrade starts on them.
+	PreviousBinDir string
 	// ReprovisionAfter is the coordinators' lease.reprovision_after: a node finished this
 	// recently and seen again in provisioning mode (a discovery racing its restart) is not
 	// queued again. Rounds start this long after the previous one finished. Default 4s, above
@@ -135,6 +142,16 @@ type Runner struct {
 	// calls are the edges' call histories; prevSeed is when the previous round's ledger read began.
 	calls    *callLog
 	prevSeed int64
+	// bins are the current and the previous builds' directories; onPrevious says the members
+	// still run the previous build (until the first rolling-upgrade).
+	bins       builds
+	onPrevious bool
+}
+
+// builds are the directories of the binaries a run starts processes from.
+type builds struct {
+	current  string // muster-coordinator, muster-edge, muster-helper-sample of this tree
+	previous string // muster-coordinator and muster-edge of previous.Commit; "" when not needed
 }
 
 // RoundResult is what one round did and what the checker found.
@@ -215,22 +232,15 @@ func (r *Runner) start(ctx context.Context) error {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return err
 	}
-	binDir := o.BinDir
-	if binDir == "" {
-		root := o.Root
-		if root == "" {
-			wd, _ := os.Getwd()
-			var err error
-			if root, err = RepoRoot(wd); err != nil {
-				return err
-			}
-		}
-		binDir = filepath.Join(o.Dir, "bin")
-		t := time.Now()
-		if err := Build(ctx, root, binDir); err != nil {
-			return err
-		}
-		r.printf("built muster-coordinator (-tags %s), muster-edge, muster-helper-sample in %s\n", FailpointsTag, time.Since(t).Round(time.Millisecond))
+	if err := r.build(ctx); err != nil {
+		return err
+	}
+	binDir := r.bins.current
+	coordinatorBin := filepath.Join(binDir, "muster-coordinator")
+	edgeBin := filepath.Join(binDir, "muster-edge")
+	if r.onPrevious = r.startsOnPrevious(); r.onPrevious {
+		coordinatorBin, edgeBin = filepath.Join(r.bins.previous, previous.Coordinator), filepath.Join(r.bins.previous, previous.Edge)
+		r.printf("members and edges start on the previous build (%s) until the first rolling-upgrade\n", previous.Commit[:12])
 	}
 	t := time.Now()
 	l, err := lab.Start(ctx, lab.Options{
@@ -248,7 +258,7 @@ func (r *Runner) start(ctx context.Context) error {
 	}
 	edgeToken, adminToken := randomToken(), randomToken()
 	r.cluster, err = StartCluster(ctx, ClusterSpec{
-		Bin: filepath.Join(binDir, "muster-coordinator"), Dir: filepath.Join(o.Dir, "coordinators"), Members: 3,
+		Bin: coordinatorBin, Dir: filepath.Join(o.Dir, "coordinators"), Members: 3,
 		LeaseTTL: o.LeaseTTL, LeaseGrace: o.LeaseGrace, MaxWait: o.MaxWait, ReprovisionAfter: o.ReprovisionAfter,
 		EdgeToken: edgeToken, AdminToken: adminToken, Profile: o.Profile,
 	})
@@ -266,7 +276,7 @@ func (r *Runner) start(ctx context.Context) error {
 	if r.edgeAPI, err = api.NewClient(urls, api.WithToken(edgeToken), api.WithRetryDelay(100*time.Millisecond)); err != nil {
 		return err
 	}
-	spec := EdgeSpec{BinDir: binDir, Dir: filepath.Join(o.Dir, "edges"), EdgeToken: edgeToken,
+	spec := EdgeSpec{BinDir: binDir, Bin: edgeBin, Dir: filepath.Join(o.Dir, "edges"), EdgeToken: edgeToken,
 		LeaseMargin: o.LeaseMargin, BatchSize: 50, Workers: 64}
 	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
 		return err
@@ -298,6 +308,66 @@ func (r *Runner) start(ctx context.Context) error {
 	return nil
 }
 
+// build finds or builds the binaries the run needs: this tree's, and the previous build's when
+// a fault that needs it may be drawn.
+func (r *Runner) build(ctx context.Context) error {
+	o := r.opts
+	r.bins.current = o.BinDir
+	needPrevious := (r.mayDraw(RollingUpgrade) || r.mayDraw(MemberDowngrade)) && o.PreviousBinDir == ""
+	root := o.Root
+	if root == "" && (r.bins.current == "" || needPrevious) {
+		wd, _ := os.Getwd()
+		var err error
+		if root, err = RepoRoot(wd); err != nil {
+			return err
+		}
+	}
+	if r.bins.current == "" {
+		r.bins.current = filepath.Join(o.Dir, "bin")
+		t := time.Now()
+		if err := Build(ctx, root, r.bins.current); err != nil {
+			return err
+		}
+		r.printf("built muster-coordinator (-tags %s), muster-edge, muster-helper-sample in %s\n", FailpointsTag, time.Since(t).Round(time.Millisecond))
+	}
+	r.bins.previous = o.PreviousBinDir
+	if needPrevious {
+		t := time.Now()
+		dir, err := previous.Build(ctx, root, previous.CacheDir(), FailpointsTag)
+		if err != nil {
+			return err
+		}
+		r.bins.previous = dir
+		r.printf("previous build (%s, -tags %s) in %s: %s\n", previous.Commit[:12], FailpointsTag, time.Since(t).Round(time.Millisecond), dir)
+	}
+	return nil
+}
+
+// mayDraw reports whether a round of the run may inject k: a planned round names it, or a
+// drawn round may draw it.
+func (r *Runner) mayDraw(k Kind) bool {
+	drawn := len(r.opts.Plan) == 0
+	for _, p := range r.opts.Plan {
+		if p == nil {
+			drawn = true
+		}
+		if slices.Contains(p, k) {
+			return true
+		}
+	}
+	return drawn && slices.Contains(r.opts.Kinds, k)
+}
+
+// startsOnPrevious reports whether the run starts on the previous build: a planned round names
+// rolling-upgrade, or (no plan) the kinds hold it, which makes it round 1's fault. A mix of a
+// plan's drawn round that draws it finds the cluster on this build (see rollingUpgrade).
+func (r *Runner) startsOnPrevious() bool {
+	if len(r.opts.Plan) == 0 {
+		return slices.Contains(r.opts.Kinds, RollingUpgrade)
+	}
+	return slices.ContainsFunc(r.opts.Plan, func(p []Kind) bool { return slices.Contains(p, RollingUpgrade) })
+}
+
 func (r *Runner) stop() {
 	var wg sync.WaitGroup
 	for _, e := range r.edges {
@@ -320,13 +390,28 @@ func (r *Runner) plan(i int) []Kind {
 			return p
 		}
 	} else if i <= len(ks) {
-		return []Kind{ks[i-1]}
+		return []Kind{singleOrder(ks)[i-1]}
 	}
 	n := 2 + r.rng.IntN(2)
 	perm := r.rng.Perm(len(ks))
 	var out []Kind
 	for _, p := range perm[:min(n, len(ks))] {
 		out = append(out, ks[p])
+	}
+	return out
+}
+
+// singleOrder is the order of the single-fault rounds: ks, with rolling-upgrade first, so a run
+// that starts on the previous build leaves it in round 1.
+func singleOrder(ks []Kind) []Kind {
+	out := make([]Kind, 0, len(ks))
+	if slices.Contains(ks, RollingUpgrade) {
+		out = append(out, RollingUpgrade)
+	}
+	for _, k := range ks {
+		if k != RollingUpgrade {
+			out = append(out, k)
+		}
 	}
 	return out
 }

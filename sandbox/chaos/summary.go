@@ -80,7 +80,7 @@ func (s Summary) Print(w io.Writer) {
 		total += r.Done
 	}
 	var fs []string
-	for _, k := range AllKinds {
+	for _, k := range knownKinds() {
 		if faults[k] > 0 {
 			fs = append(fs, fmt.Sprintf("%s %d", k, faults[k]))
 		}

@@ -39,6 +39,31 @@ func (m *Member) Exited() <-chan struct{} { return m.proc.Exited() }
 // ExitErr is how the member's last process ended (nil while it runs or after a clean exit).
 func (m *Member) ExitErr() error { return m.proc.ExitErr() }
 
+// Bin is the binary the member's next start runs.
+func (m *Member) Bin() string { return m.proc.Bin }
+
+// Use sets the binary the member's next start runs, as replacing a stopped member's binary in a
+// rolling upgrade does; the flags stay the same.
+func (m *Member) Use(bin string) { m.proc.Bin = bin }
+
+// JoinVia makes the member's next starts join through urls (--join) instead of bootstrapping or
+// joining elsewhere: a member restarted without its state (a lost volume) must not bootstrap a
+// cluster of its own.
+func (m *Member) JoinVia(urls []string) {
+	args := make([]string, 0, len(m.proc.Args)+2)
+	for i := 0; i < len(m.proc.Args); i++ {
+		switch m.proc.Args[i] {
+		case "--bootstrap":
+			continue
+		case "--join":
+			i++ // and its value
+			continue
+		}
+		args = append(args, m.proc.Args[i])
+	}
+	m.proc.Args = append(args, "--join", strings.Join(urls, ","))
+}
+
 // Restart starts a stopped member again with the same flags and ports and waits for its API.
 func (m *Member) Restart(ctx context.Context) error {
 	if m.Running() {
