@@ -569,3 +569,31 @@ func (c *checker) stuck() {
 		return
 	}
 }
+
+// truncated forgets what the checker learnt from committed entries after cut, which an election
+// lost: the digests of that history always, and with recovered (a recover lost them with the
+// majority, as docs/cluster.md warns) the acknowledgements, first reports, pauses and bans they
+// held, whose loss is the recover's documented cost. Without recovered the loss is a defect of
+// the vote rule and the invariants that see it must fire.
+func (c *checker) truncated(cut uint64, recovered bool) {
+	for i := range c.digests {
+		if i > cut {
+			delete(c.digests, i)
+		}
+	}
+	if !recovered {
+		return
+	}
+	c.acks = slices.DeleteFunc(c.acks, func(a ack) bool { return a.index > cut })
+	for k, f := range c.reports {
+		if f.index > cut {
+			delete(c.reports, k)
+		}
+	}
+	c.pauses = slices.DeleteFunc(c.pauses, func(p pauseChange) bool { return p.index > cut })
+	for id, at := range c.banned {
+		if at > cut {
+			delete(c.banned, id)
+		}
+	}
+}

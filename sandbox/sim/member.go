@@ -43,7 +43,18 @@ type member struct {
 	term  uint64
 	ready bool
 	// applied is the last log index this member's ledger applied.
-	applied         uint64
+	applied uint64
+	// logLen is the last index of the committed log this member's raft log holds (raft.go).
+	logLen uint64
+	// voter and learner place the member in the configuration; neither: removed from it.
+	voter, learner bool
+	// fresh is a member started without raft state (a lost disk, a join), until the leader
+	// promoted it to a voter.
+	fresh bool
+	// announce is the cluster protocol this member's build applies (protocol.go); raising is
+	// set while its proposal to raise the cluster protocol waits.
+	announce        int
+	raising         bool
 	pending         []*entry
 	stepDownPlanned bool
 	commitRetry     bool
@@ -102,7 +113,7 @@ func (m *member) open() error {
 
 func newMember(s *Sim, id int, cfg lessor.Config, skew time.Duration) *member {
 	name := fmt.Sprintf("m%d", id)
-	return &member{s: s, id: id, name: name, clock: newClock(s, 1000, skew), cfg: cfg, path: filepath.Join(s.dir, name+".db"), wallSteps: true}
+	return &member{s: s, id: id, name: name, clock: newClock(s, 1000, skew), cfg: cfg, path: filepath.Join(s.dir, name+".db"), wallSteps: true, voter: true, announce: ledger.Protocol}
 }
 
 // shutdown stops the manager and closes the ledger file.
@@ -152,7 +163,7 @@ func (m *member) restart() {
 		s.fail(err)
 		return
 	}
-	s.tracef(nil, m.name, "restarted (ttl %s), ledger at index %d", m.cfg.TTL, m.applied)
+	s.tracef(nil, m.name, "restarted (ttl %s, protocol %d), ledger at index %d, raft log at %d, fresh %t", m.cfg.TTL, m.announce, m.applied, m.logLen, m.fresh)
 	s.raft.changed(s)
 }
 
@@ -170,6 +181,9 @@ func (m *member) applyTo(index uint64) any {
 // follower what it replicated; a batch ends at every 16th index, where the checker compares
 // the members' digests.
 func (m *member) catchUp(index uint64) {
+	if m.alive {
+		m.logLen = max(m.logLen, index)
+	}
 	for m.alive && m.applied < index {
 		m.applyBatch(min(index, (m.applied/16+1)*16))
 	}
@@ -199,7 +213,7 @@ func (m *member) catchUpSoon() {
 	// reads their ledgers, and batching their applies keeps a seed cheap.
 	s.after(s.between(time.Millisecond, 15*time.Second), func() {
 		m.catchUpPlanned = false
-		if l := s.raft.leader; l != nil && s.connected(m, l) {
+		if l := s.raft.leader; l != nil && s.connected(m, l) && m.inConfig() {
 			m.catchUp(uint64(len(s.raft.log)))
 		}
 	})
@@ -215,9 +229,12 @@ func (m *member) establish(term uint64) {
 	m.catchUp(uint64(len(s.raft.log)))
 	inc, mgr := m.inc, m.mgr
 	s.task(func() {
+		// The members' answers are read before the lease manager is enabled (the real leader
+		// asks them once ready: raiseProtocol raises it later too), so a seed runs the protocol
+		// its members announce from its first leader on.
 		p, err := m.ledger.ClusterProtocol()
-		if err == nil && p < ledger.Protocol {
-			_, err = m.propose(inc, &ledger.SetProtocol{Version: ledger.Protocol})
+		if v := s.lowestAnnounced(m); err == nil && p < v {
+			_, err = m.propose(inc, &ledger.SetProtocol{Version: v})
 		}
 		if err == nil {
 			err = mgr.Enable(context.Background())
@@ -457,6 +474,9 @@ func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	if m.s.now < m.s.raft.holdUntil {
+		return m.held(ctx, answers, carried, carriedAt)
+	}
 	a, err := m.mgr.Acquire(ctx, lessor.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Reports: carried})
 	if err != nil {
 		return nil, m.mapLeaseErr(err)
@@ -468,6 +488,30 @@ func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, erro
 		return nil, errNotLeader
 	}
 	resp := api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, Held: api.Duration(a.Held), CarriesReports: true}
+	if len(answers) > 0 {
+		resp.Reports = answers
+	}
+	return resp, nil
+}
+
+// held answers an acquire while a recover's hold lasts (fault_recover.go): the reports it
+// carries are applied, each alone, and no node is offered.
+func (m *member) held(ctx context.Context, answers []api.ReportAnswer, carried []lessor.Carried, carriedAt []int) (any, error) {
+	for j, c := range carried {
+		rr, err := m.mgr.Report(ctx, c.Ref, c.RequestID, c.Results)
+		if err != nil && !ledger.Refused(err) {
+			return nil, m.mapLeaseErr(err)
+		}
+		m.answerCarried(&answers[carriedAt[j]], lessor.CarriedAnswer{Result: rr, Err: err})
+	}
+	if !m.confirm() {
+		return nil, errNotLeader
+	}
+	p, err := m.ledger.Pause()
+	if err != nil {
+		return nil, err
+	}
+	resp := api.AcquireResponse{Paused: p.Paused, PauseAsOf: p.AsOf, CarriesReports: true}
 	if len(answers) > 0 {
 		resp.Reports = answers
 	}
@@ -615,7 +659,9 @@ func (m *member) apiError(err error) *api.Error {
 // expireTick is the leader's expiry loop, driven by the simulation: every member that believes
 // it leads and is ready proposes the expiry of its due leases.
 func (s *Sim) expireTick() {
+	s.admit()
 	for _, m := range s.members {
+		m.raiseProtocol()
 		if m.alive && m.role == roleLeader && m.ready {
 			mgr := m.mgr
 			s.task(func() {

@@ -20,7 +20,7 @@ var (
 // thousands without -race); a failing seed names the command that replays it with its trace.
 func TestSim(t *testing.T) {
 	if *flagSeed != 0 {
-		res, err := Explain(os.Stdout, *flagSeed, *flagTrace, false, Profile(*flagProf))
+		res, err := Explain(os.Stdout, Options{Seed: *flagSeed, Profile: Profile(*flagProf)}, *flagTrace)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,12 +33,12 @@ func TestSim(t *testing.T) {
 	if testing.Short() {
 		n = min(n, 5)
 	}
-	sum := Sweep(*flagFirst, n, 0, false, Profile(*flagProf))
+	sum := Sweep(*flagFirst, n, 0, Options{Profile: Profile(*flagProf)})
 	for _, err := range sum.Errors {
 		t.Error(err)
 	}
 	for _, res := range sum.Failed {
-		t.Errorf("seed %d: %v\nreplay: %s", res.Seed, res.Violation, Replay(res.Seed, Profile(*flagProf)))
+		t.Errorf("seed %d: %v\nreplay: %s", res.Seed, res.Violation, Replay(Options{Seed: res.Seed, Profile: Profile(*flagProf)}))
 	}
 	t.Logf("%d seeds in %s: %d events, %d entries, %d grants, %d renewals, %d reports (%d answered in an acquire's answer), %d acts, %d leader changes",
 		sum.Seeds, sum.Elapsed, sum.Stats.Events, sum.Stats.Entries, sum.Stats.Grants, sum.Stats.Renewals, sum.Stats.Reports, sum.Stats.Carried, sum.Stats.Acts, sum.Stats.LeaderChanges)
