@@ -19,6 +19,7 @@ import (
 // expires (fence.go). Protocol 4 gives the nodes a lease fences its edge's lock window from the
 // lease's end (fenceLockProtocol). Protocol 5 stores events as binary records (eventrecord.go).
 // Protocol 6 applies Acquire (type 12): an edge's reports and its next grant in one entry.
+// Protocol 7 holds issue 31's rules (docs/upgrades.md).
 //
 // Why a cluster protocol: a member of an older build refuses a report carrying an outcome it does
 // not know (as bad input) and halts at a command type it does not know, while a newer member
@@ -26,7 +27,7 @@ import (
 // cluster protocol through the log only once every member announces it can apply it, and every
 // member gates these features on the protocol recorded in its ledger, so each entry is applied
 // the same way everywhere, whatever order the operator upgrades members and edges in.
-const Protocol = 6
+const Protocol = 7
 
 // keyProtocol in meta is the cluster protocol (8B BE); absent means 1, so a ledger written before
 // protocols existed reads as 1. An older build ignores the key, in its file and in snapshots.

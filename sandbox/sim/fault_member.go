@@ -9,7 +9,7 @@ import "time"
 // a new process with an empty data directory joins under the same id: the leader adds it as a
 // learner and promotes it once its log caught up.
 func memberFault() fault {
-	return fault{name: "member-replace", every: 4 * time.Minute, inject: func(s *Sim) {
+	return fault{name: "member-replace", every: 5 * time.Minute, inject: func(s *Sim) {
 		l := s.raft.leader
 		if !s.settledConfig() || l == nil || !l.ready {
 			return

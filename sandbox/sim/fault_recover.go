@@ -10,8 +10,9 @@ import "time"
 // survivor's log is the cluster's from then on: entries only the lost members held are lost, and
 // with them grants the edges still hold. New members join later under the lost ids.
 func recoverFault() fault {
-	return fault{name: "recover", every: 8 * time.Minute, inject: func(s *Sim) {
-		if !s.settledConfig() {
+	return fault{name: "recover", every: 10 * time.Minute, inject: func(s *Sim) {
+		// The hold must end before the quiet end, whose liveness check needs nodes offered.
+		if !s.settledConfig() || s.now > s.end-int64(time.Minute+s.recoverHold()) {
 			return
 		}
 		survivor := pick(s, s.members)
@@ -20,7 +21,7 @@ func recoverFault() fault {
 		// lacks what the majority committed last.
 		var lag time.Duration
 		if s.chance(0.7) {
-			lag = s.between(time.Second, 15*time.Second)
+			lag = s.between(5*time.Second, time.Minute)
 			for _, m := range s.members {
 				if m != survivor {
 					s.net.setCut(survivor.id, m.id, true)
@@ -44,7 +45,7 @@ func (s *Sim) loseMajority(survivor *member) {
 		}
 	}
 	{
-		s.after(s.between(5*time.Second, 40*time.Second), func() {
+		s.after(s.between(2*time.Second, 30*time.Second), func() {
 			s.stats.Recovers++
 			survivor.restartIn = s.between(time.Second, 5*time.Second)
 			survivor.crash()

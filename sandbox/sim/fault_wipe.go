@@ -12,8 +12,8 @@ import "time"
 // rule the empty member does not vote and no leader is elected until the old one is back; with
 // Options.WipedVotes it votes for the lagging member, whose log lacks what the leader committed.
 func wipeFault() fault {
-	return fault{name: "member-wipe", every: 4 * time.Minute, inject: func(s *Sim) {
-		if !s.settledConfig() {
+	return fault{name: "member-wipe", every: 5 * time.Minute, inject: func(s *Sim) {
+		if !s.settledConfig() || s.now > s.end-int64(time.Minute) {
 			return
 		}
 		l := s.raft.leader

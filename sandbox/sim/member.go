@@ -92,7 +92,7 @@ func (m *member) open() error {
 	}
 	m.ledger = l
 	inc := m.inc
-	mgr, err := lessor.New(m.cfg, l, func(_ context.Context, cmd ledger.Command) (any, error) { return m.propose(inc, cmd) }, m.clock, nil, nil)
+	mgr, err := lessor.New(m.cfg, l, func(ctx context.Context, cmd ledger.Command) (any, error) { return m.proposeFor(ctx, inc, cmd) }, m.clock, nil, nil)
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("member %s: %w", m.name, err)
@@ -181,8 +181,12 @@ func (m *member) applyTo(index uint64) any {
 // follower what it replicated; a batch ends at every 16th index, where the checker compares
 // the members' digests.
 func (m *member) catchUp(index uint64) {
-	if m.alive {
-		m.logLen = max(m.logLen, index)
+	if !m.alive {
+		return
+	}
+	m.logLen = max(m.logLen, index)
+	if l := m.s.raft.leader; m.applied == 0 && l != nil && l != m && l.alive && l.applied > 0 && l.applied <= index {
+		m.install(l)
 	}
 	for m.alive && m.applied < index {
 		m.applyBatch(min(index, (m.applied/16+1)*16))
@@ -255,7 +259,7 @@ func (m *member) establish(term uint64) {
 // checkStamp says why cmd's stamp, proposed by m now, is not m's anchored ledger time ("" when
 // it is). The promotion's extend sets the anchor. An Acquire has no stamp of its own: each of its
 // parts carries the stamp the command of its own would have.
-func (m *member) checkStamp(cmd ledger.Command) string {
+func (m *member) checkStamp(cmd ledger.Command, since int64) string {
 	if a, ok := cmd.(*ledger.Acquire); ok {
 		return m.checkPartStamps(a)
 	}
@@ -274,23 +278,50 @@ func (m *member) checkStamp(cmd ledger.Command) string {
 	if m.anchor == nil {
 		return fmt.Sprintf("%T stamped %s by %s, whose leadership has no anchored ledger time (wall clock %s)", cmd, fmtStamp(at), m.name, fmtStamp(m.clock.Now()))
 	}
-	want := m.anchor.wall.Add(time.Duration(m.clock.mono(m.s.now) - m.anchor.mono))
+	want := m.ledgerTime(m.s.now)
+	if _, ok := cmd.(*ledger.Grant); ok && since > 0 && m.carriesApart() && !at.Before(m.ledgerTime(since)) && !at.After(want) {
+		// Below AcquireProtocol the lease manager proposes an acquire's reports alone, after
+		// it stamped their grant: the stamp was taken while the request was served.
+		return ""
+	}
 	if !at.Equal(want) {
 		return fmt.Sprintf("%T stamped %s by %s, whose ledger time is %s (off by %s)", cmd, fmtStamp(at), m.name, fmtStamp(want), at.Sub(want))
 	}
 	return ""
 }
 
+// ledgerTime is this leadership's anchored ledger time at real time t.
+func (m *member) ledgerTime(t int64) time.Time {
+	return m.anchor.wall.Add(time.Duration(m.clock.mono(t) - m.anchor.mono))
+}
+
+// carriesApart says whether the cluster protocol has the lease manager propose an acquire's
+// reports in entries of their own (lessor.carry), before their grant.
+func (m *member) carriesApart() bool {
+	p, err := m.ledger.ClusterProtocol()
+	return err == nil && p < ledger.AcquireProtocol
+}
+
+// servedAt is the context key of the real time a request began to be served: a stamp the lease
+// manager took for it is not older.
+type servedAt struct{}
+
+// proposeFor is propose for the lease manager, whose ctx says when its request began.
+func (m *member) proposeFor(ctx context.Context, inc int, cmd ledger.Command) (any, error) {
+	since, _ := ctx.Value(servedAt{}).(int64)
+	return m.proposeSince(inc, cmd, since)
+}
+
 // checkPartStamps is checkStamp of each part of a, in order: the first that is not m's anchored
 // ledger time.
 func (m *member) checkPartStamps(a *ledger.Acquire) string {
 	for i := range a.Reports {
-		if why := m.checkStamp(&a.Reports[i]); why != "" {
+		if why := m.checkStamp(&a.Reports[i], 0); why != "" {
 			return why
 		}
 	}
 	if a.Grant != nil {
-		return m.checkStamp(a.Grant)
+		return m.checkStamp(a.Grant, 0)
 	}
 	return ""
 }
@@ -397,7 +428,7 @@ func (m *member) receive(msg *message) {
 
 // serve is the service's handler of one request (coordinator/edgeapi.go, admin.go).
 func (m *member) serve(msg *message) (any, error) {
-	ctx := context.Background()
+	ctx := context.WithValue(context.Background(), servedAt{}, m.s.now)
 	mgr := m.mgr
 	switch req := msg.req.(type) {
 	case api.AcquireRequest:

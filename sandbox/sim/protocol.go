@@ -15,9 +15,10 @@ import (
 // the leader raises it, as coordinator/protocol.go's raiseProtocol does once every member of the
 // configuration announces a newer one.
 
-// DefaultMixedFrom is the protocol a seed's rolling upgrade starts from when Options.Protocol is
-// zero: the oldest from which every invariant holds (DESIGN.md says why not older).
-const DefaultMixedFrom = 6
+// OldestMixed is the oldest cluster protocol a seed's rolling upgrade starts from when
+// Options.Protocol is zero: the oldest this build accepts, every invariant holds from it. The
+// other half of those seeds start from the previous protocol, the usual upgrade.
+const OldestMixed = 1
 
 // mixedShare is the share of seeds that run a rolling upgrade when Options.Protocol is zero.
 const mixedShare = 0.3

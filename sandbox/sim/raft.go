@@ -262,6 +262,12 @@ func (s *Sim) stepDown(m *member, why string) {
 // propose appends cmd to m's log; it runs on a task's goroutine and parks until the entry
 // commits or m's leadership ends.
 func (m *member) propose(inc int, cmd ledger.Command) (any, error) {
+	return m.proposeSince(inc, cmd, 0)
+}
+
+// proposeSince is propose of a command whose stamp may have been taken since real time since
+// (0: now), while its request was served.
+func (m *member) proposeSince(inc int, cmd ledger.Command, since int64) (any, error) {
 	s := m.s
 	if !m.alive || m.inc != inc {
 		return nil, errDead
@@ -277,7 +283,7 @@ func (m *member) propose(inc int, cmd ledger.Command) (any, error) {
 		index: uint64(len(s.raft.log)+len(m.pending)) + 1, term: m.term, data: data, cmd: cmd, by: m,
 		proposedAt: s.now, wake: make(chan outcome, 1),
 	}
-	e.stampErr = m.checkStamp(cmd)
+	e.stampErr = m.checkStamp(cmd, since)
 	e.commitAt = s.now + int64(s.commitDelay()+s.quorumDelay(m))
 	if k := len(m.pending); k > 0 {
 		e.commitAt = max(e.commitAt, m.pending[k-1].commitAt)
@@ -439,9 +445,10 @@ func (s *Sim) truncate(n *member) {
 		r.lostTo = cut
 	}
 	s.tracef(nil, n.name, "elected with a log of %d entries: entries %d..%d, committed, are lost (%s)", cut, cut+1, len(r.log), why)
+	lostEntries := r.log[cut:]
 	r.log = r.log[:cut]
 	for _, m := range s.members {
 		m.logLen = min(m.logLen, cut)
 	}
-	s.check.truncated(cut, r.recovering)
+	s.check.truncated(cut, lostEntries, r.recovering)
 }

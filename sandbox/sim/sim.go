@@ -30,7 +30,7 @@ type Options struct {
 	Profile Profile
 	// Protocol, when set, is the cluster protocol every member announces at the start; they are
 	// then upgraded one at a time to ledger.Protocol (protocol.go). Zero: mixedShare of the
-	// seeds do so from DefaultMixedFrom.
+	// seeds do so, from OldestMixed or the previous protocol.
 	Protocol int
 	// Faults, when set, are the only fault kinds the seed injects, and it injects each of them.
 	Faults []string

@@ -121,7 +121,7 @@ func (s *Sim) build() error {
 	s.after(time.Second, s.expireTick)
 	from := s.opts.Protocol
 	if from == 0 && s.chance(mixedShare) {
-		from = DefaultMixedFrom
+		from = pick(s, []int{OldestMixed, ledger.Protocol - 1})
 	}
 	if from > 0 && from < ledger.Protocol {
 		s.startProtocol(from)

@@ -29,7 +29,7 @@ func main() {
 	explain := flag.Int("explain", 1, "failing seeds whose trace is printed")
 	keepGoing := flag.Bool("keep-going", false, "run each seed to its end, recording the first violation of every invariant")
 	profileName := flag.String("profile", "lan", "latency profile: lan, 3dc (members 20/40/80 ms apart, each edge next to one) or far-region (one edge 150 ms from every member)")
-	protocol := flag.Int("protocol", 0, "every seed starts with its members announcing this cluster protocol and upgrades them one at a time to the newest (0: some seeds, from sim.DefaultMixedFrom)")
+	protocol := flag.Int("protocol", 0, "every seed starts with its members announcing this cluster protocol and upgrades them one at a time to the newest (0: some seeds, from sim.OldestMixed or the previous protocol)")
 	faults := flag.String("faults", "", "comma-separated fault kinds, the only ones each seed injects (default: each seed draws some of all): "+strings.Join(sim.FaultNames(), ","))
 	wipedVotes := flag.Bool("wiped-votes", false, "the old rule: a member that lost its disk rejoins as the voter it was (the checker must catch it)")
 	noHold := flag.Bool("no-recover-hold", false, "no hold of grants after a recover (the checker must catch it)")
