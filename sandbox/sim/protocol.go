@@ -94,3 +94,23 @@ func (m *member) raiseProtocol() {
 		}
 	})
 }
+
+// clusterProtocol is the cluster protocol the leader's ledger holds, or the first running
+// member's without a leader; 0 when none runs.
+func (s *Sim) clusterProtocol() int {
+	m := s.raft.leader
+	for _, o := range s.members {
+		if m == nil || !m.alive {
+			m = o
+		}
+	}
+	if m == nil || !m.alive || m.ledger == nil {
+		return 0
+	}
+	p, err := m.ledger.ClusterProtocol()
+	if err != nil {
+		s.fail(err)
+		return 0
+	}
+	return p
+}

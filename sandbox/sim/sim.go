@@ -62,6 +62,9 @@ type Result struct {
 	Faults []string
 	// Stats counts what happened, to show a run did something.
 	Stats Stats
+	// Protocol is the cluster protocol the leader's ledger (or the first running member's)
+	// holds at the end.
+	Protocol int
 }
 
 // Stats counts the protocol's work in one run.
@@ -143,8 +146,9 @@ func Run(opts Options) (Result, error) {
 			s.check.final()
 		}
 	}
+	protocol := s.clusterProtocol()
 	s.close()
-	res := Result{Seed: opts.Seed, Violation: s.check.violation, Violations: s.check.found, Trace: s.trace, Faults: s.faults, Stats: s.stats}
+	res := Result{Seed: opts.Seed, Violation: s.check.violation, Violations: s.check.found, Trace: s.trace, Faults: s.faults, Stats: s.stats, Protocol: protocol}
 	if opts.KeepGoing && len(res.Violations) > 0 {
 		res.Violation = res.Violations[0]
 	}
