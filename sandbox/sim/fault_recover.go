@@ -15,7 +15,7 @@ import (
 func recoverFault() fault {
 	return fault{name: "recover", every: 10 * time.Minute, inject: func(s *Sim) {
 		// The hold must end before the quiet end, whose liveness check needs nodes offered.
-		if !s.settledConfig() || s.now > s.end-int64(time.Minute+s.recoverHold()) {
+		if !s.settledConfig() || s.now > s.end-int64(2*time.Minute+s.recoverHold()) {
 			return
 		}
 		// Open defect (DESIGN.md): after a recover the log's indices go back, and an edge keeps

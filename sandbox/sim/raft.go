@@ -355,6 +355,17 @@ func (s *Sim) commitEntry(e *entry, leader *member) {
 	if leader == nil {
 		return
 	}
+	if leader.applied >= e.index {
+		// Its ledger applied a lost entry at this index (truncate): raft cannot unapply it, and
+		// the entry committed now is never applied there.
+		s.tracef(nil, leader.name, "entry %d committed, but its ledger applied a lost entry %d already", e.index, e.index)
+		if e.wake != nil {
+			w := e.wake
+			e.wake = nil
+			s.resume(w, outcome{err: fmt.Errorf("%s: ledger diverged at entry %d", leader.name, e.index)})
+		}
+		return
+	}
 	res := leader.applyTo(e.index)
 	if appliesReport(e.cmd) && leader.crashAfterReport {
 		// The failpoint: the leader dies after applying the report and before answering it.

@@ -74,7 +74,7 @@ func run(seeds int, first, seed uint64, trace bool, workers, explain int, opts s
 	sum := sim.Sweep(first, seeds, workers, opts)
 	st := sum.Stats
 	fmt.Printf("profile %s: ", profile)
-	fmt.Printf("%d seeds (%d..%d) in %s on %d workers (%.0f seeds/s): %d events, %d log entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes, %d late takeovers; %d member wipes, %d configuration changes, %d recovers losing %d committed entries\n",
+	fmt.Printf("%d seeds (%d..%d) in %s on %d workers (%.0f seeds/s): %d events, %d log entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes, %d late takeovers; %d member wipes, %d configuration changes, %d recovers, %d committed entries lost\n",
 		sum.Seeds, first, first+uint64(seeds)-1, sum.Elapsed.Round(1e6), workers, float64(sum.Seeds)/sum.Elapsed.Seconds(),
 		st.Events, st.Entries, st.Grants, st.Renewals, st.Reports, st.Acts, st.LeaderChanges, st.LateTakeovers, st.Wipes, st.ConfChanges, st.Recovers, st.Lost)
 	for _, err := range sum.Errors {
