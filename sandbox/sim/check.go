@@ -82,6 +82,8 @@ type checker struct {
 	// operated holds the nodes the operator acted on: a forgotten node is left out of the
 	// edges' sweeps for lease.DefaultResend, a banned or moved one may never be offered again.
 	operated map[string]bool
+	// unsure holds the nodes a recover lost a registration of: the edges remember its answer.
+	unsure map[string]bool
 	// quietAt is when the faults ended (real time).
 	quietAt int64
 }
@@ -118,7 +120,7 @@ type pauseChange struct {
 }
 
 func newChecker(s *Sim) *checker {
-	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}, banned: map[string]uint64{}, forgotten: map[string]uint64{}, operated: map[string]bool{}}
+	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}, banned: map[string]uint64{}, forgotten: map[string]uint64{}, operated: map[string]bool{}, unsure: map[string]bool{}}
 }
 
 func (c *checker) fail(inv string, subjects []string, format string, args ...any) {
@@ -553,7 +555,7 @@ func (c *checker) stuck() {
 			continue
 		}
 		for _, n := range s.nodes {
-			if !n.provisioning || c.operated[n.id] || s.now-max(n.since, c.quietAt) < int64(stuckAfter) {
+			if !n.provisioning || c.operated[n.id] || c.unsure[n.id] || s.now-max(n.since, c.quietAt) < int64(stuckAfter) {
 				continue
 			}
 			nd, err := m.ledger.Node(n.id)
@@ -567,5 +569,43 @@ func (c *checker) stuck() {
 			}
 		}
 		return
+	}
+}
+
+// truncated forgets what the checker learnt from committed entries after cut, which an election
+// lost: the digests of that history always, and with recovered (a recover lost them with the
+// majority, as docs/cluster.md warns) the acknowledgements, first reports, pauses and bans they
+// held, whose loss is the recover's documented cost. Without recovered the loss is a defect of
+// the vote rule and the invariants that see it must fire.
+func (c *checker) truncated(cut uint64, lost []*entry, recovered bool) {
+	for i := range c.digests {
+		if i > cut {
+			delete(c.digests, i)
+		}
+	}
+	if !recovered {
+		return
+	}
+	c.acks = slices.DeleteFunc(c.acks, func(a ack) bool { return a.index > cut })
+	for k, f := range c.reports {
+		if f.index > cut {
+			delete(c.reports, k)
+		}
+	}
+	c.pauses = slices.DeleteFunc(c.pauses, func(p pauseChange) bool { return p.index > cut })
+	for id, at := range c.banned {
+		if at > cut {
+			delete(c.banned, id)
+		}
+	}
+	// An edge remembers a registration's answer (lease.Queued) and leaves the node out of its
+	// sweeps until lease.DefaultResend: a requeue the recover lost is not asked for again
+	// sooner, so the liveness check leaves such nodes out.
+	for _, e := range lost {
+		if r, ok := e.cmd.(*ledger.Register); ok {
+			for _, n := range r.Nodes {
+				c.unsure[n.Identity] = true
+			}
+		}
 	}
 }

@@ -2,7 +2,10 @@
 
 package sim
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // fault is one kind of failure the simulator injects. Each kind lives in its own file
 // (fault_*.go); adding one is writing its constructor and listing it in faultKinds.
@@ -15,13 +18,23 @@ type fault struct {
 }
 
 func faultKinds() []fault {
-	return []fault{partitionFault(), sigstopFault(), sigkillFault(), wallStepFault(), stepDownFault(), crashFault(), pauseFault(), lateFault(), operatorFault()}
+	return []fault{partitionFault(), sigstopFault(), sigkillFault(), wallStepFault(), stepDownFault(), crashFault(), pauseFault(), lateFault(), operatorFault(),
+		wipeFault(), memberFault(), recoverFault()}
+}
+
+// FaultNames names every fault kind, for Options.Faults.
+func FaultNames() []string {
+	var names []string
+	for _, f := range faultKinds() {
+		names = append(names, f.name)
+	}
+	return names
 }
 
 // startFaults picks the kinds this seed injects, each at its own rate, until the quiet end.
 func (s *Sim) startFaults() {
 	for _, f := range faultKinds() {
-		if !s.chance(0.6) {
+		if only := s.opts.Faults; only != nil && !slices.Contains(only, f.name) || only == nil && !s.chance(0.6) {
 			continue
 		}
 		every := time.Duration(float64(f.every) * pick(s, []float64{0.5, 1, 2}))

@@ -43,7 +43,18 @@ type member struct {
 	term  uint64
 	ready bool
 	// applied is the last log index this member's ledger applied.
-	applied         uint64
+	applied uint64
+	// logLen is the last index of the committed log this member's raft log holds (raft.go).
+	logLen uint64
+	// voter and learner place the member in the configuration; neither: removed from it.
+	voter, learner bool
+	// fresh is a member started without raft state (a lost disk, a join), until the leader
+	// promoted it to a voter.
+	fresh bool
+	// announce is the cluster protocol this member's build applies (protocol.go); raising is
+	// set while its proposal to raise the cluster protocol waits.
+	announce        int
+	raising         bool
 	pending         []*entry
 	stepDownPlanned bool
 	commitRetry     bool
@@ -81,7 +92,7 @@ func (m *member) open() error {
 	}
 	m.ledger = l
 	inc := m.inc
-	mgr, err := lessor.New(m.cfg, l, func(_ context.Context, cmd ledger.Command) (any, error) { return m.propose(inc, cmd) }, m.clock, nil, nil)
+	mgr, err := lessor.New(m.cfg, l, func(ctx context.Context, cmd ledger.Command) (any, error) { return m.proposeFor(ctx, inc, cmd) }, m.clock, nil, nil)
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("member %s: %w", m.name, err)
@@ -102,7 +113,7 @@ func (m *member) open() error {
 
 func newMember(s *Sim, id int, cfg lessor.Config, skew time.Duration) *member {
 	name := fmt.Sprintf("m%d", id)
-	return &member{s: s, id: id, name: name, clock: newClock(s, 1000, skew), cfg: cfg, path: filepath.Join(s.dir, name+".db"), wallSteps: true}
+	return &member{s: s, id: id, name: name, clock: newClock(s, 1000, skew), cfg: cfg, path: filepath.Join(s.dir, name+".db"), wallSteps: true, voter: true, announce: ledger.Protocol}
 }
 
 // shutdown stops the manager and closes the ledger file.
@@ -152,7 +163,7 @@ func (m *member) restart() {
 		s.fail(err)
 		return
 	}
-	s.tracef(nil, m.name, "restarted (ttl %s), ledger at index %d", m.cfg.TTL, m.applied)
+	s.tracef(nil, m.name, "restarted (ttl %s, protocol %d), ledger at index %d, raft log at %d, fresh %t", m.cfg.TTL, m.announce, m.applied, m.logLen, m.fresh)
 	s.raft.changed(s)
 }
 
@@ -170,6 +181,13 @@ func (m *member) applyTo(index uint64) any {
 // follower what it replicated; a batch ends at every 16th index, where the checker compares
 // the members' digests.
 func (m *member) catchUp(index uint64) {
+	if !m.alive {
+		return
+	}
+	m.logLen = max(m.logLen, index)
+	if l := m.s.raft.leader; m.applied == 0 && l != nil && l != m && l.alive && l.applied > 0 && l.applied <= index {
+		m.install(l)
+	}
 	for m.alive && m.applied < index {
 		m.applyBatch(min(index, (m.applied/16+1)*16))
 	}
@@ -199,7 +217,7 @@ func (m *member) catchUpSoon() {
 	// reads their ledgers, and batching their applies keeps a seed cheap.
 	s.after(s.between(time.Millisecond, 15*time.Second), func() {
 		m.catchUpPlanned = false
-		if l := s.raft.leader; l != nil && s.connected(m, l) {
+		if l := s.raft.leader; l != nil && s.connected(m, l) && m.inConfig() {
 			m.catchUp(uint64(len(s.raft.log)))
 		}
 	})
@@ -215,9 +233,12 @@ func (m *member) establish(term uint64) {
 	m.catchUp(uint64(len(s.raft.log)))
 	inc, mgr := m.inc, m.mgr
 	s.task(func() {
+		// The members' answers are read before the lease manager is enabled (the real leader
+		// asks them once ready: raiseProtocol raises it later too), so a seed runs the protocol
+		// its members announce from its first leader on.
 		p, err := m.ledger.ClusterProtocol()
-		if err == nil && p < ledger.Protocol {
-			_, err = m.propose(inc, &ledger.SetProtocol{Version: ledger.Protocol})
+		if v := s.lowestAnnounced(m); err == nil && p < v {
+			_, err = m.propose(inc, &ledger.SetProtocol{Version: v})
 		}
 		if err == nil {
 			err = mgr.Enable(context.Background())
@@ -238,7 +259,7 @@ func (m *member) establish(term uint64) {
 // checkStamp says why cmd's stamp, proposed by m now, is not m's anchored ledger time ("" when
 // it is). The promotion's extend sets the anchor. An Acquire has no stamp of its own: each of its
 // parts carries the stamp the command of its own would have.
-func (m *member) checkStamp(cmd ledger.Command) string {
+func (m *member) checkStamp(cmd ledger.Command, since int64) string {
 	if a, ok := cmd.(*ledger.Acquire); ok {
 		return m.checkPartStamps(a)
 	}
@@ -257,23 +278,50 @@ func (m *member) checkStamp(cmd ledger.Command) string {
 	if m.anchor == nil {
 		return fmt.Sprintf("%T stamped %s by %s, whose leadership has no anchored ledger time (wall clock %s)", cmd, fmtStamp(at), m.name, fmtStamp(m.clock.Now()))
 	}
-	want := m.anchor.wall.Add(time.Duration(m.clock.mono(m.s.now) - m.anchor.mono))
+	want := m.ledgerTime(m.s.now)
+	if _, ok := cmd.(*ledger.Grant); ok && since > 0 && m.carriesApart() && !at.Before(m.ledgerTime(since)) && !at.After(want) {
+		// Below AcquireProtocol the lease manager proposes an acquire's reports alone, after
+		// it stamped their grant: the stamp was taken while the request was served.
+		return ""
+	}
 	if !at.Equal(want) {
 		return fmt.Sprintf("%T stamped %s by %s, whose ledger time is %s (off by %s)", cmd, fmtStamp(at), m.name, fmtStamp(want), at.Sub(want))
 	}
 	return ""
 }
 
+// ledgerTime is this leadership's anchored ledger time at real time t.
+func (m *member) ledgerTime(t int64) time.Time {
+	return m.anchor.wall.Add(time.Duration(m.clock.mono(t) - m.anchor.mono))
+}
+
+// carriesApart says whether the cluster protocol has the lease manager propose an acquire's
+// reports in entries of their own (lessor.carry), before their grant.
+func (m *member) carriesApart() bool {
+	p, err := m.ledger.ClusterProtocol()
+	return err == nil && p < ledger.AcquireProtocol
+}
+
+// servedAt is the context key of the real time a request began to be served: a stamp the lease
+// manager took for it is not older.
+type servedAt struct{}
+
+// proposeFor is propose for the lease manager, whose ctx says when its request began.
+func (m *member) proposeFor(ctx context.Context, inc int, cmd ledger.Command) (any, error) {
+	since, _ := ctx.Value(servedAt{}).(int64)
+	return m.proposeSince(inc, cmd, since)
+}
+
 // checkPartStamps is checkStamp of each part of a, in order: the first that is not m's anchored
 // ledger time.
 func (m *member) checkPartStamps(a *ledger.Acquire) string {
 	for i := range a.Reports {
-		if why := m.checkStamp(&a.Reports[i]); why != "" {
+		if why := m.checkStamp(&a.Reports[i], 0); why != "" {
 			return why
 		}
 	}
 	if a.Grant != nil {
-		return m.checkStamp(a.Grant)
+		return m.checkStamp(a.Grant, 0)
 	}
 	return ""
 }
@@ -380,7 +428,7 @@ func (m *member) receive(msg *message) {
 
 // serve is the service's handler of one request (coordinator/edgeapi.go, admin.go).
 func (m *member) serve(msg *message) (any, error) {
-	ctx := context.Background()
+	ctx := context.WithValue(context.Background(), servedAt{}, m.s.now)
 	mgr := m.mgr
 	switch req := msg.req.(type) {
 	case api.AcquireRequest:
@@ -457,6 +505,9 @@ func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	if m.s.now < m.s.raft.holdUntil {
+		return m.held(ctx, answers, carried, carriedAt)
+	}
 	a, err := m.mgr.Acquire(ctx, lessor.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Reports: carried})
 	if err != nil {
 		return nil, m.mapLeaseErr(err)
@@ -468,6 +519,30 @@ func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, erro
 		return nil, errNotLeader
 	}
 	resp := api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, Held: api.Duration(a.Held), CarriesReports: true}
+	if len(answers) > 0 {
+		resp.Reports = answers
+	}
+	return resp, nil
+}
+
+// held answers an acquire while a recover's hold lasts (fault_recover.go): the reports it
+// carries are applied, each alone, and no node is offered.
+func (m *member) held(ctx context.Context, answers []api.ReportAnswer, carried []lessor.Carried, carriedAt []int) (any, error) {
+	for j, c := range carried {
+		rr, err := m.mgr.Report(ctx, c.Ref, c.RequestID, c.Results)
+		if err != nil && !ledger.Refused(err) {
+			return nil, m.mapLeaseErr(err)
+		}
+		m.answerCarried(&answers[carriedAt[j]], lessor.CarriedAnswer{Result: rr, Err: err})
+	}
+	if !m.confirm() {
+		return nil, errNotLeader
+	}
+	p, err := m.ledger.Pause()
+	if err != nil {
+		return nil, err
+	}
+	resp := api.AcquireResponse{Paused: p.Paused, PauseAsOf: p.AsOf, CarriesReports: true}
 	if len(answers) > 0 {
 		resp.Reports = answers
 	}
@@ -615,7 +690,9 @@ func (m *member) apiError(err error) *api.Error {
 // expireTick is the leader's expiry loop, driven by the simulation: every member that believes
 // it leads and is ready proposes the expiry of its due leases.
 func (s *Sim) expireTick() {
+	s.admit()
 	for _, m := range s.members {
+		m.raiseProtocol()
 		if m.alive && m.role == roleLeader && m.ready {
 			mgr := m.mgr
 			s.task(func() {

@@ -18,6 +18,18 @@ import (
 // elect another after an election timeout (the two may overlap: an unaware old leader only ever
 // fails to commit). An entry the old leader had replicated to its successor may still commit
 // in the next term although its proposer was told the leadership was lost, as in raft.
+//
+// Each member's raft log is the committed log's prefix up to its logLen: the leader and the
+// followers that acknowledged an entry (a majority of the voters) hold it at its commit, the
+// others when they catch up. A voter grants its vote only to a candidate whose log is at least
+// as long as its own, so a leader always holds every committed entry; where that fails (a
+// member that lost its disk voting, or a recover) the elected leader's log is the cluster's and
+// the entries beyond it are lost, as in raft (truncate).
+//
+// The configuration is each member's voter and learner flags (member.go): quorums count voters.
+// A member without raft state (wiped) never votes until the leader took it back in: its voter
+// entry removed, added as a learner, promoted once caught up (admit). Options.WipedVotes
+// restores the old rule, under which it rejoins as the voter it was and votes for anyone.
 
 const (
 	leaderLease = 500 * time.Millisecond
@@ -39,7 +51,8 @@ type entry struct {
 	by          *member
 	proposedAt  int64
 	commitAt    int64
-	// replicated marks the members the entry reached before its leader was deposed.
+	// replicated marks the members the entry reached (before its leader was deposed, or for
+	// its commit).
 	replicated [3]bool
 	// wake resumes the proposing task; nil once it was answered.
 	wake      chan outcome
@@ -62,6 +75,13 @@ type raftState struct {
 	electing bool
 	// flap is the chance an election picks the previous leader when it can win.
 	flap float64
+	// holdUntil is the real time until which leaders offer no node after a recover (recover.go).
+	holdUntil int64
+	// lostTo is the log length a recover rewound the log to, the entries after it lost with the
+	// majority: the checker forgets what they acknowledged.
+	lostTo uint64
+	// recovering is set from a recover until its survivor leads: the truncation is the recover's.
+	recovering bool
 }
 
 // connected says whether members a and b can exchange raft messages.
@@ -69,15 +89,51 @@ func (s *Sim) connected(a, b *member) bool {
 	return a.alive && b.alive && (a == b || !s.net.isCut(a.id, b.id))
 }
 
-// quorum says whether m reaches a majority of the members, itself included.
+// quorum says whether m reaches a majority of the voters, itself included.
 func (r *raftState) quorum(s *Sim, m *member) bool {
 	n := 0
 	for _, o := range s.members {
-		if s.connected(m, o) {
+		if o.voter && s.connected(m, o) {
 			n++
 		}
 	}
-	return n*2 > len(s.members)
+	return n*2 > s.voters()
+}
+
+// voters is the number of voters in the configuration.
+func (s *Sim) voters() int {
+	n := 0
+	for _, m := range s.members {
+		if m.voter {
+			n++
+		}
+	}
+	return n
+}
+
+// wins says whether candidate c gets the votes of a majority of the voters: those it reaches
+// whose logs are no longer than its own, and that may vote at all.
+func (r *raftState) wins(s *Sim, c *member) bool {
+	if !c.alive || !c.voter || c.fresh && !s.opts.WipedVotes {
+		return false
+	}
+	n := 0
+	for _, v := range s.members {
+		if v.voter && s.connected(c, v) && (v == c || s.grants(v, c)) {
+			n++
+		}
+	}
+	return n*2 > s.voters()
+}
+
+// grants is raft's vote rule: v votes for c when c's log is at least as up to date as v's. A
+// member without raft state has the emptiest log, so it votes for anyone, unless the learner
+// rule keeps it from voting until it is taken back in.
+func (s *Sim) grants(v, c *member) bool {
+	if v.fresh && !s.opts.WipedVotes {
+		return false
+	}
+	return v.logLen <= c.logLen
 }
 
 // changed reacts to a change of connectivity or liveness: a leader without quorum steps down
@@ -126,7 +182,7 @@ func (r *raftState) elect(s *Sim) {
 	}
 	var cands []*member
 	for _, m := range s.members {
-		if m.alive && r.quorum(s, m) {
+		if r.wins(s, m) {
 			cands = append(cands, m)
 		}
 	}
@@ -151,12 +207,18 @@ func (r *raftState) elect(s *Sim) {
 	carried = append(carried, r.limbo...)
 	slices.SortFunc(carried, func(a, b *entry) int { return int(a.index) - int(b.index) })
 	r.limbo = nil
+	if n.logLen < uint64(len(r.log)) {
+		s.truncate(n)
+		carried = nil
+	}
 	for _, e := range carried {
 		if e.committed || e.index != uint64(len(r.log))+1 || (e.by != n && !e.replicated[n.id]) {
 			break
 		}
 		s.commitEntry(e, nil)
 	}
+	n.logLen = uint64(len(r.log))
+	r.recovering = false
 	r.term++
 	r.leader = n
 	n.role, n.term, n.ready = roleLeader, r.term, false
@@ -200,6 +262,12 @@ func (s *Sim) stepDown(m *member, why string) {
 // propose appends cmd to m's log; it runs on a task's goroutine and parks until the entry
 // commits or m's leadership ends.
 func (m *member) propose(inc int, cmd ledger.Command) (any, error) {
+	return m.proposeSince(inc, cmd, 0)
+}
+
+// proposeSince is propose of a command whose stamp may have been taken since real time since
+// (0: now), while its request was served.
+func (m *member) proposeSince(inc int, cmd ledger.Command, since int64) (any, error) {
 	s := m.s
 	if !m.alive || m.inc != inc {
 		return nil, errDead
@@ -215,13 +283,13 @@ func (m *member) propose(inc int, cmd ledger.Command) (any, error) {
 		index: uint64(len(s.raft.log)+len(m.pending)) + 1, term: m.term, data: data, cmd: cmd, by: m,
 		proposedAt: s.now, wake: make(chan outcome, 1),
 	}
-	e.stampErr = m.checkStamp(cmd)
+	e.stampErr = m.checkStamp(cmd, since)
 	e.commitAt = s.now + int64(s.commitDelay()+s.quorumDelay(m))
 	if k := len(m.pending); k > 0 {
 		e.commitAt = max(e.commitAt, m.pending[k-1].commitAt)
 	}
 	for _, o := range s.members {
-		e.replicated[o.id] = o == m || s.connected(m, o) && s.chance(0.7)
+		e.replicated[o.id] = o == m || o.inConfig() && s.connected(m, o) && s.chance(0.7)
 	}
 	m.pending = append(m.pending, e)
 	s.at(e.commitAt, func() { s.tryCommit(m) })
@@ -278,12 +346,24 @@ func (s *Sim) commitEntry(e *entry, leader *member) {
 	e.committed = true
 	r.log = append(r.log, e)
 	s.stats.Entries++
+	s.replicate(e, leader)
 	for _, m := range s.members {
 		if m != leader && r.leader != nil && s.connected(m, r.leader) {
 			m.catchUpSoon()
 		}
 	}
 	if leader == nil {
+		return
+	}
+	if leader.applied >= e.index {
+		// Its ledger applied a lost entry at this index (truncate): raft cannot unapply it, and
+		// the entry committed now is never applied there.
+		s.tracef(nil, leader.name, "entry %d committed, but its ledger applied a lost entry %d already", e.index, e.index)
+		if e.wake != nil {
+			w := e.wake
+			e.wake = nil
+			s.resume(w, outcome{err: fmt.Errorf("%s: ledger diverged at entry %d", leader.name, e.index)})
+		}
 		return
 	}
 	res := leader.applyTo(e.index)
@@ -332,4 +412,54 @@ func (m *member) failPending(err error) {
 			m.s.resume(w, outcome{err: err})
 		}
 	}
+}
+
+// replicate gives e, just committed, to the members that acknowledged it: those it reached, and
+// as many more voters the leader reaches as a majority of the voters needs.
+func (s *Sim) replicate(e *entry, leader *member) {
+	held := 0
+	for _, o := range s.members {
+		if e.replicated[o.id] && o.alive {
+			o.logLen = max(o.logLen, e.index)
+			if o.voter {
+				held++
+			}
+		}
+	}
+	if leader == nil {
+		return
+	}
+	for _, o := range s.members {
+		if held*2 > s.voters() {
+			return
+		}
+		if o.voter && o.alive && !e.replicated[o.id] && s.connected(leader, o) {
+			e.replicated[o.id] = true
+			o.logLen = max(o.logLen, e.index)
+			held++
+		}
+	}
+}
+
+// truncate makes leader n's log the cluster's: the committed entries after it are lost (a
+// recover, or an election the vote rule should have refused), and every member's log is
+// rewritten to it. A member that applied a lost entry keeps it in its ledger, as raft cannot
+// unapply it: the digest invariant sees that divergence.
+func (s *Sim) truncate(n *member) {
+	r := &s.raft
+	cut := n.logLen
+	lost := uint64(len(r.log)) - cut
+	s.stats.Lost += int(lost)
+	why := "an election the vote rule should have refused"
+	if r.recovering {
+		why = "the recover of " + n.name
+		r.lostTo = cut
+	}
+	s.tracef(nil, n.name, "elected with a log of %d entries: entries %d..%d, committed, are lost (%s)", cut, cut+1, len(r.log), why)
+	lostEntries := r.log[cut:]
+	r.log = r.log[:cut]
+	for _, m := range s.members {
+		m.logLen = min(m.logLen, cut)
+	}
+	s.check.truncated(cut, lostEntries, r.recovering)
 }

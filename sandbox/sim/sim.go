@@ -28,6 +28,18 @@ type Options struct {
 	KeepGoing bool
 	// Profile places members and edges in datacenters (profile.go); empty is lan.
 	Profile Profile
+	// Protocol, when set, is the cluster protocol every member announces at the start; they are
+	// then upgraded one at a time to ledger.Protocol (protocol.go). Zero: mixedShare of the
+	// seeds do so, from OldestMixed or the previous protocol.
+	Protocol int
+	// Faults, when set, are the only fault kinds the seed injects, and it injects each of them.
+	Faults []string
+	// WipedVotes is the old rule: a member without raft state rejoins as the voter it was and
+	// votes for any candidate (raft.go), which the checker must catch.
+	WipedVotes bool
+	// NoRecoverHold leaves out the hold of grants after a recover (fault_recover.go), which the
+	// checker must catch.
+	NoRecoverHold bool
 }
 
 // DefaultDuration is the simulated time of a run, before the quiet end that lets it settle.
@@ -50,6 +62,9 @@ type Result struct {
 	Faults []string
 	// Stats counts what happened, to show a run did something.
 	Stats Stats
+	// Protocol is the cluster protocol the leader's ledger (or the first running member's)
+	// holds at the end.
+	Protocol int
 }
 
 // Stats counts the protocol's work in one run.
@@ -59,6 +74,9 @@ type Stats struct {
 	LateTakeovers int
 	// Carried counts the Reports answered inside an acquire's answer (carry.go).
 	Carried int
+	// Wipes counts members that lost their disk, ConfChanges the configuration changes, Lost the
+	// committed entries a recover (or a wrong election) lost, Recovers the recovers.
+	Wipes, ConfChanges, Lost, Recovers int
 }
 
 // Sim is one seeded run: every process, the network and the checker, driven by one event loop.
@@ -87,8 +105,10 @@ type Sim struct {
 	raft    raftState
 	check   *checker
 	faults  []string
-	stats   Stats
-	fatal   error // the simulator itself failed (I/O, a panic): not a finding about the protocol
+	// changing is set while a membership fault's first steps run (settledConfig).
+	changing bool
+	stats    Stats
+	fatal    error // the simulator itself failed (I/O, a panic): not a finding about the protocol
 }
 
 // Run simulates one seed and checks every invariant after every step.
@@ -126,8 +146,9 @@ func Run(opts Options) (Result, error) {
 			s.check.final()
 		}
 	}
+	protocol := s.clusterProtocol()
 	s.close()
-	res := Result{Seed: opts.Seed, Violation: s.check.violation, Violations: s.check.found, Trace: s.trace, Faults: s.faults, Stats: s.stats}
+	res := Result{Seed: opts.Seed, Violation: s.check.violation, Violations: s.check.found, Trace: s.trace, Faults: s.faults, Stats: s.stats, Protocol: protocol}
 	if opts.KeepGoing && len(res.Violations) > 0 {
 		res.Violation = res.Violations[0]
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,8 +27,10 @@ type Summary struct {
 	Elapsed     time.Duration
 }
 
-// Sweep runs seeds first..first+n-1 on workers goroutines (GOMAXPROCS when 0), without traces.
-func Sweep(first uint64, n, workers int, keepGoing bool, profile Profile) Summary {
+// Sweep runs seeds first..first+n-1 on workers goroutines (GOMAXPROCS when 0), without traces,
+// each with the options of base.
+func Sweep(first uint64, n, workers int, base Options) Summary {
+	keepGoing := base.KeepGoing
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -41,7 +44,9 @@ func Sweep(first uint64, n, workers int, keepGoing bool, profile Profile) Summar
 		go func() {
 			defer wg.Done()
 			for seed := range seeds {
-				res, err := Run(Options{Seed: seed, KeepGoing: keepGoing, Profile: profile})
+				o := base
+				o.Seed, o.Trace = seed, false
+				res, err := Run(o)
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -84,20 +89,39 @@ func (s *Stats) add(o Stats) {
 	s.LeaderChanges += o.LeaderChanges
 	s.LateTakeovers += o.LateTakeovers
 	s.Carried += o.Carried
+	s.Wipes += o.Wipes
+	s.ConfChanges += o.ConfChanges
+	s.Lost += o.Lost
+	s.Recovers += o.Recovers
 }
 
-// Replay is the command that runs one seed again with its whole trace.
-func Replay(seed uint64, profile Profile) string {
-	if profile == "" || profile == wan.LAN {
-		return fmt.Sprintf("cd sandbox && go run ./cmd/muster-sim --seed %d --trace", seed)
+// Replay is the command that runs seed o.Seed again, with o's options, and its whole trace.
+func Replay(o Options) string {
+	cmd := fmt.Sprintf("cd sandbox && go run ./cmd/muster-sim --seed %d", o.Seed)
+	if o.Profile != "" && o.Profile != wan.LAN {
+		cmd += " --profile " + string(o.Profile)
 	}
-	return fmt.Sprintf("cd sandbox && go run ./cmd/muster-sim --seed %d --profile %s --trace", seed, profile)
+	if o.Protocol != 0 {
+		cmd += fmt.Sprintf(" --protocol %d", o.Protocol)
+	}
+	if o.Faults != nil {
+		cmd += " --faults " + strings.Join(o.Faults, ",")
+	}
+	if o.WipedVotes {
+		cmd += " --wiped-votes"
+	}
+	if o.NoRecoverHold {
+		cmd += " --no-recover-hold"
+	}
+	return cmd + " --trace"
 }
 
 // Explain runs seed again with its trace and writes the violation, the events about its
 // subjects (or every event, with full) and the replay command.
-func Explain(w io.Writer, seed uint64, full, keepGoing bool, profile Profile) (Result, error) {
-	res, err := Run(Options{Seed: seed, Trace: true, KeepGoing: keepGoing, Profile: profile})
+func Explain(w io.Writer, o Options, full bool) (Result, error) {
+	o.Trace = true
+	seed := o.Seed
+	res, err := Run(o)
 	if err != nil {
 		return res, err
 	}
@@ -118,7 +142,7 @@ func Explain(w io.Writer, seed uint64, full, keepGoing bool, profile Profile) (R
 		fmt.Fprintf(w, "also VIOLATION %v\n", v)
 	}
 	if res.Violation != nil {
-		fmt.Fprintf(w, "VIOLATION %v\nreplay: %s\n", res.Violation, Replay(seed, profile))
+		fmt.Fprintf(w, "VIOLATION %v\nreplay: %s\n", res.Violation, Replay(o))
 	}
 	return res, nil
 }

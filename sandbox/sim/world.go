@@ -119,6 +119,13 @@ func (s *Sim) build() error {
 	}
 	s.raft.changed(s)
 	s.after(time.Second, s.expireTick)
+	from := s.opts.Protocol
+	if from == 0 && s.chance(mixedShare) {
+		from = pick(s, []int{OldestMixed, ledger.Protocol - 1})
+	}
+	if from > 0 && from < ledger.Protocol {
+		s.startProtocol(from)
+	}
 	s.startFaults()
 	return nil
 }

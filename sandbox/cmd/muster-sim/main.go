@@ -12,8 +12,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 
+	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/sandbox/sim"
 )
 
@@ -26,18 +29,38 @@ func main() {
 	explain := flag.Int("explain", 1, "failing seeds whose trace is printed")
 	keepGoing := flag.Bool("keep-going", false, "run each seed to its end, recording the first violation of every invariant")
 	profileName := flag.String("profile", "lan", "latency profile: lan, 3dc (members 20/40/80 ms apart, each edge next to one) or far-region (one edge 150 ms from every member)")
+	protocol := flag.Int("protocol", 0, "every seed starts with its members announcing this cluster protocol and upgrades them one at a time to the newest (0: some seeds, from sim.OldestMixed or the previous protocol)")
+	faults := flag.String("faults", "", "comma-separated fault kinds, the only ones each seed injects (default: each seed draws some of all): "+strings.Join(sim.FaultNames(), ","))
+	wipedVotes := flag.Bool("wiped-votes", false, "the old rule: a member that lost its disk rejoins as the voter it was (the checker must catch it)")
+	noHold := flag.Bool("no-recover-hold", false, "no hold of grants after a recover (the checker must catch it)")
 	flag.Parse()
 	profile, err := sim.ParseProfile(*profileName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "muster-sim: --"+err.Error())
 		os.Exit(2)
 	}
-	os.Exit(run(*seeds, *first, *seed, *trace, *workers, *explain, *keepGoing, profile))
+	opts := sim.Options{KeepGoing: *keepGoing, Profile: profile, Protocol: *protocol, WipedVotes: *wipedVotes, NoRecoverHold: *noHold}
+	if *protocol < 0 || *protocol > ledger.Protocol {
+		fmt.Fprintf(os.Stderr, "muster-sim: --protocol %d: this build applies cluster protocols 1 to %d\n", *protocol, ledger.Protocol)
+		os.Exit(2)
+	}
+	if *faults != "" {
+		opts.Faults = strings.Split(*faults, ",")
+		for _, f := range opts.Faults {
+			if !slices.Contains(sim.FaultNames(), f) {
+				fmt.Fprintf(os.Stderr, "muster-sim: --faults: unknown fault kind %q (known: %s)\n", f, strings.Join(sim.FaultNames(), ","))
+				os.Exit(2)
+			}
+		}
+	}
+	os.Exit(run(*seeds, *first, *seed, *trace, *workers, *explain, opts))
 }
 
-func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGoing bool, profile sim.Profile) int {
+func run(seeds int, first, seed uint64, trace bool, workers, explain int, opts sim.Options) int {
+	profile := opts.Profile
 	if seed != 0 {
-		res, err := sim.Explain(os.Stdout, seed, trace, keepGoing, profile)
+		opts.Seed = seed
+		res, err := sim.Explain(os.Stdout, opts, trace)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
@@ -48,19 +71,21 @@ func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGo
 		fmt.Printf("seed %d: every invariant held\n", seed)
 		return 0
 	}
-	sum := sim.Sweep(first, seeds, workers, keepGoing, profile)
+	sum := sim.Sweep(first, seeds, workers, opts)
 	st := sum.Stats
 	fmt.Printf("profile %s: ", profile)
-	fmt.Printf("%d seeds (%d..%d) in %s on %d workers (%.0f seeds/s): %d events, %d log entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes, %d late takeovers\n",
+	fmt.Printf("%d seeds (%d..%d) in %s on %d workers (%.0f seeds/s): %d events, %d log entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes, %d late takeovers; %d member wipes, %d configuration changes, %d recovers, %d committed entries lost\n",
 		sum.Seeds, first, first+uint64(seeds)-1, sum.Elapsed.Round(1e6), workers, float64(sum.Seeds)/sum.Elapsed.Seconds(),
-		st.Events, st.Entries, st.Grants, st.Renewals, st.Reports, st.Acts, st.LeaderChanges, st.LateTakeovers)
+		st.Events, st.Entries, st.Grants, st.Renewals, st.Reports, st.Acts, st.LeaderChanges, st.LateTakeovers, st.Wipes, st.ConfChanges, st.Recovers, st.Lost)
 	for _, err := range sum.Errors {
 		fmt.Fprintln(os.Stderr, "simulator error:", err)
 	}
 	for i, res := range sum.Failed {
 		if i < explain {
 			fmt.Println()
-			if _, err := sim.Explain(os.Stdout, res.Seed, false, keepGoing, profile); err != nil {
+			o := opts
+			o.Seed = res.Seed
+			if _, err := sim.Explain(os.Stdout, o, false); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 			}
 		}
@@ -78,7 +103,7 @@ func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGo
 		}
 		fmt.Printf("\n%d of %d seeds failed:\n", len(sum.Failed), sum.Seeds)
 		for _, res := range sum.Failed {
-			fmt.Printf("  seed %d: %v\n    replay: %s\n", res.Seed, res.Violation, sim.Replay(res.Seed, profile))
+			fmt.Printf("  seed %d: %v\n    replay: %s\n", res.Seed, res.Violation, sim.Replay(replay(opts, res.Seed)))
 		}
 	}
 	switch {
@@ -89,4 +114,10 @@ func run(seeds int, first, seed uint64, trace bool, workers, explain int, keepGo
 	}
 	fmt.Println("every invariant held on every seed")
 	return 0
+}
+
+// replay is opts for seed.
+func replay(opts sim.Options, seed uint64) sim.Options {
+	opts.Seed = seed
+	return opts
 }
