@@ -46,8 +46,9 @@ func holdReason(mark ledger.RecoverMark, d time.Duration) string {
 }
 
 // holdOnPromotion is Enable's step after the extend: with a recover mark in the ledger, hold new
-// grants from anchor for the recover hold, in the log from protocol 7, else in memory (returned).
-func (m *Manager) holdOnPromotion(ctx context.Context, anchor time.Time, promotion time.Duration) (memory Hold, err error) {
+// grants from anchor (this leadership's ledger time at monotonic reading mono) for the recover
+// hold, in the log from protocol 7, else in memory (returned).
+func (m *Manager) holdOnPromotion(ctx context.Context, anchor time.Time, mono, promotion time.Duration) (memory Hold, err error) {
 	mark, marked, err := m.ledger.Recovered()
 	if err != nil || !marked {
 		return Hold{}, err
@@ -63,7 +64,9 @@ func (m *Manager) holdOnPromotion(ctx context.Context, anchor time.Time, promoti
 			"until", h.Until, "for", d, "cluster_protocol", proto, "reason", h.Reason)
 		return h, nil
 	}
-	if _, err := m.propose(ctx, &ledger.Hold{Now: anchor, Until: h.Until, Reason: h.Reason}); err != nil {
+	// Stamped with this leadership's ledger time now, as every entry is; it ends at anchor + d.
+	now := anchor.Add(m.clock.Monotonic() - mono)
+	if _, err := m.propose(ctx, &ledger.Hold{Now: now, Until: h.Until, Reason: h.Reason}); err != nil {
 		return Hold{}, fmt.Errorf("hold grants after a recover: %w", err)
 	}
 	m.log.Warn("grants held after a recover", "until", h.Until, "for", d, "reason", h.Reason)

@@ -194,7 +194,7 @@ func (m *Manager) Enable(ctx context.Context) error {
 		return fmt.Errorf("extend leases on promotion: %w", err)
 	}
 	// Before the first grant: after a recover, nodes a lost lease may hold are not offered.
-	memHold, err := m.holdOnPromotion(ctx, anchor, atLeast)
+	memHold, err := m.holdOnPromotion(ctx, anchor, mono, atLeast)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,11 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"time"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
 )
 
 // recoverFault loses a majority for good and recovers the survivor, as docs/cluster.md's
@@ -67,6 +70,7 @@ func (s *Sim) loseMajority(survivor *member) {
 			s.raft.recovering = true
 			s.tracef(nil, "fault", "recover: %s's configuration is rewritten to itself alone (raft log at %d of %d committed)", survivor.name, survivor.logLen, len(s.raft.log))
 			survivor.markRecovered()
+			s.raft.quietUntil = s.now + int64(s.recoverHold())
 			for _, m := range s.members {
 				if m != survivor {
 					m.startIn(s.between(20*time.Second, 2*time.Minute))
@@ -84,18 +88,28 @@ func (s *Sim) recoverHold() time.Duration {
 	return hold + hold/500 + time.Second
 }
 
-// markRecovered is RecoverCluster's mark on the survivor's ledger: the leaders after it hold
-// every grant for recoverHold. The simulated members' acquire keeps the hold (member.go, held).
-//
-// TODO(issue 31, lead): once coordinator/ledger has MarkRecovered, call
-// m.ledger.MarkRecovered(...) here (the survivor is stopped: open its file for it) and let the
-// real lease manager hold the grants; then drop raftState.holdUntil and member.held.
+// markRecovered is RecoverCluster's mark on the stopped survivor's ledger, through the real
+// ledger.MarkRecovered: the real lease manager of every leader that finds it holds new grants
+// (lessor/hold.go), in the log from cluster protocol 7 and in its memory below.
+// Options.NoRecoverHold leaves the mark out, as the builds before it did.
 func (m *member) markRecovered() {
 	s := m.s
 	if s.opts.NoRecoverHold {
-		s.tracef(nil, m.name, "recover: no hold (Options.NoRecoverHold): nodes are offered at once")
+		s.tracef(nil, m.name, "recover: no mark (Options.NoRecoverHold): nodes are offered at once")
 		return
 	}
-	s.raft.holdUntil = s.now + int64(s.recoverHold())
-	s.tracef(nil, m.name, "recover: leaders offer no node until %s", fmtTime(s.raft.holdUntil))
+	l, err := ledger.Open(m.path, ledger.Options{NoSync: true})
+	if err != nil {
+		s.fail(fmt.Errorf("recover %s: open its ledger: %w", m.name, err))
+		return
+	}
+	err = l.MarkRecovered(m.clock.Now(), []string{m.name})
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.fail(fmt.Errorf("recover %s: %w", m.name, err))
+		return
+	}
+	s.tracef(nil, m.name, "recover: ledger marked; its leaders hold new grants")
 }

@@ -505,9 +505,6 @@ func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	if m.s.now < m.s.raft.holdUntil {
-		return m.held(ctx, answers, carried, carriedAt)
-	}
 	a, err := m.mgr.Acquire(ctx, lessor.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Reports: carried})
 	if err != nil {
 		return nil, m.mapLeaseErr(err)
@@ -519,30 +516,6 @@ func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, erro
 		return nil, errNotLeader
 	}
 	resp := api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, Held: api.Duration(a.Held), CarriesReports: true}
-	if len(answers) > 0 {
-		resp.Reports = answers
-	}
-	return resp, nil
-}
-
-// held answers an acquire while a recover's hold lasts (fault_recover.go): the reports it
-// carries are applied, each alone, and no node is offered.
-func (m *member) held(ctx context.Context, answers []api.ReportAnswer, carried []lessor.Carried, carriedAt []int) (any, error) {
-	for j, c := range carried {
-		rr, err := m.mgr.Report(ctx, c.Ref, c.RequestID, c.Results)
-		if err != nil && !ledger.Refused(err) {
-			return nil, m.mapLeaseErr(err)
-		}
-		m.answerCarried(&answers[carriedAt[j]], lessor.CarriedAnswer{Result: rr, Err: err})
-	}
-	if !m.confirm() {
-		return nil, errNotLeader
-	}
-	p, err := m.ledger.Pause()
-	if err != nil {
-		return nil, err
-	}
-	resp := api.AcquireResponse{Paused: p.Paused, PauseAsOf: p.AsOf, CarriesReports: true}
 	if len(answers) > 0 {
 		resp.Reports = answers
 	}

@@ -119,7 +119,7 @@ func (s *Sim) settledConfig() bool {
 			return false
 		}
 	}
-	return !s.changing && s.raft.holdUntil <= s.now && !s.raft.recovering
+	return !s.changing && s.raft.quietUntil <= s.now && !s.raft.recovering
 }
 
 // install catches m up from leader l's snapshot, as raft's InstallSnapshot brings a member

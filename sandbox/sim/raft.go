@@ -71,12 +71,13 @@ type raftState struct {
 	log  []*entry
 	// limbo holds the entries a deposed leader of the current term had not committed: the next
 	// leader commits those it has.
-	limbo    []*entry
-	electing bool
+	// quietUntil is when membership faults may start again after a recover: scheduling only, the
+	// hold on grants itself is the real lease manager's (fault_recover.go).
+	quietUntil int64
+	limbo      []*entry
+	electing   bool
 	// flap is the chance an election picks the previous leader when it can win.
 	flap float64
-	// holdUntil is the real time until which leaders offer no node after a recover (recover.go).
-	holdUntil int64
 	// lostTo is the log length a recover rewound the log to, the entries after it lost with the
 	// majority: the checker forgets what they acknowledged.
 	lostTo uint64
