@@ -95,15 +95,7 @@ func doubleGrant(broken map[string][]uint64) bool {
 // sees the double grant that follows; the same seeds hold under the learner rule. The seeds are
 // a range where one double grant was found (seed 19): a change of the draw may move it.
 func TestSim_MemberWipeWithoutLearnerIsCaught(t *testing.T) {
-	const first, seeds = 15, 6
-	broken := faultSeeds(t, first, seeds, Options{Faults: []string{"member-wipe"}, WipedVotes: true})
-	if !doubleGrant(broken) {
-		t.Fatalf("seeds %d..%d with a wiped member voting as before: no double grant found (broken: %v)", first, first+seeds-1, broken)
-	}
-	t.Logf("wiped member voting as before: %v", broken)
-	if broken := faultSeeds(t, first, seeds, Options{Faults: []string{"member-wipe"}}); len(broken) > 0 {
-		t.Fatalf("seeds %d..%d under the learner rule: %v", first, first+seeds-1, broken)
-	}
+	caughtThenHeld(t, 15, 6, "member-wipe", "a wiped member voting as before", Options{WipedVotes: true})
 }
 
 // TestSim_RecoverWithoutHoldIsCaught: after a recover whose survivor lacks grants the lost
@@ -111,14 +103,21 @@ func TestSim_MemberWipeWithoutLearnerIsCaught(t *testing.T) {
 // its lock), and the checker sees it; with the hold the same seeds hold. The seeds are a range
 // where one was found (seed 55): a change of the draw may move it.
 func TestSim_RecoverWithoutHoldIsCaught(t *testing.T) {
-	const first, seeds = 51, 6
-	broken := faultSeeds(t, first, seeds, Options{Faults: []string{"recover"}, NoRecoverHold: true})
+	caughtThenHeld(t, 51, 6, "recover", "a recover without the hold", Options{NoRecoverHold: true})
+}
+
+// caughtThenHeld runs seeds first.. of fault alone with the old rule (old) and finds a double
+// grant among them, then with today's rules and finds every invariant held.
+func caughtThenHeld(t *testing.T, first uint64, seeds int, fault, what string, old Options) {
+	t.Helper()
+	old.Faults = []string{fault}
+	broken := faultSeeds(t, first, seeds, old)
 	if !doubleGrant(broken) {
-		t.Fatalf("seeds %d..%d recovered without the hold: no double grant found (broken: %v)", first, first+seeds-1, broken)
+		t.Fatalf("seeds %d..%d with %s: no double grant found (broken: %v)", first, first+uint64(seeds)-1, what, broken)
 	}
-	t.Logf("recover without the hold: %v", broken)
-	if broken := faultSeeds(t, first, seeds, Options{Faults: []string{"recover"}}); len(broken) > 0 {
-		t.Fatalf("seeds %d..%d recovered with the hold: %v", first, first+seeds-1, broken)
+	t.Logf("%s: %v", what, broken)
+	if broken := faultSeeds(t, first, seeds, Options{Faults: []string{fault}}); len(broken) > 0 {
+		t.Fatalf("seeds %d..%d of %s under today's rules: %v", first, first+uint64(seeds)-1, fault, broken)
 	}
 }
 
