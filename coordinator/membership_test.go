@@ -5,7 +5,9 @@ package coordinator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -165,4 +167,150 @@ func clusterIDOf(t *testing.T, c *testcluster.Cluster) string {
 		return id != ""
 	})
 	return id
+}
+
+// TestMembership_LostPromotionAnswerAfterWholeClusterRestart: the leader commits the promotions
+// of c2 and c3 but neither receives the "Voter" answer (the whole cluster is stopped right after
+// the members joined, as an operator's first restart does). Both still hold raft-learner.json;
+// each one's own log holds its promotion. After every member restarts from its directory a
+// leader must be elected (on the old code c1 alone campaigned for ever: "member c2 has no vote
+// yet"), and the ledger holds every write.
+func TestMembership_LostPromotionAnswerAfterWholeClusterRestart(t *testing.T) {
+	c := testcluster.New(t, 3)
+	c.Start(c.Members[0], true)
+	c.WaitLeader()
+	since := map[string]uint64{}
+	for _, m := range c.Members[1:] {
+		c.Start(m, false)
+		since[m.ID] = admitLosingTheVoterAnswer(t, c, m).LearnerSince
+	}
+	nodes := testcluster.NodeIDs("n", 5)
+	c.Register("eu", nodes...)
+	c.WaitConverged(c.Running()...)
+	c.CloseAll()
+	// Each former learner is stopped as it was when the answer was lost: still gated, told it
+	// is a non-voter at since (had it seen its promotion in its own log before the stop, its
+	// file would be gone; put back, it is the state of a stop one moment earlier).
+	for _, m := range c.Members[1:] {
+		writeLearnerFile(t, m.Dir, since[m.ID])
+	}
+	for _, m := range c.Members {
+		c.Start(m, false)
+	}
+	testkit.WaitFor(t, testcluster.WaitLimit, "a leader after restarting every member", func() (bool, string) {
+		l, _ := c.Leader()
+		return l != nil, fmt.Sprintf("learners c2=%v c3=%v", c.Members[1].Svc.Learner(), c.Members[2].Svc.Learner())
+	})
+	c.WaitConverged(c.Running()...)
+	for _, m := range c.Members {
+		for _, id := range nodes {
+			if n, err := m.Svc.Ledger().Node(id); err != nil || n == nil {
+				t.Fatalf("%s lost %s across the restart: %+v, %v", m.ID, id, n, err)
+			}
+		}
+	}
+	testkit.WaitFor(t, testcluster.WaitLimit, "both former learners to vote again", func() bool {
+		return !c.Members[1].Svc.Learner() && !c.Members[2].Svc.Learner()
+	})
+}
+
+// TestMembership_LostPromotionAnswerWhileRunning: a learner whose promotion committed but whose
+// "Voter" answer was lost (its leader died before answering) is told it is a voter when it asks
+// again (on the old code the leader read its configuration's index as 0 and demoted it), and
+// opens its vote on its own once its log holds the promotion, without asking.
+func TestMembership_LostPromotionAnswerWhileRunning(t *testing.T) {
+	c := testcluster.New(t, 3)
+	c.Logs = &testkit.LogBuffer{}
+	c.LogLevel = 0
+	c.Start(c.Members[0], true)
+	c.WaitLeader()
+	c.Start(c.Members[1], false)
+	c.Admit(c.Members[1])
+	c3 := c.Members[2]
+	c.Start(c3, false)
+	req := admitLosingTheVoterAnswer(t, c, c3)
+	var resp api.JoinResponse
+	c.OnLeader("ask again", func(l *testcluster.Member) (err error) {
+		resp, err = l.Svc.Join(context.Background(), req)
+		return err
+	})
+	if !resp.Voter || resp.ConfigIndex <= req.LearnerSince || !c.IsVoter(c3) {
+		t.Fatalf("the same learner request again after its promotion: %+v (voter in the leader's configuration: %v); want the voter answer of a configuration after %d",
+			resp, c.IsVoter(c3), req.LearnerSince)
+	}
+	testkit.WaitFor(t, testcluster.WaitLimit, c3.ID+" to vote once its log holds its promotion", func() bool {
+		return !c3.Svc.Learner()
+	})
+	if !strings.Contains(c.Logs.String(), "promotion seen in this member's own log") {
+		t.Fatalf("%s opened its vote without saying why", c3.ID)
+	}
+	if _, err := os.Stat(filepath.Join(c3.Dir, "raft-learner.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("raft-learner.json of %s after its gate opened: %v", c3.ID, err)
+	}
+}
+
+// TestMembership_LearnerNeverToldItIsANonVoterStaysGated: a gated member the leader has not yet
+// named a non-voter (since 0) keeps its gate closed although its own log lists it as a voter:
+// that configuration may predate the loss of its state.
+func TestMembership_LearnerNeverToldItIsANonVoterStaysGated(t *testing.T) {
+	c := testcluster.New(t, 3)
+	c.StartAll()
+	c3 := c.Members[2]
+	c.Stop(c3)
+	writeLearnerFile(t, c3.Dir, 0)
+	c.Start(c3, false)
+	if !c3.Svc.Learner() {
+		t.Fatalf("%s opened its vote at start with since 0", c3.ID)
+	}
+	c.Register("eu", "n1")
+	c.WaitConverged(c.Running()...)
+	if !c3.Svc.Learner() {
+		t.Fatalf("%s opened its vote with since 0 because its log lists it as a voter", c3.ID)
+	}
+}
+
+// admitLosingTheVoterAnswer asks the leader to take m in, as serve's join does, until the leader
+// answers that m is a voter; that answer never reaches m. It returns m's last request, which
+// names the configuration index at which the leader named m a non-voter.
+func admitLosingTheVoterAnswer(t *testing.T, c *testcluster.Cluster, m *testcluster.Member) api.JoinRequest {
+	t.Helper()
+	var last api.JoinRequest
+	testkit.WaitFor(t, testcluster.WaitLimit, m.ID+"'s promotion", func() bool {
+		req, err := m.Svc.JoinRequest()
+		if err != nil {
+			t.Fatalf("join request of %s: %v", m.ID, err)
+		}
+		last = req
+		_, lsvc := c.Leader()
+		if lsvc == nil {
+			return false
+		}
+		resp, err := lsvc.Join(context.Background(), req)
+		if err != nil {
+			if !testcluster.LeadershipError(err) && !errors.Is(err, coordinator.ErrTimeout) {
+				t.Fatalf("join %s: %v", m.ID, err)
+			}
+			return false
+		}
+		if resp.Voter {
+			return true // lost on its way
+		}
+		if _, err := m.Svc.Joined(req, resp); err != nil {
+			t.Fatalf("join %s: %v", m.ID, err)
+		}
+		return false
+	})
+	if !last.Learner || last.LearnerSince == 0 || !c.IsVoter(m) {
+		t.Fatalf("%s after its lost promotion answer: request %+v, voter %v", m.ID, last, c.IsVoter(m))
+	}
+	return last
+}
+
+// writeLearnerFile puts back a member's vote gate as raftnode keeps it: closed, named a
+// non-voter at since.
+func writeLearnerFile(t *testing.T, dir string, since uint64) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "raft-learner.json"), fmt.Appendf(nil, `{"since":%d}`, since), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

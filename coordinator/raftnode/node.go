@@ -26,6 +26,7 @@ type Node struct {
 	gate   *voteGate
 	stream *streamLayer
 	store  *raftboltdb.BoltStore
+	logs   raft.LogStore
 	snaps  *raft.FileSnapshotStore
 	fsm    FSM
 
@@ -132,6 +133,13 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 	logs, err := raft.NewLogCache(logCacheEntries, n.store)
 	if err != nil {
 		return nil, fmt.Errorf("member %s: raft log cache: %w", cfg.ID, err)
+	}
+	n.logs = logs
+	// A learner whose promotion is in its log on disk votes from the start (votegate.go).
+	if applied, _, err := n.fsm.AppliedIndex(); err != nil {
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
+	} else if err := n.checkPromotion(applied); err != nil {
+		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}
 	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.store, n.snaps, n.trans)
 	if err != nil {
@@ -335,7 +343,8 @@ func (n *Node) LeadershipChanges() <-chan bool { return n.leaderCh }
 func (n *Node) DroppedObservations() uint64 { return n.dropped.Load() }
 
 // observe registers a raft observer rather than using LeaderCh, which drops signals; a slow
-// ticker catches any observation raft itself dropped.
+// ticker catches any observation raft itself dropped, and looks for a learner's promotion in its
+// own log (raft observes no configuration change on a follower).
 func (n *Node) observe() {
 	n.obsCh = make(chan raft.Observation, 16)
 	n.observer = raft.NewObserver(n.obsCh, false, func(o *raft.Observation) bool {
@@ -352,12 +361,17 @@ func (n *Node) observe() {
 		last, lastTerm := false, uint64(0)
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
+		var gateErr string
 		for {
 			select {
 			case <-n.stop:
 				return
 			case <-n.obsCh:
 			case <-tick.C:
+				if err := n.watchPromotion(); err != nil && err.Error() != gateErr {
+					n.log.Warn("look for this member's promotion in its own log", "error", err)
+					gateErr = err.Error()
+				}
 			}
 			// The term is read first: leadership lost and won again between two looks shows as
 			// a new term, and the new term needs its own Barrier and lease extension.
@@ -434,16 +448,98 @@ func (n *Node) Promoted() error {
 	return nil
 }
 
+// watchPromotion is checkPromotion while raft runs: entries raft has applied count too, before
+// the state machine's storage records them.
+func (n *Node) watchPromotion() error {
+	if !n.gate.closed.Load() || n.gate.since() == 0 {
+		return nil
+	}
+	applied, _, err := n.fsm.AppliedIndex()
+	if err != nil {
+		return err
+	}
+	return n.checkPromotion(max(applied, n.raft.AppliedIndex()))
+}
+
+// checkPromotion opens the vote gate when this member's own log shows the promotion whose
+// answer it never received: named a non-voter at since, entries through since applied, and its
+// latest configuration a voter entry of its own after since (votegate.go, "A promotion whose
+// answer is lost").
+func (n *Node) checkPromotion(applied uint64) error {
+	since := n.gate.since()
+	if !n.gate.closed.Load() || since == 0 || applied < since {
+		return nil
+	}
+	conf, idx, err := n.latestConfiguration()
+	if err != nil {
+		return err
+	}
+	if !promotedIn(conf, idx, raft.ServerID(n.cfg.ID), n.trans.LocalAddr(), since, applied) {
+		return nil
+	}
+	if err := n.gate.open(); err != nil {
+		return err
+	}
+	n.log.Info("promotion seen in this member's own log: this member votes again", "learner_since", since, "config_index", idx, "applied", applied)
+	return nil
+}
+
 // VotesRefused counts the vote requests this member answered with a refusal while it had no vote.
 func (n *Node) VotesRefused() uint64 { return n.gate.refused.Load() }
 
-// Configuration returns the latest Raft configuration and its log index.
+// Configuration returns the latest Raft configuration in this member's log and its log index.
 func (n *Node) Configuration() ([]raft.Server, uint64, error) {
-	f := n.raft.GetConfiguration()
-	if err := f.Error(); err != nil {
-		return nil, 0, mapRaftError("configuration", err)
+	conf, idx, err := n.latestConfiguration()
+	if err != nil {
+		return nil, 0, err
 	}
-	return f.Configuration().Servers, f.Index(), nil
+	return conf.Servers, idx, nil
+}
+
+// latestConfiguration reads the newest configuration from this member's log, else its newest
+// snapshot, as raft does at start: raft v1.7.3's GetConfiguration gives the configuration but
+// always index 0. A compaction between the two reads (the log then starts above the entry
+// looked for) is read again.
+func (n *Node) latestConfiguration() (raft.Configuration, uint64, error) {
+	var err error
+	for range 3 {
+		var conf raft.Configuration
+		var idx uint64
+		if conf, idx, err = n.readLatestConfiguration(); !errors.Is(err, raft.ErrLogNotFound) {
+			return conf, idx, err
+		}
+	}
+	return raft.Configuration{}, 0, err
+}
+
+func (n *Node) readLatestConfiguration() (raft.Configuration, uint64, error) {
+	var conf raft.Configuration
+	var floor uint64 // the newest snapshot's configuration index: raft reads the log above it
+	metas, err := n.snaps.List()
+	if err != nil {
+		return conf, 0, fmt.Errorf("latest configuration: list snapshots: %w", err)
+	}
+	if len(metas) > 0 {
+		conf, floor = metas[0].Configuration, metas[0].ConfigurationIndex
+	}
+	first, err := n.logs.FirstIndex()
+	if err != nil {
+		return conf, 0, fmt.Errorf("latest configuration: read raft log: %w", err)
+	}
+	last, err := n.logs.LastIndex()
+	if err != nil {
+		return conf, 0, fmt.Errorf("latest configuration: read raft log: %w", err)
+	}
+	var entry raft.Log
+	for i := last; i > floor && i >= first && i > 0; i-- {
+		if err := n.logs.GetLog(i, &entry); err != nil {
+			return conf, 0, fmt.Errorf("latest configuration: read raft log entry %d: %w", i, err)
+		}
+		if entry.Type == raft.LogConfiguration {
+			return raft.DecodeConfiguration(entry.Data), i, nil
+		}
+	}
+	return conf, floor, nil
 }
 
 // InConfiguration reports whether this member's own latest configuration holds it under its id

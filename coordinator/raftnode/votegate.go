@@ -26,6 +26,30 @@ import (
 // candidate term of the gated member can never gather a majority either. It stays closed
 // across restarts through learnerFile, written before raft starts and removed only once the
 // leader has said the member is a voter again.
+//
+// A promotion whose answer is lost. The leader commits a learner's promotion, then answers. If
+// the answer never arrives (the leader fails, or every member is stopped right after the
+// members joined) the member would stay gated for ever; after a restart of a freshly formed
+// cluster every former learner is, and no leader can be elected. So the member also opens its
+// gate itself (at start, before raft runs, and on every tick while it runs) when (a) the leader
+// has named this incarnation a non-voter at configuration index since > 0 (a start without Raft
+// state resets since to 0: a file that outlived raft.db names an earlier incarnation), (b) its
+// state machine has applied the entries through since, and (c) the latest configuration in its
+// own log (or snapshot) lists it, under its id and address, as a voter at an index above since.
+// Safe even if that configuration is not committed: the gate exists so that no member votes
+// without the entries its lost incarnation acknowledged. Every entry committed with such an
+// acknowledgement lies below since: the entry at since made the member a non-voter, and a
+// leader counts by the configuration in its log as soon as it is appended, so from then on the
+// old incarnation's acknowledgements count towards no commit. An entry is applied only once
+// committed, so (b) means this member holds the committed log through since (in its log or a
+// snapshot), every such entry with it, and its term and votes since are its own, durable in
+// raft.db: it is not the empty log the gate was for. (b) is needed beside (c): a configuration
+// alone may come from a deposed leader whose log never held the entry at since (log matching
+// says only that the member holds that leader's log). (c) keeps the leader's decision: the
+// member votes once a leader promoted it, as the lost answer would have said. A member never
+// named a non-voter (since 0) stays gated whatever its log says: a configuration from before it
+// lost its state lists it as the voter it was. The leader's answer (Node.Promoted) stays the
+// fast path.
 
 // learnerFile in the data directory marks a member that has no vote yet.
 const learnerFile = "raft-learner.json"
@@ -52,11 +76,18 @@ type voteGate struct {
 }
 
 // openVoteGate reads dir's learnerFile; the gate is closed while the file exists. fresh (the
-// member has no Raft state) creates it first.
+// member has no Raft state) writes it first, named a non-voter nowhere yet.
 func openVoteGate(id, dir string, fresh bool) (*voteGate, error) {
 	g := &voteGate{id: id, path: filepath.Join(dir, learnerFile)}
 	b, err := os.ReadFile(g.path)
 	switch {
+	case fresh:
+		// A learner file beside an empty raft.db names an earlier incarnation: its since must
+		// not open this one's gate (see "A promotion whose answer is lost").
+		if err := g.write(learnerState{}); err != nil {
+			return nil, err
+		}
+		g.closed.Store(true)
 	case err == nil:
 		if err := json.Unmarshal(b, &g.state); err != nil {
 			return nil, fmt.Errorf("read %s: %w (it marks a member that has no vote yet; if this member was promoted, delete the file)", g.path, err)
@@ -64,13 +95,23 @@ func openVoteGate(id, dir string, fresh bool) (*voteGate, error) {
 		g.closed.Store(true)
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("read %s: %w", g.path, err)
-	case fresh:
-		if err := g.write(learnerState{}); err != nil {
-			return nil, err
-		}
-		g.closed.Store(true)
 	}
 	return g, nil
+}
+
+// promotedIn reports whether conf, this member's latest configuration, at index idx, shows the
+// member (id at addr) promoted after the leader named it a non-voter at since, with applied
+// entries through since applied ("A promotion whose answer is lost").
+func promotedIn(conf raft.Configuration, idx uint64, id raft.ServerID, addr raft.ServerAddress, since, applied uint64) bool {
+	if since == 0 || applied < since || idx <= since {
+		return false
+	}
+	for _, s := range conf.Servers {
+		if s.ID == id && s.Address == addr {
+			return s.Suffrage == raft.Voter
+		}
+	}
+	return false
 }
 
 // write replaces learnerFile durably (written, synced, renamed, directory synced).
