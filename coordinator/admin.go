@@ -50,7 +50,11 @@ func (s *Service) Status(ctx context.Context) (api.StatusResponse, error) {
 	_, leaderID := s.node.Leader()
 	resp.LeaderID = leaderID
 	resp.Leader = s.LeaderAPIAddress()
+	resp.RaftAddress, resp.LastIndex = s.node.Addr(), s.node.LastIndex()
 	var err error
+	if resp.ClusterID, err = s.ledger.ClusterID(); err != nil {
+		return resp, err
+	}
 	if resp.AppliedIndex, _, err = s.ledger.AppliedIndex(); err != nil {
 		return resp, err
 	}

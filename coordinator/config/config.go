@@ -12,14 +12,16 @@ type Config struct {
 	NodeID    string
 	DataDir   string
 	Bootstrap bool
-	Join      []string
-	Raft      Raft
-	HTTP      HTTP
-	Auth      Auth
-	TLS       TLS
-	Lease     Lease
-	Ledger    Ledger
-	Log       Log
+	// BootstrapExpect is the number of voters a new cluster starts with (0: off); see bootstrap_expect.
+	BootstrapExpect int
+	Join            []string
+	Raft            Raft
+	HTTP            HTTP
+	Auth            Auth
+	TLS             TLS
+	Lease           Lease
+	Ledger          Ledger
+	Log             Log
 	// Warnings name what is allowed but exposes the cluster, or is ignored (warnings.go); the
 	// member logs them at start and shows them in status.
 	Warnings []string

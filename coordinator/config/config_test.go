@@ -120,6 +120,11 @@ func TestLoad_RefusesBadValuesNamingTheKey(t *testing.T) {
 		{"bootstrap and join", []string{"--bootstrap", "--join", "http://127.0.0.1:8001", "--auth-admin-token", adminTok}, "", "bootstrap and join"},
 		{"join not a URL", []string{"--join", "127.0.0.1:8001", "--auth-admin-token", adminTok}, "", "join[0]: \"127.0.0.1:8001\" must start with http://"},
 		{"join without admin token", []string{"--join", "http://127.0.0.1:8001"}, "", "auth.admin_token: needed to join"},
+		{"bootstrap_expect negative", []string{"--bootstrap-expect", "-1"}, "", "bootstrap_expect: -1, want at least 1"},
+		{"bootstrap_expect and bootstrap", []string{"--bootstrap-expect", "1", "--bootstrap"}, "", "bootstrap and bootstrap_expect"},
+		{"bootstrap_expect without join", []string{"--bootstrap-expect", "3"}, "", "bootstrap_expect: 3 needs join to name the 3 members (this one may be among them), got 0"},
+		{"bootstrap_expect with too few to join", []string{"--bootstrap-expect", "3", "--join", "http://127.0.0.1:8001", "--auth-admin-token", adminTok}, "", "got 1 address(es)"},
+		{"bootstrap_expect with too many to join", []string{"--bootstrap-expect", "2", "--join", "http://127.0.0.1:8001,http://127.0.0.1:8002,http://127.0.0.1:8003", "--auth-admin-token", adminTok}, "", "got 3 address(es)"},
 		{"short edge token", []string{"--auth-edge-tokens", "short"}, "", "auth.edge_tokens[1]: shorter than 16"},
 		{"admin equals edge", []string{"--auth-admin-token", edgeTok}, "", "auth.admin_token: equals an edge token"},
 		{"lease over heartbeat", []string{"--raft-leader-lease-timeout", "1s"}, "", "raft.leader_lease_timeout: 1s must not exceed raft.heartbeat_timeout"},
@@ -182,7 +187,20 @@ func TestLoad_ExampleFileIsValidOnceItsFilesExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTP.Advertise != "https://coord-1.example.net:8443" || len(c.Join) != 2 || !c.Auth.ClientCerts || c.Lease.LockWindow != 2*time.Minute {
+	if c.HTTP.Advertise != "https://coord-1.example.net:8443" || len(c.Join) != 2 || c.BootstrapExpect != 3 || !c.Auth.ClientCerts || c.Lease.LockWindow != 2*time.Minute {
 		t.Fatalf("example loaded as %+v", c)
+	}
+}
+
+func TestLoad_BootstrapExpectFromTheEnvironment(t *testing.T) {
+	t.Setenv("MUSTER_BOOTSTRAP_EXPECT", "3")
+	t.Setenv("MUSTER_JOIN", "http://127.0.0.1:8001 http://127.0.0.1:8002 http://127.0.0.1:8003")
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", adminTok)
+	c, err := load(t, "--node-id", "c1", "--data-dir", "/tmp/d", "--auth-edge-tokens", edgeTok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BootstrapExpect != 3 || c.Bootstrap || len(c.Join) != 3 {
+		t.Fatalf("bootstrap_expect %d, bootstrap %t, join %v", c.BootstrapExpect, c.Bootstrap, c.Join)
 	}
 }

@@ -15,6 +15,7 @@ const (
 	KeyNodeID            = "node_id"
 	KeyDataDir           = "data_dir"
 	KeyBootstrap         = "bootstrap"
+	KeyBootstrapExpect   = "bootstrap_expect"
 	KeyJoin              = "join"
 	KeyRaftBind          = "raft.bind"
 	KeyRaftAdvertise     = "raft.advertise"
@@ -65,6 +66,7 @@ func schema() *settings.Schema {
 		{Name: KeyNodeID, Kind: settings.String, Default: "", Usage: "this member's Raft server id (unique in the cluster)"},
 		{Name: KeyDataDir, Kind: settings.String, Default: "", Usage: "directory of the Raft log, snapshots and the ledger file"},
 		{Name: KeyBootstrap, Kind: settings.Bool, Default: false, Usage: "bootstrap a new single-member cluster on first start"},
+		{Name: KeyBootstrapExpect, Kind: settings.Int, Default: 0, Usage: "bootstrap a new cluster of this many voters once every one of them (join names the others) answers without Raft state; a member that finds a cluster joins it instead; 0: off"},
 		{Name: KeyJoin, Kind: settings.List, Default: []string{}, Usage: "API addresses of existing members to join through (needs the admin token)"},
 		{Name: KeyRaftBind, Kind: settings.String, Default: "127.0.0.1:7000", Usage: "host:port the Raft transport listens on"},
 		{Name: KeyRaftAdvertise, Kind: settings.String, Default: "", Usage: "host:port other members reach the Raft transport at (default: raft.bind)"},

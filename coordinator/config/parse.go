@@ -30,10 +30,11 @@ func edges(r *settings.Reader, key string) []Edge {
 // not read, or Validate's.
 func parse(r *settings.Reader) (Config, error) {
 	c := Config{
-		NodeID:    r.String(KeyNodeID),
-		DataDir:   r.String(KeyDataDir),
-		Bootstrap: r.Bool(KeyBootstrap),
-		Join:      r.List(KeyJoin),
+		NodeID:          r.String(KeyNodeID),
+		DataDir:         r.String(KeyDataDir),
+		Bootstrap:       r.Bool(KeyBootstrap),
+		BootstrapExpect: r.Int(KeyBootstrapExpect),
+		Join:            r.List(KeyJoin),
 		Raft: Raft{
 			Bind:               r.String(KeyRaftBind),
 			Advertise:          r.String(KeyRaftAdvertise),

@@ -42,6 +42,9 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if err := c.validateBootstrapExpect(); err != nil {
+		return err
+	}
 	if err := hostPort(KeyRaftBind, c.Raft.Bind, false); err != nil {
 		return err
 	}
@@ -345,4 +348,22 @@ func loopback(bind string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// validateBootstrapExpect checks bootstrap_expect: a count of voters, never with bootstrap (two
+// ways to found a cluster), and with join naming the members it expects: every one of them
+// counts the same members, so every one bootstraps the same configuration.
+func (c *Config) validateBootstrapExpect() error {
+	n := c.BootstrapExpect
+	switch {
+	case n == 0:
+		return nil
+	case n < 0:
+		return fmt.Errorf("%s: %d, want at least 1 (the voters of the new cluster), or 0 for off", KeyBootstrapExpect, n)
+	case c.Bootstrap:
+		return fmt.Errorf("%s and %s: a member either bootstraps a one-member cluster or waits for %d members to bootstrap one, not both", KeyBootstrap, KeyBootstrapExpect, n)
+	case n > 1 && (len(c.Join) < n-1 || len(c.Join) > n):
+		return fmt.Errorf("%s: %d needs %s to name the %d members (this one may be among them), got %d address(es)", KeyBootstrapExpect, n, KeyJoin, n, len(c.Join))
+	}
+	return nil
 }

@@ -87,7 +87,8 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 		return nil, fmt.Errorf("member %s: %w: %s has no Raft state and neither bootstrap nor join is set. "+
 			"A member that lost its data directory must not come back as the voter it was: start it with "+
 			"--join <API URL of a running member> (config key join), and the cluster takes it in as a non-voter "+
-			"and promotes it once it has caught up; only the first member of a new cluster starts with --bootstrap",
+			"and promotes it once it has caught up; the members of a new cluster start with --bootstrap-expect N and "+
+			"--join of all N (config key bootstrap_expect), a single member with --bootstrap",
 			cfg.ID, ErrNoState, cfg.Dir)
 	}
 	lost, err := lostVotes(n.store)

@@ -49,6 +49,13 @@ type StatusResponse struct {
 	// leader it hears from. NoQuorum says why not. Absent from builds before they were reported.
 	Quorum   *bool  `json:"quorum,omitempty"`
 	NoQuorum string `json:"no_quorum,omitempty"`
+	// RaftAddress is this member's own Raft address (others dial it), also before any
+	// configuration holds it; ClusterID the cluster its data directory belongs to, empty while
+	// it names none; LastIndex the last entry of its Raft log, 0 while it has no Raft state. A
+	// member started with bootstrap_expect reads the three from every join target.
+	RaftAddress string `json:"raft_address,omitempty"`
+	ClusterID   string `json:"cluster_id,omitempty"`
+	LastIndex   uint64 `json:"last_index,omitempty"`
 }
 
 // GrantHold is a hold on new leases after a recover: no node is offered before Until (ledger

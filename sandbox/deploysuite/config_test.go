@@ -8,7 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -163,18 +164,33 @@ func TestKubernetesEdgeConfigMaps_Load(t *testing.T) {
 }
 
 // TestKubernetesCoordinatorConfigMap_Loads: the StatefulSet's ConfigMap, with the container's
-// environment (pod name substituted) and secret, loads for member 0 (bootstrap) and member 1
-// (join, with the URL from the container's command).
+// environment (pod name substituted), secret and command (--bootstrap-expect and --join of every
+// member, the same on each: no member bootstraps alone), loads for every member.
 func TestKubernetesCoordinatorConfigMap_Loads(t *testing.T) {
 	const rel = "deploy/kubernetes/coordinator.yaml"
 	docs := yamlDocs(t, rel)
 	body := str(path(byKind(t, docs, "ConfigMap"), "data", "config.yaml"))
 	sts := byKind(t, docs, "StatefulSet")
 	ctr := path(sts, "spec", "template", "spec", "containers", 0)
-	script := strings.Join(strings.Fields(fmt.Sprint(path(ctr, "command"))), " ")
-	join := regexp.MustCompile(`--join (\S+)`).FindStringSubmatch(script)
-	if join == nil || !strings.Contains(script, "--bootstrap") {
-		t.Fatalf("%s: the command neither bootstraps member 0 nor joins the others: %s", rel, script)
+	var args []string
+	for _, a := range list(path(ctr, "command")) {
+		args = append(args, fmt.Sprint(a))
+	}
+	replicas := atoi(t, fmt.Sprint(path(sts, "spec", "replicas")))
+	var expect string
+	var joins []string
+	for i, a := range args {
+		switch {
+		case a == "--bootstrap" || a == "--bootstrap=true":
+			t.Errorf("%s: the command bootstraps alone (%s): a member with a lost volume would found a second cluster", rel, a)
+		case a == "--bootstrap-expect" && i+1 < len(args):
+			expect = args[i+1]
+		case a == "--join" && i+1 < len(args):
+			joins = append(joins, args[i+1])
+		}
+	}
+	if expect != strconv.Itoa(replicas) || len(joins) != replicas {
+		t.Fatalf("%s: the command does not start every member with --bootstrap-expect %d and --join of all %d: %q", rel, replicas, replicas, args)
 	}
 	secret := str(path(ctr, "envFrom", 0, "secretRef", "name"))
 	base, ok := secretEnv(t)[secret]
@@ -182,8 +198,12 @@ func TestKubernetesCoordinatorConfigMap_Loads(t *testing.T) {
 		t.Fatalf("%s: secret %q is not in secrets.example.yaml", rel, secret)
 	}
 	file := stage(t, t.TempDir(), "config.yaml", body)
-	for i, extra := range []map[string]string{{"MUSTER_BOOTSTRAP": "true"}, {"MUSTER_JOIN": join[1]}} {
+	for i := range replicas {
+		extra := map[string]string{"MUSTER_BOOTSTRAP_EXPECT": expect, "MUSTER_JOIN": strings.Join(joins, " ")}
 		pod := fmt.Sprintf("muster-coordinator-%d", i)
+		if !slices.Contains(joins, "https://"+pod+".muster-coordinator.muster.svc:8443") {
+			t.Errorf("%s: --join does not name %s", rel, pod)
+		}
 		env := map[string]string{}
 		for k, v := range base {
 			env[k] = v
@@ -233,4 +253,13 @@ func byKind(t *testing.T, docs []map[string]any, kind string) map[string]any {
 	}
 	t.Fatalf("no %s in the manifest", kind)
 	return nil
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q is not a number: %v", s, err)
+	}
+	return n
 }

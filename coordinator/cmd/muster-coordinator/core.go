@@ -45,7 +45,9 @@ func openCore(cfg config.Config, raftTLS *tls.Config, members *http.Client, logg
 		RaftAdvertise: cfg.Raft.Advertise,
 		APIAddress:    cfg.HTTP.Advertise,
 		Bootstrap:     cfg.Bootstrap,
-		Join:          len(cfg.Join) > 0,
+		// A member that waits for bootstrap_expect members opens as a joining one does: without a
+		// vote until it bootstraps with them or is promoted by the leader of the cluster it finds.
+		Join: len(cfg.Join) > 0 || cfg.BootstrapExpect > 0,
 		Timeouts: raftnode.Timeouts{
 			Heartbeat:   cfg.Raft.HeartbeatTimeout,
 			Election:    cfg.Raft.ElectionTimeout,

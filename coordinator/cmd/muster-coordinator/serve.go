@@ -62,7 +62,7 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	logger := newLogger(cfg.Log, stderr).With("member", cfg.NodeID)
 	logger.Info("starting", "raft", cfg.Raft.Advertise, "api", cfg.HTTP.Advertise, "data_dir", cfg.DataDir,
-		"bootstrap", cfg.Bootstrap, "join", cfg.Join, "auth", cfg.Auth.String(), "lease_ttl", cfg.Lease.TTL,
+		"bootstrap", cfg.Bootstrap, "bootstrap_expect", cfg.BootstrapExpect, "join", cfg.Join, "auth", cfg.Auth.String(), "lease_ttl", cfg.Lease.TTL,
 		"election_timeout", cfg.Raft.ElectionTimeout)
 	for _, w := range cfg.Warnings {
 		logger.Warn("configuration: " + w)
@@ -109,19 +109,19 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}()
 	logger.Info("api listening", "addr", ln.Addr().String(), "advertise", cfg.HTTP.Advertise, "tls", serverTLS != nil)
 
-	joined := make(chan error, 1)
-	if len(cfg.Join) > 0 {
-		go func() { joined <- joinCluster(ctx, core, cfg, memberHTTP, logger) }()
-	}
+	// The member serves its status while it starts: members started with bootstrap_expect count
+	// each other through it.
+	started := make(chan error, 1)
+	go func() { started <- startMember(ctx, core, cfg, memberHTTP, logger) }()
 
 	select {
 	case <-ctx.Done():
 	case err := <-served:
 		return fmt.Errorf("api server: %w", err)
-	case err := <-joined:
+	case err := <-started:
 		if err != nil {
 			// A start that would mix two clusters stops the member.
-			return fmt.Errorf("join: %w", err)
+			return fmt.Errorf("start: %w", err)
 		}
 		select {
 		case <-ctx.Done():
