@@ -19,7 +19,7 @@ const (
 	statusReadWait = 3 * time.Second
 )
 
-// WaitLeader waits until a running member other than not says it leads want members and its
+// WaitLeader waits until a running member other than not says it leads want voters and its
 // /readyz answers 200 (its leadership established, its ledger caught up), and returns that
 // member with its own status. It gives up when ctx ends or after Spec.LeaderTimeout.
 func (c *Cluster) WaitLeader(ctx context.Context, want int, not string) (*Member, api.StatusResponse, error) {
@@ -49,8 +49,10 @@ func (c *Cluster) WaitLeader(ctx context.Context, want int, not string) (*Member
 	}
 }
 
-// leads reads m's own status and says why m is not yet a ready leader of want members, "" when
-// it is.
+// leads reads m's own status and says why m is not yet a ready leader of want voters, "" when
+// it is. Voters, not members: a member that joined without Raft state is a non-voter until it
+// has caught up, and a cluster whose other members are not voters yet loses its quorum with its
+// leader.
 func (c *Cluster) leads(ctx context.Context, hc *http.Client, m *Member, want int) (api.StatusResponse, string) {
 	if !m.Running() {
 		return api.StatusResponse{}, "not running"
@@ -63,8 +65,8 @@ func (c *Cluster) leads(ctx context.Context, hc *http.Client, m *Member, want in
 		return st, "status: " + err.Error()
 	case st.State != "Leader" || st.LeaderID != m.ID:
 		return st, fmt.Sprintf("%s, leader %q", st.State, st.LeaderID)
-	case len(st.Members) != want:
-		return st, fmt.Sprintf("leads %d members", len(st.Members))
+	case voters(st) != want:
+		return st, fmt.Sprintf("leads %d members, %d of them voters", len(st.Members), voters(st))
 	}
 	req, err := http.NewRequestWithContext(sctx, http.MethodGet, m.API+"/readyz", nil)
 	if err != nil {
@@ -80,4 +82,15 @@ func (c *Cluster) leads(ctx context.Context, hc *http.Client, m *Member, want in
 		return st, fmt.Sprintf("leads, readyz %s: %s", res.Status, strings.TrimSpace(string(body)))
 	}
 	return st, ""
+}
+
+// voters counts the voters of the configuration st names.
+func voters(st api.StatusResponse) int {
+	n := 0
+	for _, m := range st.Members {
+		if m.Voter {
+			n++
+		}
+	}
+	return n
 }
