@@ -16,9 +16,11 @@ import (
 // configuration announces a newer one.
 
 // OldestMixed is the oldest cluster protocol a seed's rolling upgrade starts from when
-// Options.Protocol is zero: the oldest this build accepts, every invariant holds from it. The
-// other half of those seeds start from the previous protocol, the usual upgrade.
-const OldestMixed = 1
+// Options.Protocol is zero: the oldest this build runs beside (ledger.OldestProtocol). Older
+// pairings are refused by the product, and their rules are not all safe: below protocol 3 a late
+// result takes a node out of a live lease without fencing it, and a new grant of it overlaps the
+// live one (seed 1796666369 from protocol 1). --protocol N still runs them.
+const OldestMixed = ledger.OldestProtocol
 
 // mixedShare is the share of seeds that run a rolling upgrade when Options.Protocol is zero.
 const mixedShare = 0.3
