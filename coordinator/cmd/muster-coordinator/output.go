@@ -47,7 +47,7 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	}
 	paused := yesNo(st.Paused)
 	if st.Paused && st.PauseReason != "" {
-		paused += " (" + st.PauseReason + ")"
+		paused += " (" + printable(st.PauseReason) + ")"
 	}
 	fmt.Fprintf(w, "member %s: %s, leader %s, term %d, applied %d, commit %d, leases %d, paused %s\n",
 		st.ID, st.State, leader, st.Term, st.AppliedIndex, st.CommitIndex, st.LeasesActive, paused)
@@ -191,7 +191,7 @@ func printNode(w io.Writer, n api.Node) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tFROM\tTO\tREASON\tEDGE\tLEASE\tTOKEN\tERROR")
 	for _, h := range n.History {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", stamp(h.At), dash(string(h.From)), h.To, dash(h.Reason), dash(h.Edge), dash(h.LeaseID), h.LeaseToken, dash(oneLine(h.Error)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", stamp(h.At), dash(string(h.From)), h.To, dash(printable(h.Reason)), dash(h.Edge), dash(h.LeaseID), h.LeaseToken, dash(oneLine(h.Error)))
 	}
 	return tw.Flush()
 }
@@ -228,7 +228,8 @@ func printable(s string) string {
 }
 
 func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
+	// printable maps newlines as every other control character: text a node sent is data.
+	s = printable(s)
 	if len(s) > 120 {
 		return s[:117] + "..."
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -127,5 +128,26 @@ func TestNodesOutput_SaysWhenAMemberAnsweredFromItsOwnCopy(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "stale") {
 		t.Fatalf("a leader's answer marked stale:\n%s", b.String())
+	}
+}
+
+// TestNodesOutput_NodeTextCannotControlTheTerminal: a node's error text may come from whatever
+// answered on the provisioning broker; printed, it must not carry escape sequences or other
+// control characters to the operator's terminal.
+func TestNodesOutput_NodeTextCannotControlTheTerminal(t *testing.T) {
+	evil := "jwt failed: \x1b]0;owned\x07\x1b[2J\rcleared\tscreen\x00"
+	n := api.Node{Identity: "n1", Region: "eu", State: api.StateWaiting, LastError: evil,
+		History: []api.Transition{{To: api.StateWaiting, Error: evil}}}
+	var b strings.Builder
+	if err := printNodes(&b, api.NodesResponse{Nodes: []api.Node{n}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := printNode(&b, n); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.String() {
+		if r != '\n' && unicode.IsControl(r) {
+			t.Fatalf("output carries control character %q:\n%q", r, b.String())
+		}
 	}
 }
