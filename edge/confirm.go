@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/rpc"
 )
 
@@ -17,6 +18,14 @@ import (
 // was accepted; looking for the node again can. Once ConfirmAfter has passed, a node that still
 // answers discovery in provisioning mode did not act on the request (failed); one that is gone
 // did: it restarted into its configuration, left to upgrade, or shut down.
+//
+// Such a result is reported only once discovery settled it. Reported as a failure while unknown,
+// it would end its lease's hold on the node in the ledger, which then refuses the late
+// provisioned result the truth turns out to be (a lease that recorded a result may not record
+// another): the node reads failed, then gone, though it was provisioned. So a result that cannot
+// be confirmed (the edge stops first, or discovery keeps failing) is withheld: the lease lets go
+// of it by expiry, which leaves the late result open, its journal intent stays open, and it is
+// settled like a replayed intent, by this run once discovery answers or by the next run.
 type confirmer struct {
 	e    *Edge
 	out  chan leased
@@ -78,7 +87,7 @@ func (c *confirmer) run() {
 		var ready []due
 		rest := c.waiting[:0]
 		for _, d := range c.waiting {
-			// Once the edge stops, nothing waits: what is not due yet is reported unconfirmed.
+			// Once the edge stops, nothing waits: what is not due yet is settled by settle(stopping).
 			if c.closed || !now.Before(d.at) {
 				ready = append(ready, d)
 			} else {
@@ -109,22 +118,23 @@ func (c *confirmer) run() {
 	}
 }
 
-// sweepTries bounds the rediscoveries tried for one result before it is reported unconfirmed.
+// sweepTries bounds the rediscoveries tried for one result before its lease lets go of it.
 const sweepTries = 3
 
 func (c *confirmer) settle(ready []due, stopping bool) {
 	if stopping {
 		for _, d := range ready {
-			if d.res.replayed {
-				// Its lease is a previous run's: a failure report would only be refused. The
-				// intent stays open for the next run.
-				continue
-			}
 			res := d.res
-			res.Outcome = hostflow.Failed
-			res.Err = fmt.Errorf("%s got no reply and the edge stopped before confirming it", res.Step)
-			res.unsettled = true
-			c.out <- res
+			switch {
+			case res.replayed:
+				// Its lease is a previous run's: the intent stays open for the next run.
+			case rpc.LeavesProvisioning(res.Step):
+				c.withhold(res, "the edge stopped before confirming it")
+			default:
+				res.Outcome = hostflow.Failed
+				res.Err = fmt.Errorf("%s got no reply and the edge stopped before confirming it", res.Step)
+				c.out <- res
+			}
 		}
 		return
 	}
@@ -142,17 +152,28 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 	for _, d := range ready {
 		res := d.res
 		switch {
-		case err != nil && res.sweeps+1 < sweepTries:
-			// A broker that failed the sweep says nothing about the node: look again later.
+		case err != nil && (res.sweeps+1 < sweepTries || res.replayed):
+			// A broker that failed the sweep says nothing about the node: look again later. A
+			// replayed intent holds no lease, so it is looked for until discovery answers.
 			res.sweeps++
 			c.e.m.confirms.WithLabelValues("error").Inc()
 			c.addAt(res, c.e.o.Now().Add(c.e.o.ConfirmAfter))
 			continue
+		case err != nil && rpc.LeavesProvisioning(res.Step):
+			c.e.m.confirms.WithLabelValues("error").Inc()
+			c.withhold(res, fmt.Sprintf("discovery failed %d times (%v)", sweepTries, err))
+			// Settled later under its lease id and token, as the next run would from the journal.
+			again := res
+			again.lease, again.run, again.replayed, again.sweeps = c.e.endedLease(res.lease.Lease()), nil, true, 0
+			c.addAt(again, c.e.o.Now().Add(c.e.o.ConfirmAfter))
+			if u, ok := c.e.o.Source.(lease.Unsettler); ok {
+				u.Unsettled(res.Identity)
+			}
+			continue
 		case err != nil:
+			// Nothing that takes the node out of provisioning mode was sent: it is still there.
 			res.Outcome = hostflow.Failed
 			res.Err = fmt.Errorf("%s got no reply and could not be confirmed by discovery (%d sweeps): %w", res.Step, sweepTries, err)
-			// What the node did is still unknown: the intent stays open for the next run.
-			res.unsettled = true
 			c.e.m.confirms.WithLabelValues("error").Inc()
 		case still[res.Identity]:
 			res.Outcome = hostflow.Failed
@@ -167,4 +188,12 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 		}
 		c.out <- res
 	}
+}
+
+// withhold hands the reporter res unreported: its lease lets go of the node without a result.
+func (c *confirmer) withhold(res leased, why string) {
+	res.withheld = true
+	res.Err = fmt.Errorf("%s got no reply and was not confirmed: %s", res.Step, why)
+	c.e.m.confirms.WithLabelValues("withheld").Inc()
+	c.out <- res
 }

@@ -24,9 +24,10 @@ type leased struct {
 	run   *leaseRun
 	// leaseLost is true when the host stopped because its lease ran out on the edge's clock.
 	leaseLost bool
-	// unsettled is true when the edge stopped before it could confirm what the node did: its
-	// journal intent stays open for the next run to settle.
-	unsettled bool
+	// withheld is true when the edge could not confirm what the node did with a call that may
+	// have taken it out of provisioning mode: nothing is reported and its journal intent stays
+	// open (confirm.go).
+	withheld bool
 	// replayed is true for an intent a previous run left open; sweeps counts the rediscoveries
 	// that failed for it so far.
 	replayed bool

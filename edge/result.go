@@ -96,6 +96,10 @@ func (r *reporter) run() {
 }
 
 func (r *reporter) add(res leased) {
+	if res.withheld {
+		r.withhold(res)
+		return
+	}
 	e := r.e
 	e.stats.outcomes[res.Outcome].Add(1)
 	e.m.results.WithLabelValues(res.Outcome.String()).Inc()
@@ -121,20 +125,41 @@ func (r *reporter) add(res leased) {
 		r.pending[res.lease] = b
 	}
 	b.results = append(b.results, res.API())
-	b.unsettled = append(b.unsettled, res.unsettled)
 	r.count++
-	// A replayed intent's lease lists no nodes: its results go by age, together.
-	complete := false
-	if n := len(res.lease.Lease().Nodes); n > 0 {
-		r.taken[res.lease]++
-		if complete = r.taken[res.lease] >= n; complete {
-			delete(r.taken, res.lease)
-		}
-	}
 	switch {
 	case r.count >= r.maxBatch:
+		r.took(res.lease)
 		r.flush()
-	case complete:
+	case r.took(res.lease):
+		r.sendOrPark(res.lease, b)
+	}
+}
+
+// took counts one more result of held taken and reports whether that was its last. A replayed
+// intent's lease lists no nodes: its results go by age, together.
+func (r *reporter) took(held *lease.Held) (complete bool) {
+	n := len(held.Lease().Nodes)
+	if n == 0 {
+		return false
+	}
+	r.taken[held]++
+	if complete = r.taken[held] >= n; complete {
+		delete(r.taken, held)
+	}
+	return complete
+}
+
+// withhold lets go of a result the confirmer could not settle (confirm.go): nothing is reported,
+// its journal intent stays open, and its lease's other results go as if it had been reported.
+func (r *reporter) withhold(res leased) {
+	e := r.e
+	e.log.Warn("result withheld: the node may have acted on a call that got no reply; settled by rediscovery later, or by the next run from the journal",
+		"node", res.Identity, "step", res.Step, "lease", res.lease.Lease().ID, "reason", res.Err)
+	e.forget(res.Identity)
+	if res.run != nil {
+		res.run.done()
+	}
+	if b := r.pending[res.lease]; r.took(res.lease) && b != nil {
 		r.sendOrPark(res.lease, b)
 	}
 }
@@ -142,9 +167,8 @@ func (r *reporter) add(res leased) {
 // batch is the results of one lease waiting to be reported.
 type batch struct {
 	run       *leaseRun
-	results   []api.NodeResult
-	unsettled []bool    // per result: the edge stopped before confirming it (leased.unsettled)
-	since     time.Time // when its first result was taken
+	results []api.NodeResult
+	since   time.Time // when its first result was taken
 	// delivery, once the batch was parked for an acquire to carry, is its request id: every
 	// later try, carried or alone, sends it under that id.
 	delivery *lease.Delivery
@@ -217,10 +241,8 @@ func (r *reporter) settle(held *lease.Held, b *batch, resp api.ReportResponse, e
 	if e.o.Journal != nil && (err == nil || lease.Stale(err)) {
 		// Answered: applied, or refused for good. An undelivered report keeps its intents open
 		// for the next run to settle.
-		for i, res := range b.results {
-			if !b.unsettled[i] {
-				e.o.Journal.End(res.Identity, l.ID)
-			}
+		for _, res := range b.results {
+			e.o.Journal.End(res.Identity, l.ID)
 		}
 	}
 	switch {
@@ -241,6 +263,12 @@ func (r *reporter) settle(held *lease.Held, b *batch, resp api.ReportResponse, e
 	}
 }
 
+// endedLease is lease l as a result settled after its hosts ended is reported under: its id,
+// token, edge and region, no nodes (so its results go by age) and no renewals.
+func (e *Edge) endedLease(l api.Lease) *lease.Held {
+	return lease.NewHeld(api.Lease{ID: l.ID, Token: l.Token, Edge: l.Edge, Region: l.Region}, e.o.Now(), 0, e.o.LeaseMargin)
+}
+
 // replay hands the intents a previous run left open to the confirmer: each is settled by
 // rediscovery once ConfirmAfter has passed since it was recorded, and reported under its own
 // lease id and token. The ledger takes a late provisioned or shutdown result from the lease
@@ -252,7 +280,7 @@ func (r *reporter) replay(intents []journal.Intent) {
 	for _, in := range intents {
 		held := leases[in.Lease]
 		if held == nil {
-			held = lease.NewHeld(api.Lease{ID: in.Lease, Token: in.Token, Edge: in.Edge, Region: in.Region}, r.e.o.Now(), 0, r.e.o.LeaseMargin)
+			held = r.e.endedLease(api.Lease{ID: in.Lease, Token: in.Token, Edge: in.Edge, Region: in.Region})
 			leases[in.Lease] = held
 		}
 		res := leased{

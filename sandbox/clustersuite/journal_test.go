@@ -29,34 +29,52 @@ func (lostReports) Report(context.Context, api.Lease, []api.NodeResult) (api.Rep
 	return api.ReportResponse{}, errors.New("report lost: the edge died first")
 }
 
+// replyLost is a host flow whose restart's reply never arrives: the node restarted, the edge
+// cannot tell, and must settle it by rediscovery.
+type replyLost struct{ edge.Flow }
+
+func (f replyLost) Run(ctx context.Context, h hostflow.Host) hostflow.Result {
+	res := f.Flow.Run(ctx, h)
+	if res.Outcome == hostflow.Provisioned {
+		res = hostflow.Result{Identity: res.Identity, Outcome: hostflow.Unknown, Step: "restart", Err: errors.New("restart: no reply (lost by the test)")}
+	}
+	return res
+}
+
 // An edge that restarted its nodes and died before its reports arrived: started again on the
 // same state_dir, it reports them from its journal and the ledger records them provisioned;
 // started without it (its disk lost), the ledger offers them again, the edge finds them out of
 // provisioning mode and reports them gone. Either way no node is restarted twice and none is
-// abandoned.
+// abandoned. An edge stopped while its restarts' replies were lost, before it could confirm
+// them, reports nothing of them (not a failure: the ledger would then refuse the truth the next
+// run finds) and the next run records them provisioned.
 func TestCluster_EdgeDiedBeforeReporting(t *testing.T) {
 	for _, tc := range []struct {
 		name, region string
 		keepState    bool
+		unanswered   bool
 		want         api.NodeState
 	}{
-		{"journal kept", "jk", true, api.StateProvisioned},
-		{"journal lost", "jl", false, api.StateGone},
+		{"journal kept", "jk", true, false, api.StateProvisioned},
+		{"journal lost", "jl", false, false, api.StateGone},
+		{"stopped before confirming", "ju", true, true, api.StateProvisioned},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			const count = 6
 			l := startLab(t, lab.Options{Regions: []string{tc.region}, Emulated: count})
 			ctx := ctxT(t, 4*time.Minute)
-			first := startEdge(t, l, edgeSpec{region: tc.region, n: 1, tuneEdge: func(o *edge.Options) { o.Source = lostReports{o.Source} }})
+			tune := func(o *edge.Options) { o.Source = lostReports{o.Source} }
+			if tc.unanswered {
+				tune = func(o *edge.Options) { o.Flow, o.ConfirmAfter = replyLost{o.Flow}, time.Hour }
+			}
+			first := startEdge(t, l, edgeSpec{region: tc.region, n: 1, tuneEdge: tune})
 			testkit.WaitFor(t, 2*time.Minute, "every node restarted by the first edge", func() (bool, string) {
+				rep := labkit.LabReport(t, l)
 				done := 0
 				for i := range count {
-					for _, r := range first.ResultsOf(emu(tc.region, i)) {
-						if r.Outcome == hostflow.Provisioned {
-							done++
-							break
-						}
+					if n := rep.Nodes[emu(tc.region, i)]; n != nil && n.Actions["choria_provision#restart"] != nil && n.Actions["choria_provision#restart"].OK == 1 {
+						done++
 					}
 				}
 				return done == count, fmt.Sprintf("%d of %d", done, count)
