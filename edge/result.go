@@ -166,7 +166,7 @@ func (r *reporter) withhold(res leased) {
 
 // batch is the results of one lease waiting to be reported.
 type batch struct {
-	run       *leaseRun
+	run     *leaseRun
 	results []api.NodeResult
 	since   time.Time // when its first result was taken
 	// delivery, once the batch was parked for an acquire to carry, is its request id: every
