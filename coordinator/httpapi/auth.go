@@ -46,32 +46,58 @@ func hasVerifiedClientCert(r *http.Request) bool {
 // line or an error message.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, admin bool) (binding, bool) {
 	tok := bearer(r)
-	if admin {
-		if len(s.adminTokens) == 0 {
-			writeError(w, http.StatusForbidden, api.CodeForbidden, "the admin API is disabled: no admin token is configured", "")
-			return binding{}, false
-		}
-		if tok != "" && matchAny(tok, s.adminTokens) {
-			return binding{any: true}, true
-		}
-		if _, bound := s.boundToken(tok); tok != "" && (bound || matchAny(tok, s.edgeTokens)) {
-			writeError(w, http.StatusForbidden, api.CodeForbidden, "an edge token does not open the admin API", "")
-			return binding{}, false
-		}
-		w.Header().Set("WWW-Authenticate", `Bearer realm="muster-admin"`)
-		writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "the admin API needs the admin bearer token", "")
+	if !admin {
+		return s.authorizeEdge(w, r, tok)
+	}
+	if len(s.adminTokens) == 0 {
+		writeError(w, http.StatusForbidden, api.CodeForbidden, "the admin API is disabled: no admin token is configured", "")
 		return binding{}, false
 	}
-	if s.clientCerts && hasVerifiedClientCert(r) {
-		return s.certBinding(r), true
+	if tok != "" && matchAny(tok, s.adminTokens) {
+		return binding{any: true}, true
 	}
+	if _, bound := s.boundToken(tok); tok != "" && (bound || matchAny(tok, s.edgeTokens)) {
+		writeError(w, http.StatusForbidden, api.CodeForbidden, "an edge token does not open the admin API", "")
+		return binding{}, false
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="muster-admin"`)
+	writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "the admin API needs the admin bearer token", "")
+	return binding{}, false
+}
+
+// authorizeEdge is authorize for an edge endpoint. A request may carry a bearer token and a
+// client certificate: a token that matches nothing is refused whatever certificate comes with
+// it, and when both are valid the request gets only what both allow (agree). Letting either one
+// win would let the weaker credential widen the other: any certificate of the CA (the status
+// page's) would widen a token bound to one region, or a token another edge's certificate.
+func (s *Server) authorizeEdge(w http.ResponseWriter, r *http.Request, tok string) (binding, bool) {
+	var byToken *binding
 	if tok != "" {
-		if b, ok := s.boundToken(tok); ok {
-			return b, true
+		b, ok := s.tokenBinding(tok)
+		if !ok && !s.insecure {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="muster-edge"`)
+			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "the bearer token is not a valid edge token", "")
+			return binding{}, false
 		}
-		if matchAny(tok, s.edgeTokens) {
+		if !ok {
 			return binding{any: true}, true
 		}
+		byToken = &b
+	}
+	if s.clientCerts && hasVerifiedClientCert(r) {
+		byCert := s.certBinding(r)
+		if byToken == nil {
+			return byCert, true
+		}
+		b, err := agree(*byToken, byCert)
+		if err != nil {
+			writeError(w, http.StatusForbidden, api.CodeWrongEdge, err.Error(), "")
+			return binding{}, false
+		}
+		return b, true
+	}
+	if byToken != nil {
+		return *byToken, true
 	}
 	if s.insecure {
 		return binding{any: true}, true
@@ -80,9 +106,6 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, admin bool) (
 	msg := "the edge API needs an edge bearer token"
 	if s.clientCerts {
 		msg = "the edge API needs a client certificate signed by the configured CA or an edge bearer token"
-	}
-	if tok != "" {
-		msg = "the bearer token is not a valid edge token"
 	}
 	writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, msg, "")
 	return binding{}, false

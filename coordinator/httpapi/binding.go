@@ -21,16 +21,22 @@ type EdgeCredential struct {
 }
 
 // binding is what a credential may act as; any is an unbound credential (legacy edge tokens,
-// client certificates with no bindings configured, insecure mode, a member's forward); unbound
-// names a certificate bound to no edge while others are, which may act as none.
+// client certificates while no edge is bound at all, insecure mode, a member's forward); unbound
+// names a certificate that may act as no edge: bound to none while some edge is bound, or a
+// reader's.
 type binding struct {
 	any     bool
 	edge    string
 	regions []string
 	unbound string
+	// reader marks an unbound certificate named in Readers.
+	reader bool
 	// notMember is the member name an unbound certificate carrying a forward proof lacked.
 	notMember string
 }
+
+// grants is false for a credential that may act as no edge.
+func (b binding) grants() bool { return b.unbound == "" }
 
 type boundSecret struct {
 	secret secret
@@ -73,26 +79,71 @@ func (s *Server) boundToken(tok string) (binding, bool) {
 	return found, ok
 }
 
-// certBinding is the binding of a verified client certificate. With no certificate bound, every
-// one of the cluster's CA may act as any edge. Otherwise a certificate bound to no edge may act
-// as none, unless it carries a member's forward proof (member.go): the forwarding member checked
-// the edge's own binding.
+// tokenBinding is the binding of a presented edge token: its auth.edges entry, or any edge for
+// a legacy unbound token; ok is false when it is neither.
+func (s *Server) tokenBinding(tok string) (binding, bool) {
+	if b, ok := s.boundToken(tok); ok {
+		return b, true
+	}
+	if matchAny(tok, s.edgeTokens) {
+		return binding{any: true}, true
+	}
+	return binding{}, false
+}
+
+// bindsEdges is true once any edge is bound, by token or by certificate: from then on a
+// certificate is an edge only by its own binding.
+func (s *Server) bindsEdges() bool { return len(s.edges) > 0 || len(s.certEdges) > 0 }
+
+// certBinding is the binding of a verified client certificate: its own binding; with no edge
+// bound at all (the legacy client_certs setup), any edge, except for a reader's certificate.
+// Otherwise a certificate bound to no edge may act as none, unless it carries a member's forward
+// proof (member.go): the forwarding member checked the edge's own credential.
 func (s *Server) certBinding(r *http.Request) binding {
-	cn := r.TLS.VerifiedChains[0][0].Subject.CommonName
+	leaf := r.TLS.VerifiedChains[0][0]
+	cn := leaf.Subject.CommonName
 	if b, ok := s.certEdges[cn]; ok {
 		return b
 	}
-	if len(s.certEdges) == 0 {
+	if !s.bindsEdges() {
+		if s.readers[cn] {
+			return binding{unbound: cn, reader: true}
+		}
 		return binding{any: true}
 	}
 	if !s.fromMember(r) {
-		return binding{unbound: cn}
+		return binding{unbound: cn, reader: s.readers[cn]}
 	}
-	if leaf := r.TLS.VerifiedChains[0][0]; s.memberName != "" && !slices.Contains(leaf.DNSNames, s.memberName) {
+	if s.memberName != "" && !slices.Contains(leaf.DNSNames, s.memberName) {
 		s.log.Warn("a forward refused: its certificate is not a member's", "certificate", cn, "dns_names", leaf.DNSNames, "member_name", s.memberName)
 		return binding{unbound: cn, notMember: s.memberName}
 	}
 	return binding{any: true}
+}
+
+// agree is what a request carrying both a valid token and a verified certificate may act as:
+// what both allow. A certificate that may act as no edge adds nothing and takes nothing away (an
+// edge's client that presents some certificate of the CA); two bindings must name the same edge
+// and share a region.
+func agree(byToken, byCert binding) (binding, error) {
+	switch {
+	case !byCert.grants() || byCert.any:
+		return byToken, nil
+	case byToken.any:
+		return byCert, nil
+	case byToken.edge != byCert.edge:
+		return binding{}, fmt.Errorf("%w: the bearer token is bound to edge %s, the client certificate to edge %s; a request's credentials must agree", errWrongEdge, byToken.edge, byCert.edge)
+	}
+	var regions []string
+	for _, r := range byToken.regions {
+		if slices.Contains(byCert.regions, r) {
+			regions = append(regions, r)
+		}
+	}
+	if len(regions) == 0 {
+		return binding{}, fmt.Errorf("%w: edge %s's bearer token is bound to %v, its client certificate to %v; a request's credentials must agree", errWrongEdge, byToken.edge, byToken.regions, byCert.regions)
+	}
+	return binding{edge: byToken.edge, regions: regions}, nil
 }
 
 // errWrongEdge refuses a request its credential is not bound to.
@@ -109,6 +160,9 @@ func (b binding) permits(req any) error {
 	}
 	if b.notMember != "" {
 		return fmt.Errorf("%w: certificate %s forwards as a member but does not carry the member name %s", errWrongEdge, b.unbound, b.notMember)
+	}
+	if b.reader {
+		return fmt.Errorf("%w: certificate %s is bound to no edge: it is a reader's (auth.readers), which opens the admin reads, never the edge API", errWrongEdge, b.unbound)
 	}
 	if b.unbound != "" {
 		return fmt.Errorf("%w: certificate %s is bound to no edge (auth.edges binds each edge's certificate by its common name)", errWrongEdge, b.unbound)

@@ -39,11 +39,14 @@ type Config struct {
 	AdminTokens []string
 	// ClientCerts accepts edge requests whose TLS client certificate the server verified against
 	// its CA. A certificate whose common name is the Edge of an Edges entry without a Token is
-	// bound to that entry; with no such entries any verified certificate may act as any edge.
+	// bound to that entry; once any entry exists, a certificate bound to none acts as no edge
+	// (a member's forward excepted), and only with no entry at all does any verified certificate
+	// but a reader's act as any edge.
 	ClientCerts bool
 	// Readers are the common names of verified client certificates that may use the admin reads
 	// (status, nodes, node, failures) without the admin token, for the status page; the admin
-	// writes still need the token, and a certificate bound to an edge never reads.
+	// writes still need the token, a certificate bound to an edge never reads, and a reader never
+	// acts as an edge.
 	Readers []string
 	// MemberName, when set, is the DNS name a member's certificate carries: a forward proof lets a
 	// certificate bound to no edge act as any edge only when it carries it (tls.member_name).
