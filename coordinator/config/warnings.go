@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -27,12 +28,30 @@ func (c *Config) warnings(environ []string, fs *pflag.FlagSet) []string {
 	if !c.TLS.Enabled() && !loopback(c.HTTP.Bind) {
 		out = append(out, fmt.Sprintf("%s: not set while %s %s is not a loopback address: tokens cross the network in plain text", KeyTLSCert, KeyHTTPBind, c.HTTP.Bind))
 	}
+	out = append(out, c.Auth.clientCertWarnings()...)
 	if fs != nil {
 		if f := fs.Lookup(settings.FlagName(KeyAdminToken)); f != nil && f.Changed {
 			out = append(out, fmt.Sprintf("--%s: the admin token given as a flag shows in ps; use %s or the configuration file", f.Name, EnvName(KeyAdminToken)))
 		}
 	}
 	return append(out, unknownVariables(environ)...)
+}
+
+// clientCertWarnings says what auth.client_certs lets a certificate act as when that is not an
+// edge's own binding. Beside edges bound by token only it is a warning, not a refusal: such a
+// member started before, and no certificate acts as an edge any more, so it ends up exposing nothing.
+func (a Auth) clientCertWarnings() []string {
+	if !a.ClientCerts {
+		return nil
+	}
+	certBound := slices.ContainsFunc(a.Edges, func(e Edge) bool { return e.Token == "" })
+	switch {
+	case len(a.Edges) == 0:
+		return []string{fmt.Sprintf("%s: no %s item binds an edge, so every certificate %s signed acts as any edge in any region (except those named in %s); bind each edge's certificate with EDGE@REGION", KeyClientCerts, KeyEdges, KeyTLSCA, KeyReaders)}
+	case !certBound:
+		return []string{fmt.Sprintf("%s: no %s item binds a certificate (EDGE@REGION without a token), so no client certificate acts as an edge: it opens nothing; a status page needs its certificate's name in %s, not this; bind the edges' certificates or turn it off", KeyClientCerts, KeyEdges, KeyReaders)}
+	}
+	return nil
 }
 
 // unknownVariables warns of each MUSTER_* variable that names no setting (a typo leaves the
