@@ -5,6 +5,7 @@ package coordinator
 import (
 	"context"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -308,6 +309,15 @@ func (s *Service) IsLeader() bool { return s.node.IsLeader() && s.ready.Load() }
 // Staleness is what this member can say of its own copy of the ledger when it answers a read
 // without the leader: whether it knows a leader, since when it has not heard from one, and how
 // far its copy goes. The age is measured against raft's own clock (the system's), not Clock.
+// Fingerprint is this member's ledger digest (hex) at the index it has applied (httpapi.Service).
+func (s *Service) Fingerprint() (applied uint64, digest string, err error) {
+	i, d, err := s.ledger.Fingerprint()
+	if err != nil {
+		return 0, "", fmt.Errorf("ledger fingerprint: %w", err)
+	}
+	return i, hex.EncodeToString(d), nil
+}
+
 func (s *Service) Staleness() api.Staleness {
 	st := api.Staleness{Member: s.cfg.ID, LastContact: -1}
 	_, leader := s.node.Leader()

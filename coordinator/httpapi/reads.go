@@ -63,14 +63,18 @@ func wholeNumber(w http.ResponseWriter, q url.Values, name string, def, max int)
 }
 
 // stale reports whether the caller accepts this member's own, possibly lagging, copy of the ledger.
-func stale(w http.ResponseWriter, q url.Values) (bool, bool) {
-	v := q.Get("stale")
-	if v == "" {
+func stale(w http.ResponseWriter, q url.Values) (bool, bool) { return boolParam(w, q, "stale") }
+
+// boolParam reads the query parameter name as true or false (false when absent); a bad value is
+// answered 400 and ok is false.
+func boolParam(w http.ResponseWriter, q url.Values, name string) (v, ok bool) {
+	s := q.Get(name)
+	if s == "" {
 		return false, true
 	}
-	b, err := strconv.ParseBool(v)
+	b, err := strconv.ParseBool(s)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter stale: %q is not true or false", v), "")
+		writeError(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("query parameter %s: %q is not true or false", name, s), "")
 		return false, false
 	}
 	return b, true
@@ -79,10 +83,19 @@ func stale(w http.ResponseWriter, q url.Values) (bool, bool) {
 // status answers with this member's own view: it must work without a leader, to show there is none.
 func (s *Server) status() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := s.getGuard(w, r, api.PathStatus); !ok {
+		q, ok := s.getGuard(w, r, api.PathStatus, "fingerprint")
+		if !ok {
+			return
+		}
+		fp, ok := boolParam(w, q, "fingerprint")
+		if !ok {
 			return
 		}
 		st, err := s.svc.Status(r.Context())
+		if err == nil && fp {
+			st.Ledger = &api.Fingerprint{}
+			st.Ledger.AppliedIndex, st.Ledger.Digest, err = s.svc.Fingerprint()
+		}
 		if err != nil {
 			s.fail(w, r, api.PathStatus, nil, err)
 			return

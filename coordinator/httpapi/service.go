@@ -31,6 +31,8 @@ type Service interface {
 	LeaderAPIAddress() string
 	// Staleness describes this member's own copy of the ledger, for a read served without the leader.
 	Staleness() api.Staleness
+	// Fingerprint is this member's ledger digest (hex) at the index it has applied.
+	Fingerprint() (applied uint64, digest string, err error)
 }
 
 // ErrorMapping turns a sentinel error of the service into an HTTP status and API code (matched with errors.Is).

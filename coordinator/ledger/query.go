@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -225,10 +224,17 @@ func (l *Ledger) Eligible(region, edge string, now time.Time, limit int) (int, e
 // Digest hashes every bucket's keys and values in order; two members that applied the same log
 // have the same digest, whatever their files' page layout.
 func (l *Ledger) Digest() ([]byte, error) {
+	_, d, err := l.Fingerprint()
+	return d, err
+}
+
+// Fingerprint is the applied index and the Digest read in one transaction: two members that
+// answer the same index must answer the same digest, or their state machines diverged.
+func (l *Ledger) Fingerprint() (index uint64, digest []byte, err error) {
 	h := sha256.New()
-	err := l.view(func(tx *bolt.Tx) error {
-		names := slices.Clone(allBuckets)
-		for _, name := range names {
+	err = l.view(func(tx *bolt.Tx) error {
+		index = getUint(tx.Bucket(bucketMeta).Get(keyAppliedIndex))
+		for _, name := range allBuckets {
 			h.Write(name)
 			h.Write([]byte{0xff})
 			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
@@ -242,9 +248,9 @@ func (l *Ledger) Digest() ([]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	return h.Sum(nil), nil
+	return index, h.Sum(nil), nil
 }
 
 // Members returns the recorded API address of each member by id.

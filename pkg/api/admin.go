@@ -56,6 +56,16 @@ type StatusResponse struct {
 	RaftAddress string `json:"raft_address,omitempty"`
 	ClusterID   string `json:"cluster_id,omitempty"`
 	LastIndex   uint64 `json:"last_index,omitempty"`
+	// Ledger is the member's ledger fingerprint, only when asked for (?fingerprint=true): it
+	// reads the whole ledger.
+	Ledger *Fingerprint `json:"ledger,omitempty"`
+}
+
+// Fingerprint is a digest of a member's whole ledger at the index it has applied: members that
+// applied the same log agree, so two that answer the same index and different digests diverged.
+type Fingerprint struct {
+	AppliedIndex uint64 `json:"applied_index"`
+	Digest       string `json:"digest"`
 }
 
 // GrantHold is a hold on new leases after a recover: no node is offered before Until (ledger

@@ -272,6 +272,22 @@ func (c *Client) StatusOf(ctx context.Context, member string) (StatusResponse, e
 	return out, err
 }
 
+// FingerprintOf returns one member's ledger fingerprint (status with ?fingerprint=true).
+func (c *Client) FingerprintOf(ctx context.Context, member string) (Fingerprint, error) {
+	var out StatusResponse
+	member = strings.TrimRight(member, "/")
+	if err := ValidateBaseURL("member", member); err != nil {
+		return Fingerprint{}, err
+	}
+	if _, err := c.once(ctx, 0, member, http.MethodGet, PathStatus, url.Values{"fingerprint": {"true"}}, nil, &out); err != nil {
+		return Fingerprint{}, err
+	}
+	if out.Ledger == nil {
+		return Fingerprint{}, fmt.Errorf("member %s answered no ledger fingerprint (a build before it)", member)
+	}
+	return *out.Ledger, nil
+}
+
 // Nodes returns one page of the ledger's nodes matching f, read on the leader.
 func (c *Client) Nodes(ctx context.Context, f NodeFilter) (NodesResponse, error) {
 	if err := f.Validate(); err != nil {

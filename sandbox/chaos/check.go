@@ -42,7 +42,9 @@ type Check struct {
 	FaultErrors []string
 	// Lin is porcupine's check of the edges' calls to the coordinators in the round.
 	Lin LinCheck
-	Err error
+	// Ledgers is the comparison of every member's ledger fingerprint (fingerprint.go).
+	Ledgers LedgerCheck
+	Err     error
 }
 
 // Finding is one violation with its evidence.
@@ -56,16 +58,17 @@ type Finding struct {
 // OK reports whether the round passed.
 func (c Check) OK() bool {
 	return c.Err == nil && len(c.DoubleProvisioned) == 0 && len(c.NotOnce) == 0 && len(c.Ledger) == 0 && len(c.Unacknowledged) == 0 &&
-		len(c.Lost) == 0 && len(c.Stale) == 0 && len(c.Paused) == 0 && len(c.FaultErrors) == 0 && !c.Lin.Failed()
+		len(c.Lost) == 0 && len(c.Stale) == 0 && len(c.Paused) == 0 && len(c.FaultErrors) == 0 && !c.Lin.Failed() &&
+		len(c.Ledgers.Diverged) == 0
 }
 
 // Summary is one line of counts.
 func (c Check) Summary() string {
 	if c.OK() {
-		return fmt.Sprintf("checks passed (stale attempts refused: %d; edge call history %s)", c.StaleRefused, c.Lin.Short())
+		return fmt.Sprintf("checks passed (stale attempts refused: %d; edge call history %s; ledgers %s)", c.StaleRefused, c.Lin.Short(), c.Ledgers.Short())
 	}
-	return fmt.Sprintf("CHECKS FAILED: double %d, not once %d, ledger %d, lost %d, results never recorded %d, stale acted %d, acted while paused %d, fault errors %d, edge call history %s, error %v",
-		len(c.DoubleProvisioned), len(c.NotOnce), len(c.Ledger), len(c.Lost), len(c.Unacknowledged), len(c.Stale), len(c.Paused), len(c.FaultErrors), c.Lin.Short(), c.Err)
+	return fmt.Sprintf("CHECKS FAILED: double %d, not once %d, ledger %d, lost %d, results never recorded %d, stale acted %d, acted while paused %d, fault errors %d, edge call history %s, ledgers %s, error %v",
+		len(c.DoubleProvisioned), len(c.NotOnce), len(c.Ledger), len(c.Lost), len(c.Unacknowledged), len(c.Stale), len(c.Paused), len(c.FaultErrors), c.Lin.Short(), c.Ledgers.Short(), c.Err)
 }
 
 // Evidence prints every violation: node, callers, lease ids, tokens, times.
@@ -105,6 +108,9 @@ func (c Check) Evidence() string {
 	}
 	for _, e := range c.FaultErrors {
 		fmt.Fprintf(&b, "FAULT: %s\n", e)
+	}
+	if len(c.Ledgers.Diverged) > 0 {
+		fmt.Fprintf(&b, "LEDGERS DIVERGED: members that applied the same index hold different ledgers: %s\n", strings.Join(c.Ledgers.Diverged, "; "))
 	}
 	if c.Lin.Err != nil {
 		fmt.Fprintf(&b, "EDGE CALL HISTORY NOT CHECKED: %v\n", c.Lin.Err)
@@ -163,6 +169,7 @@ func (r *Runner) check(ctx context.Context, res *RoundResult, nodes map[string]s
 		rc.recorded(id, nodes[id])
 	}
 	rc.realNodesStayProvisioned(nodes)
+	c.Ledgers = r.checkLedgers(ctx)
 	r.checkStale(&c, res, byNode, rc.full)
 	r.checkPause(&c, res, round)
 	// The evidence carries each node's transitions: leases, tokens, times.

@@ -373,3 +373,14 @@ func waitFor(ctx context.Context, what string, limit time.Duration, cond func() 
 		}
 	}
 }
+
+// FingerprintOf is member m's ledger fingerprint.
+func (c *Cluster) FingerprintOf(ctx context.Context, m *Member) (api.Fingerprint, error) {
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	fp, err := c.admin.FingerprintOf(fctx, m.API)
+	if err != nil {
+		return fp, fmt.Errorf("ledger fingerprint of member %s: %w", m.ID, err)
+	}
+	return fp, nil
+}
