@@ -230,19 +230,11 @@ func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.
 	}
 	resp.Paused, resp.PauseAsOf = p.Paused, p.AsOf
 	resp.Queue = s.regionQueue(req.Region)
-	s.edgesMu.Lock()
-	s.edges[req.Edge] = EdgeSeen{Region: req.Region, At: resp.Time, Leases: append([]string(nil), req.Leases...)}
-	s.edgesMu.Unlock()
+	// A name the full table refuses still gets its answer: a real edge needs the pause flag.
+	s.edges.record(req.Edge, EdgeSeen{Region: req.Region, At: resp.Time, Leases: len(req.Leases)})
 	return resp, nil
 }
 
-// Edges returns the last heartbeat of every edge this member heard from while leading.
-func (s *Service) Edges() map[string]EdgeSeen {
-	s.edgesMu.Lock()
-	defer s.edgesMu.Unlock()
-	out := make(map[string]EdgeSeen, len(s.edges))
-	for k, v := range s.edges {
-		out[k] = v
-	}
-	return out
-}
+// Edges returns the last heartbeat of every edge this member heard from while leading, recently
+// enough to remember it (Config.MaxEdges, Config.EdgeExpiry).
+func (s *Service) Edges() map[string]EdgeSeen { return s.edges.snapshot() }

@@ -95,9 +95,7 @@ func (s *Service) leaderLoop(ctx context.Context) {
 func (s *Service) revokeLeadership(mgr *lessor.Manager) {
 	s.ready.Store(false)
 	mgr.Disable()
-	s.edgesMu.Lock()
-	clear(s.edges)
-	s.edgesMu.Unlock()
+	s.edges.clear()
 }
 
 // establishLeadership runs the steps of a new leadership in order: Barrier so the ledger holds

@@ -3,6 +3,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/hex"
@@ -75,6 +76,10 @@ type Config struct {
 	// RoundTripInterval is how often this member times a request to every other member
 	// (roundtrip.go); zero takes 5s.
 	RoundTripInterval time.Duration
+	// MaxEdges is how many edges' last heartbeats the leader keeps; zero takes DefaultMaxEdges.
+	// EdgeExpiry is how long it keeps one not heard from; zero takes three lease TTLs.
+	MaxEdges   int
+	EdgeExpiry time.Duration
 	// ProtocolInterval is how often a leader asks the members for their protocol while the
 	// cluster protocol may still rise; zero takes 2s.
 	ProtocolInterval time.Duration
@@ -110,6 +115,22 @@ func (c Config) raftConfig(log *slog.Logger) raftnode.Config {
 	}
 }
 
+// maxEdges is MaxEdges or its default.
+func (c Config) maxEdges() int {
+	if c.MaxEdges > 0 {
+		return c.MaxEdges
+	}
+	return DefaultMaxEdges
+}
+
+// edgeExpiry is EdgeExpiry, or three of the lease TTL the lease manager runs with.
+func (c Config) edgeExpiry() time.Duration {
+	if c.EdgeExpiry > 0 {
+		return c.EdgeExpiry
+	}
+	return edgeTableTTLs * cmp.Or(max(c.Leases.TTL, 0), lessor.DefaultConfig().TTL)
+}
+
 // Service is one coordinator member: the core the HTTP layer calls. Every write goes through Raft
 // on the leader; reads answer from this member's ledger.
 type Service struct {
@@ -122,8 +143,7 @@ type Service struct {
 	leases  atomic.Pointer[lessor.Manager]
 	metrics *metrics.Metrics
 
-	edgesMu sync.Mutex
-	edges   map[string]EdgeSeen
+	edges *edgeTable
 
 	// protocolMu orders the leader's protocol raise (ask every member, then propose) with a join's
 	// protocol check and configuration change, so no member joins between the two halves of a raise.
@@ -138,13 +158,6 @@ type Service struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ready     atomic.Bool
-}
-
-// EdgeSeen is the last heartbeat of one edge, kept in the leader's memory only.
-type EdgeSeen struct {
-	Region string
-	At     time.Time
-	Leases []string
 }
 
 // New opens (or creates) the member's state and starts Raft and the leadership monitor.
@@ -173,7 +186,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.ID == "" {
 		return nil, errors.New("coordinator: member id is empty")
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, edges: map[string]EdgeSeen{}, closing: make(chan struct{}), applied: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, closing: make(chan struct{}), applied: make(chan struct{})}
 
 	if err := privateDataDir(cfg.DataDir); err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
@@ -210,6 +223,7 @@ func New(cfg Config) (*Service, error) {
 		_ = s.closeStorage()
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
+	s.edges = newEdgeTable(s.clock, cfg.maxEdges(), cfg.edgeExpiry(), s.metrics.EdgesRefused, s.log)
 	lc := cfg.Leases
 	if lc.Extension <= 0 {
 		lc.Extension = node.ElectionTimeout()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/settings"
 )
 
 // Limits of the checked values.
@@ -179,6 +180,9 @@ func (c *Config) validateTLS() error {
 
 func (c *Config) validateAuth() error {
 	a := c.Auth
+	if err := a.refusePlaceholders(); err != nil {
+		return err
+	}
 	seen := map[string]int{}
 	for i, t := range a.EdgeTokens {
 		if len(t) < minTokenLength {
@@ -259,6 +263,25 @@ func (c *Config) validateAuth() error {
 	}
 	if len(c.Join) > 0 && a.AdminToken == "" {
 		return fmt.Errorf("%s: needed to join through %s", KeyAdminToken, KeyJoin)
+	}
+	return nil
+}
+
+// refusePlaceholders refuses a credential left at the example value the packages ship: it passes
+// every other rule, and anyone who read the package would hold it.
+func (a Auth) refusePlaceholders() error {
+	if settings.Placeholder(a.AdminToken) {
+		return fmt.Errorf("%s: %s", KeyAdminToken, settings.PlaceholderReason)
+	}
+	for i, t := range a.EdgeTokens {
+		if settings.Placeholder(t) {
+			return fmt.Errorf("%s[%d]: %s", KeyEdgeTokens, i, settings.PlaceholderReason)
+		}
+	}
+	for i, e := range a.Edges {
+		if settings.Placeholder(e.Token) {
+			return fmt.Errorf("%s[%d] (%s): the token %s", KeyEdges, i, e.Name, settings.PlaceholderReason)
+		}
 	}
 	return nil
 }

@@ -79,6 +79,8 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 	id := m.leaseID(r)
 	timer := time.NewTimer(min(max(r.Wait, 0), m.cfg.MaxWait))
 	defer timer.Stop()
+	m.enter(region)
+	defer m.leave(region)
 	for {
 		regionCh, all, enabled := m.subscribe(region)
 		if !enabled {

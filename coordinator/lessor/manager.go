@@ -124,6 +124,9 @@ type Manager struct {
 	// closed on pause changes, restores and leadership changes.
 	regions map[string]chan struct{}
 	all     chan struct{}
+	// acquiring counts the acquires running per region: the last to leave drops the region's
+	// channel, so regions a caller invents leave nothing behind.
+	acquiring map[string]int
 }
 
 // New creates a disabled manager.
@@ -137,7 +140,7 @@ func New(cfg Config, l *ledger.Ledger, propose Propose, clock Clock, m *metrics.
 	}
 	return &Manager{
 		cfg: cfg, ledger: l, propose: propose, clock: clock, metrics: m, log: log,
-		newID: randomID, regions: map[string]chan struct{}{}, all: make(chan struct{}),
+		newID: randomID, regions: map[string]chan struct{}{}, all: make(chan struct{}), acquiring: map[string]int{},
 	}, nil
 }
 
@@ -282,6 +285,25 @@ func (m *Manager) broadcastLocked() {
 		close(ch)
 		delete(m.regions, r)
 	}
+}
+
+// enter counts an acquire in region until leave.
+func (m *Manager) enter(region string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.acquiring[region]++
+}
+
+// leave ends an acquire in region; the last one drops the region's channel, which nobody waits
+// on any more and so needs no close.
+func (m *Manager) leave(region string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.acquiring[region]--; m.acquiring[region] > 0 {
+		return
+	}
+	delete(m.acquiring, region)
+	delete(m.regions, region)
 }
 
 func (m *Manager) subscribe(region string) (regionCh, all <-chan struct{}, enabled bool) {

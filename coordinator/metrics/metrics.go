@@ -43,6 +43,7 @@ type Metrics struct {
 	LeadershipChanges prometheus.Counter
 	RetriedNodes      prometheus.Counter
 	OperatorNodes     *prometheus.CounterVec
+	EdgesRefused      prometheus.Counter
 }
 
 // New creates the metrics and registers them on reg, every one with the constant label
@@ -79,6 +80,8 @@ func New(reg prometheus.Registerer, member string, src Sources) (*Metrics, error
 			Name: "muster_coordinator_retried_nodes_total", Help: "Nodes the operator sent back to waiting (retry) through this member while leader."}),
 		OperatorNodes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "muster_coordinator_operator_nodes_total", Help: "Nodes the operator forgot, banned, unbanned or moved through this member while leader, by verb."}, []string{"verb"}),
+		EdgesRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_edges_refused_total", Help: "Heartbeats of a new edge name answered but not recorded, because the leader already kept the most edges it keeps."}),
 	}
 	// Every verb's series exists from the start, so a dashboard reads 0, not "no data".
 	for _, v := range api.Verbs() {
@@ -86,7 +89,7 @@ func New(reg prometheus.Registerer, member string, src Sources) (*Metrics, error
 	}
 	cs := []prometheus.Collector{
 		m.LeaseGrants, m.LeaseReplays, m.ReportReplays, m.LeaseNodesGranted, m.LeaseRenewals, m.LeaseExpiries, m.StaleReports,
-		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges, m.RetriedNodes, m.OperatorNodes,
+		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges, m.RetriedNodes, m.OperatorNodes, m.EdgesRefused,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leader", Help: "1 when this member is the Raft leader."},
 			func() float64 { return b2f(src.Leader()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_term", Help: "Current Raft term."},

@@ -13,7 +13,7 @@ import (
 
 // Load reads the --config file, the environment and the flags set on fs (declared by
 // BindFlags; fs may be nil), and checks every value. The warnings name keys that are accepted
-// but ignored, and unknown keys; the caller logs them. The error names every key whose value is
+// but ignored, unknown keys, and a pause token the network could read; the caller logs them. The error names every key whose value is
 // invalid, with the reason.
 func Load(fs *pflag.FlagSet) (*Config, []string, error) {
 	s := schema()
@@ -38,6 +38,7 @@ func Load(fs *pflag.FlagSet) (*Config, []string, error) {
 	if err := checkFiles(c); err != nil {
 		return nil, nil, err
 	}
+	warn.monitor(c)
 	return c, warn.list, nil
 }
 

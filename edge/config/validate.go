@@ -120,7 +120,21 @@ func (c *Config) validate() settings.Errors {
 	if c.LeaseMargin <= 0 {
 		e.Add("lease_margin", "%s is not a positive duration", c.LeaseMargin)
 	}
+	c.refusePlaceholders(&e)
 	return e
+}
+
+// refusePlaceholders refuses a secret left at the example value the packages ship: anyone who
+// read the package would hold it.
+func (c *Config) refusePlaceholders(e *settings.Errors) {
+	for _, s := range []struct{ key, value string }{
+		{"token", c.Token}, {"broker_provisioning_password", c.BrokerProvisioningPassword},
+		{"pause_token", c.PauseToken}, {"coordinator_token", c.CoordinatorToken},
+	} {
+		if settings.Placeholder(s.value) {
+			e.Add(s.key, "%s", settings.PlaceholderReason)
+		}
+	}
 }
 
 // validateCluster checks the keys of cluster mode: a credential the coordinators can bind to this

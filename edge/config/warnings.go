@@ -4,12 +4,14 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"sort"
 
 	"github.com/seed96588659/muster/pkg/settings"
 )
 
-// warnings collects one line per key that is accepted but ignored, or not known at all.
+// warnings collects one line per key that is accepted but ignored, not known at all, or set in a
+// way that exposes a secret.
 type warnings struct {
 	s      *settings.Schema
 	list   []string
@@ -59,4 +61,26 @@ func (w *warnings) environment(environ []string) {
 			w.add(k.Name, "ignored: %s", k.Ignored)
 		}
 	}
+}
+
+// monitor warns of a pause token on a monitor that other machines reach: the monitor serves plain
+// HTTP, so a pause or resume sent to it from elsewhere carries the token readable on the network.
+func (w *warnings) monitor(c *Config) {
+	if c.PauseToken == "" || c.MonitorPort == 0 || loopback(c.MonitorBind) {
+		return
+	}
+	bind := c.MonitorBind
+	if bind == "" {
+		bind = "every interface"
+	}
+	w.add("pause_token", "set while the monitor (monitor_port %d) listens on %s without TLS: the token crosses the network in plain text; set monitor_bind to 127.0.0.1 and pause from this machine, or leave pause_token unset", c.MonitorPort, bind)
+}
+
+// loopback reports whether host (an IP address or name, not empty) reaches this machine only.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

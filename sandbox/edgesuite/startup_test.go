@@ -180,3 +180,26 @@ func TestBinary_StartupFailuresEndWithTheErrorAndItsRemedy(t *testing.T) {
 		})
 	}
 }
+
+// TestBinary_WarnsAtStartOfAPauseTokenOnAnOpenMonitor: a pause token with the monitor on every
+// interface (monitor_bind unset) is logged as a warning naming pause_token before anything else
+// starts; the monitor serves plain HTTP, so that token would cross the network readable. The
+// broker here is unreachable, so the edge stops before its monitor listens anywhere.
+func TestBinary_WarnsAtStartOfAPauseTokenOnAnOpenMonitor(t *testing.T) {
+	t.Parallel()
+	cfg := edgeFile(t, clientConfig(t, fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)), ""), true)
+	env := []string{"MUSTER_EDGE_BROKER_CONNECT_TIMEOUT=1s", "MUSTER_EDGE_PAUSE_TOKEN=pause-secret-0123456789"}
+	exit := runUntilExit(t, env, "run", "--config", cfg, "--monitor-port", fmt.Sprint(testkit.FreePort(t)))
+	var warning string
+	for _, line := range strings.Split(exit.stderr, "\n") {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, "pause_token: set while the monitor") {
+			warning = line
+		}
+	}
+	if warning == "" || !strings.Contains(warning, "plain text") {
+		t.Fatalf("no warning of the pause token on every interface at start; stderr:\n%s", exit.stderr)
+	}
+	if strings.Contains(exit.stderr, "pause-secret-0123456789") {
+		t.Errorf("the pause token reached the log:\n%s", exit.stderr)
+	}
+}
