@@ -5,12 +5,14 @@ package edgesuite
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/rpc"
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/emulated"
@@ -37,10 +39,14 @@ func TestEdge_RogueWinningTheCSRRaceGetsNothingSigned(t *testing.T) {
 	testkit.WaitFor(t, 2*time.Minute, "a result for the shadowed node and the other provisioned", func() bool {
 		return len(re.ResultsOf(victim)) > 0 && re.Has(bystander, hostflow.Provisioned)
 	})
-	res := re.ResultsOf(victim)[0]
-	if res.Outcome.String() != "duplicate_responder" || res.Step != "gencsr" || res.Err == nil ||
-		!strings.Contains(res.Err.Error(), "gencsr") || !strings.Contains(res.Err.Error(), victim) {
-		t.Fatalf("shadowed node: outcome %s, step %q, error %v; want duplicate_responder at gencsr naming the node", res.Outcome, res.Step, res.Err)
+	expectError(t, re, victim, hostflow.DuplicateResponder, rpc.ErrDuplicateResponder, "answered gencsr for "+victim)
+	if res := re.ResultsOf(victim)[0]; res.Step != "gencsr" {
+		t.Fatalf("shadowed node's step %q, want gencsr", res.Step)
+	}
+	if !slices.ContainsFunc(strings.Split(re.Logs.String(), "\n"), func(line string) bool {
+		return strings.Contains(line, "node="+victim) && strings.Contains(line, "outcome=duplicate_responder")
+	}) {
+		t.Fatal("no log line names the shadowed node and duplicate_responder")
 	}
 	rep := readActions(t, l)
 	var csrAt, configureAt time.Time
