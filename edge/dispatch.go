@@ -155,18 +155,15 @@ func (e *Edge) acquireFailed(ctx context.Context, err error) {
 // runHost runs one leased host on a worker (untouched when ctx ended before one was free) and
 // frees its place; the lease is kept until its result is reported.
 func (e *Edge) runHost(ctx, flowCtx context.Context, id string, held *lease.Held, run *leaseRun, workers chan struct{}, slots *window) leased {
-	working := false
+	l := &lender{workers: workers, slots: slots, now: e.o.Now, placed: true}
 	select {
 	case workers <- struct{}{}:
-		working = true
+		l.working = true
 	case <-ctx.Done():
 	}
-	res := e.host(flowCtx, id, held, run, !working)
-	if working {
-		<-workers
-		slots.flowed(res.Took)
-	}
-	slots.release(1)
+	ran := l.working
+	res := e.host(flowCtx, id, held, run, !ran, l.idle)
+	l.done(res.Took, ran)
 	return res
 }
 
@@ -232,9 +229,10 @@ func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 	return r
 }
 
-// host runs the flow for one node under its lease's pause source; with stopping (the edge shuts
-// down before a worker was free) the node is given back untouched.
-func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *leaseRun, stopping bool) leased {
+// host runs the flow for one node under its lease's pause source, idle lending its worker while
+// the flow waits; with stopping (the edge shuts down before a worker was free) the node is
+// given back untouched.
+func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *leaseRun, stopping bool, idle func(context.Context, time.Duration) error) leased {
 	e.stats.inFlight.Add(1)
 	e.m.busy.Inc()
 	defer func() {
@@ -251,7 +249,7 @@ func (e *Edge) host(ctx context.Context, id string, held *lease.Held, run *lease
 		// Stopped before the flow sent the node anything.
 		res = hostflow.Result{Outcome: hostflow.Paused, Err: fmt.Errorf("provisioning %s is paused", id)}
 	} else {
-		res = e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: e.lastSeen(id), Pause: pause, Record: e.recorder(id, held)})
+		res = e.o.Flow.Run(ctx, hostflow.Host{Identity: id, Seen: e.lastSeen(id), Pause: pause, Record: e.recorder(id, held), Idle: idle})
 	}
 	res.Identity = id
 	e.m.flowTime.Observe(res.Took.Seconds())

@@ -27,6 +27,7 @@ type edgeMetrics struct {
 	confirms   *prometheus.CounterVec
 	renewals   *prometheus.CounterVec
 	reported   *prometheus.CounterVec
+	duplicates *prometheus.CounterVec
 
 	journalFailures prometheus.Counter
 	journalTime     prometheus.Observer
@@ -42,9 +43,10 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	confirms := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_confirmations_total", Help: "Unanswered restarts, upgrades and shutdowns settled by rediscovery, by what was found (withheld: not confirmed, left unreported)", ConstLabels: labels}, []string{"found"})
 	renewals := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_lease_renewals_total", Help: "Lease renewals by result: ok, error (tried again), refused (the lease is gone)", ConstLabels: labels}, []string{"result"})
 	reported := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_reported_results_total", Help: "Results handed to the lease source by what became of them: applied, rejected (stale lease or token), failed (not delivered)", ConstLabels: labels}, []string{"result"})
+	duplicates := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_duplicate_responders_total", Help: "Host flows stopped because a second responder answered a credential-making action, by action (jwt, gen25519, gencsr)", ConstLabels: labels}, []string{"action"})
 	journalFailures := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_journal_failures_total", Help: "Intents the journal could not make durable; the first halts the edge", ConstLabels: labels})
 	journalTime := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "muster_edge_journal_seconds", Help: "How long an intent took to be made durable in the journal (a slow disk shows here first)", ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)})
-	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, journalFailures, journalTime} {
+	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, duplicates, journalFailures, journalTime} {
 		if err := reg.Registerer().Register(c); err != nil {
 			return nil, fmt.Errorf("register edge metric: %w", err)
 		}
@@ -64,6 +66,7 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 		confirms:   confirms,
 		renewals:   renewals,
 		reported:   reported,
+		duplicates: duplicates,
 
 		journalFailures: journalFailures,
 		journalTime:     journalTime,
@@ -73,6 +76,9 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	}
 	for _, r := range []string{"applied", "rejected", "failed"} {
 		reported.WithLabelValues(r)
+	}
+	for _, a := range []string{"jwt", "gen25519", "gencsr"} {
+		duplicates.WithLabelValues(a)
 	}
 	// Present from the start, as choria-provisioner's are, so dashboards show zeros.
 	m.paused.Set(0)
@@ -89,7 +95,7 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 type stats struct {
 	discovered atomic.Int64
 	inFlight   atomic.Int64
-	outcomes   [hostflow.Gone + 1]atomic.Int64
+	outcomes   [hostflow.DuplicateResponder + 1]atomic.Int64
 }
 
 // Stats is a snapshot of the edge's totals.

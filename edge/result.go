@@ -103,6 +103,9 @@ func (r *reporter) add(res leased) {
 	e := r.e
 	e.stats.outcomes[res.Outcome].Add(1)
 	e.m.results.WithLabelValues(res.Outcome.String()).Inc()
+	if res.Outcome == hostflow.DuplicateResponder {
+		e.m.duplicates.WithLabelValues(res.Step).Inc()
+	}
 	switch {
 	case res.Outcome == hostflow.Provisioned:
 		e.m.o.Provisioned.WithLabelValues(e.o.Site).Inc()

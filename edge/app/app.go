@@ -149,12 +149,13 @@ func (a *App) build(ctx context.Context, o Options) error {
 		return withRemedy(err, remedyFile)
 	}
 	flow, err := hostflow.New(hostflow.Settings{
-		Site:         cfg.Site,
-		Features:     hostflow.Features{JWT: cfg.Features.JWT, ED25519: cfg.Features.ED25519, PKI: cfg.Features.PKI},
-		Interval:     cfg.Interval,
-		Upgrade:      upgrade.Settings{Enabled: cfg.Features.Upgrades, Repository: cfg.UpgradesRepository, Optional: cfg.UpgradesOptional},
-		RestartSplay: 1,
-		Signing:      hostflow.NewSigningPolicy(signing),
+		Site:            cfg.Site,
+		Features:        hostflow.Features{JWT: cfg.Features.JWT, ED25519: cfg.Features.ED25519, PKI: cfg.Features.PKI},
+		Interval:        cfg.Interval,
+		Upgrade:         upgrade.Settings{Enabled: cfg.Features.Upgrades, Repository: cfg.UpgradesRepository, Optional: cfg.UpgradesOptional},
+		RestartSplay:    1,
+		Signing:         hostflow.NewSigningPolicy(signing),
+		DuplicateWindow: cfg.DuplicateWindow,
 	}, deps)
 	if err != nil {
 		return err

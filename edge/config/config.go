@@ -20,6 +20,13 @@ const (
 	DefaultBrokerConnectTimeout = time.Minute
 	// DefaultStateDir is where a cluster edge keeps its journal (systemd's StateDirectory).
 	DefaultStateDir = "/var/lib/muster-edge"
+	// DefaultDuplicateWindow is the least time from the last credential reply to configure, in
+	// which a second responder's reply is still seen: about twice the slowest gencsr measured on
+	// a real go-choria v0.30.0 server with features.pki (an RSA-2048 key each; 16 / 65 / 240 ms
+	// min / median / max), so a real node on a loaded machine still answers within it.
+	DefaultDuplicateWindow = 500 * time.Millisecond
+	// MaxDuplicateWindow bounds duplicate_window: every flow waits it out under its lease.
+	MaxDuplicateWindow = 10 * time.Second
 	// DefaultHelperTimeout bounds one helper call.
 	DefaultHelperTimeout = 10 * time.Second
 	// DefaultServerJWTValidity is choria-provisioner's default validity of the server JWTs it signs ("1y").
@@ -159,6 +166,9 @@ type Config struct {
 	CoordinatorTLSCA string
 	// LeaseMargin is taken off every lease's TTL before the edge stops acting on it (lease_margin).
 	LeaseMargin time.Duration
+	// DuplicateWindow is the least time from a node's last jwt, gen25519 or gencsr reply to its
+	// configure, in which a second responder is still caught (duplicate_window).
+	DuplicateWindow time.Duration
 	// StateDir holds the cluster edge's journal of calls sent and not yet reported (state_dir).
 	StateDir string
 	// CallHistory is the file the cluster edge records its calls to the coordinators in, "" for
@@ -184,6 +194,7 @@ func Defaults() *Config {
 		RequestSigning:       SigningAuto,
 		BatchSize:            DefaultBatchSize,
 		LeaseMargin:          DefaultLeaseMargin,
+		DuplicateWindow:      DefaultDuplicateWindow,
 		BrokerConnectTimeout: DefaultBrokerConnectTimeout,
 		StateDir:             DefaultStateDir,
 	}

@@ -68,6 +68,7 @@ func keys() []settings.Key {
 		{Name: "coordinator_tls_key", Kind: settings.String, Usage: "PEM private key of coordinator_tls_cert"},
 		{Name: "coordinator_tls_ca", Kind: settings.String, Usage: "PEM CA the coordinators' certificates chain to (default: the system's)"},
 		{Name: "lease_margin", Kind: settings.Duration, Default: "2s", Usage: "time taken off every lease before the edge stops acting on it (covers calls still in flight)"},
+		{Name: "duplicate_window", Kind: settings.Duration, Default: "500ms", Usage: "least time from a node's last jwt, gen25519 or gencsr reply to its configure: a second machine answering to the node's identity within it stops the node's flow (duplicate_responder); at most 10s, 0 sends configure at once"},
 		{Name: "state_dir", Kind: settings.String, Default: DefaultStateDir, Flag: "state-dir", Usage: "directory of the cluster edge's journal of restarts, upgrades and shutdowns sent and not yet reported (file journal-<edge_name>)"},
 		{Name: "call_history", Kind: settings.String, Usage: "advanced, for tests: file the cluster edge appends each register, acquire, renew and report to as JSON lines, with its request, answer and monotonic times (the chaos suite checks them for linearizability); empty for none"},
 	}

@@ -140,7 +140,7 @@ func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 		Features: config.Features{JWT: true, ED25519: true, Upgrades: true},
 		Region:   "dc1", HelperTimeout: config.DefaultHelperTimeout, LogFormat: config.LogText,
 		RequestSigning: config.SigningAuto, BatchSize: config.DefaultBatchSize,
-		LeaseMargin: config.DefaultLeaseMargin, StateDir: config.DefaultStateDir,
+		LeaseMargin: config.DefaultLeaseMargin, DuplicateWindow: config.DefaultDuplicateWindow, StateDir: config.DefaultStateDir,
 		BrokerConnectTimeout: config.DefaultBrokerConnectTimeout,
 		File:                 "testdata/every-choria-provisioner-key.yaml",
 	}

@@ -65,6 +65,7 @@ func parse(r *settings.Reader) (*Config, error) {
 		CoordinatorTLSKey:    r.String("coordinator_tls_key"),
 		CoordinatorTLSCA:     r.String("coordinator_tls_ca"),
 		LeaseMargin:          r.Duration("lease_margin"),
+		DuplicateWindow:      r.Duration("duplicate_window"),
 		StateDir:             r.String("state_dir"),
 		CallHistory:          r.String("call_history"),
 	}

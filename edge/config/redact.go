@@ -69,6 +69,7 @@ func (c *Config) Redacted() map[string]any {
 		"coordinator_tls_key":    c.CoordinatorTLSKey,
 		"coordinator_tls_ca":     c.CoordinatorTLSCA,
 		"lease_margin":           c.LeaseMargin.String(),
+		"duplicate_window":       c.DuplicateWindow.String(),
 		"state_dir":              c.StateDir,
 		"call_history":           c.CallHistory,
 		"file":                   c.File,

@@ -120,6 +120,9 @@ func (c *Config) validate() settings.Errors {
 	if c.LeaseMargin <= 0 {
 		e.Add("lease_margin", "%s is not a positive duration", c.LeaseMargin)
 	}
+	if c.DuplicateWindow < 0 || c.DuplicateWindow > MaxDuplicateWindow {
+		e.Add("duplicate_window", "%s is not between 0 and %s (every flow with a credential step waits it out under its lease)", c.DuplicateWindow, MaxDuplicateWindow)
+	}
 	c.refusePlaceholders(&e)
 	return e
 }

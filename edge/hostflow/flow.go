@@ -37,6 +37,10 @@ type Settings struct {
 	RestartSplay int
 	// Signing decides which requests are signed; nil signs every request.
 	Signing *SigningPolicy
+	// DuplicateWindow is the least time between the last credential reply (jwt, gen25519,
+	// gencsr) and configure, so that a second responder whose reply is slower than a rogue's is
+	// seen before any key is used; zero sends configure as soon as it is ready.
+	DuplicateWindow time.Duration
 }
 
 // Helper asks the site helper for a node's configuration.
@@ -136,6 +140,25 @@ type Host struct {
 	// round trip instead of following it; an intent whose call was never sent is closed by the
 	// flow's report like any other, or settled by rediscovery after a crash.
 	Record func(ctx context.Context, step string) error
+	// Idle, when set, waits the time given without holding a worker (the edge lends it to
+	// another host meanwhile); the flow waits out DuplicateWindow on it. Without it the flow
+	// sleeps. An error (ctx ended) stops the flow before configure.
+	Idle func(ctx context.Context, d time.Duration) error
+}
+
+// idle waits d on h.Idle, or sleeps.
+func (h Host) idle(ctx context.Context, d time.Duration) error {
+	if h.Idle != nil {
+		return h.Idle(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // record runs h.Record for step, if set.
@@ -166,6 +189,7 @@ var errNotRecorded = errors.New("the call was not sent")
 // run is the state of one flow: what earlier steps learnt, for later ones and the helper.
 type run struct {
 	node    *rpc.Node
+	watch   *rpc.Responders
 	req     helper.Request
 	jwt     *rpc.JWT
 	version string
@@ -190,7 +214,12 @@ func (f *Flow) provision(ctx context.Context, h Host) Result {
 		return res
 	}
 	r := f.newRun(h)
+	defer r.watch.Close()
 	if res, ok := f.gather(ctx, r); !ok {
+		return res
+	}
+	if res, ok := f.unique(r); !ok {
+		// Before the helper signs anything for it.
 		return res
 	}
 	resp, res, ok := f.askHelper(ctx, h, r)
@@ -223,10 +252,12 @@ func (f *Flow) admit(h Host) (Result, bool) {
 
 func (f *Flow) newRun(h Host) *run {
 	r := &run{
-		node: rpc.NewNode(f.d.Wrapper, f.d.Transport, h.Identity, f.d.Token, h.Pause),
-		req:  helper.Request{Identity: h.Identity},
-		log:  f.d.Logger.With("node", h.Identity),
+		node:  rpc.NewNode(f.d.Wrapper, f.d.Transport, h.Identity, f.d.Token, h.Pause),
+		watch: rpc.NewResponders(f.d.Now),
+		req:   helper.Request{Identity: h.Identity},
+		log:   f.d.Logger.With("node", h.Identity),
 	}
+	r.node.SetResponders(r.watch)
 	if f.d.Presence != nil {
 		r.node.SetPresence(f.d.Presence)
 	}
@@ -315,6 +346,9 @@ func (f *Flow) configure(ctx context.Context, h Host, r *run, resp *helper.Respo
 	if err != nil {
 		return Result{Outcome: Failed, Step: "configure", Err: err, Version: r.version}
 	}
+	if res, ok := f.settle(ctx, h, r); !ok {
+		return res
+	}
 	recorded := h.recordAsync(ctx, "restart")
 	if _, err := r.node.Configure(ctx, cfg); err != nil {
 		return f.failed("configure", fmt.Errorf("configuration failed: %w", err), r)
@@ -333,6 +367,31 @@ func (f *Flow) configure(ctx context.Context, h Host, r *run, resp *helper.Respo
 		return f.failed("restart", fmt.Errorf("restart failed: %w", err), r)
 	}
 	return Result{Outcome: Provisioned, Version: r.version}
+}
+
+// settle waits until DuplicateWindow has passed since the last credential reply (on h.Idle,
+// without holding a worker), then refuses the node if a second responder answered meanwhile.
+// The window covers a real node slower than a rogue: go-choria v0.30.0 answers gencsr only
+// after generating an RSA key.
+func (f *Flow) settle(ctx context.Context, h Host, r *run) (Result, bool) {
+	if last := r.watch.LastReply(); !last.IsZero() {
+		if wait := last.Add(f.s.DuplicateWindow).Sub(f.d.Now()); wait > 0 {
+			if err := h.idle(ctx, wait); err != nil {
+				return Result{Outcome: Paused, Step: "configure", Err: fmt.Errorf("stopped while waiting for a second responder to %s: %w", h.Identity, err), Version: r.version}, false
+			}
+		}
+	}
+	return f.unique(r)
+}
+
+// unique is false, with the result to report, once a second responder answered one of the
+// node's credential-making actions.
+func (f *Flow) unique(r *run) (Result, bool) {
+	action := r.watch.Duplicate()
+	if action == "" {
+		return Result{}, true
+	}
+	return f.failed(action, &rpc.DuplicateResponderError{Action: action, Identity: r.node.Identity()}, r), false
 }
 
 func (f *Flow) shutdown(ctx context.Context, h Host, r *run, msg string) Result {
@@ -360,7 +419,11 @@ func (f *Flow) shutdown(ctx context.Context, h Host, r *run, msg string) Result 
 // outcomes of their own; everything else failed.
 func (f *Flow) failed(step string, err error, r *run) Result {
 	res := Result{Outcome: Failed, Step: step, Err: err, Version: r.version}
+	var dup *rpc.DuplicateResponderError
 	switch {
+	case errors.As(err, &dup):
+		// Named by the action answered twice, whichever step noticed it.
+		res.Outcome, res.Step = DuplicateResponder, dup.Action
 	case errors.Is(err, rpc.ErrLocked):
 		res.Outcome = LockHeld
 	case errors.Is(err, rpc.ErrPaused), errors.Is(err, errNotRecorded):

@@ -41,6 +41,10 @@ const (
 	// Gone: the flow's first call got no reply and rediscovery no longer finds the node in
 	// provisioning mode; an earlier lease took it out and its result never arrived.
 	Gone
+	// DuplicateResponder: a second responder answered a credential-making action (Step names
+	// it: jwt, gen25519 or gencsr) before configure was sent, so the key received may be a
+	// rogue's; nothing was signed for it or sent to it, and the node may be tried again.
+	DuplicateResponder
 )
 
 // String names the outcome for logs and metric labels.
@@ -66,13 +70,15 @@ func (o Outcome) String() string {
 		return "unknown"
 	case Gone:
 		return "gone"
+	case DuplicateResponder:
+		return "duplicate_responder"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
 // Outcomes lists every outcome, for metrics that should show zeros.
 func Outcomes() []Outcome {
-	return []Outcome{Provisioned, Deferred, Shutdown, UpgradeSent, LockHeld, Failed, Skipped, Paused, Unknown, Gone}
+	return []Outcome{Provisioned, Deferred, Shutdown, UpgradeSent, LockHeld, Failed, Skipped, Paused, Unknown, Gone, DuplicateResponder}
 }
 
 // Settled is what an unanswered step did once the node is known to have left provisioning
@@ -107,9 +113,10 @@ type Result struct {
 	Took time.Duration
 }
 
-// API is the result as an edge reports it to its lease source. Unknown, Skipped and Paused have
-// no outcome of their own on the wire: the edge resolves Unknown by rediscovery first, and the
-// other two leave the node to be tried again, which the coordinator calls failed.
+// API is the result as an edge reports it to its lease source. Unknown, Skipped, Paused and
+// DuplicateResponder have no outcome of their own on the wire: the edge resolves Unknown by
+// rediscovery first, and the others leave the node to be tried again, which the coordinator
+// calls failed (the error names a duplicate responder).
 func (r Result) API() api.NodeResult {
 	n := api.NodeResult{Identity: r.Identity, Version: r.Version}
 	if r.Err != nil {

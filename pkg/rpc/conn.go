@@ -47,8 +47,15 @@ type Conn struct {
 	ttl        int // the framework's request TTL, in seconds: the longest a request may carry
 
 	mu      sync.Mutex
-	pending map[string]chan []byte
+	pending map[string]*waiter
 	closed  bool
+}
+
+// waiter is where route hands the replies to one request: its channel during the reply window,
+// then, for a request its caller watches (Request.Watch), a count in the caller's Responders.
+type waiter struct {
+	ch   chan []byte
+	late func()
 }
 
 // ConnOptions tune a Conn.
@@ -119,7 +126,7 @@ func Dial(ctx context.Context, fw inter.Framework, o ConnOptions) (*Conn, error)
 		grace:      o.DuplicateGrace,
 		now:        o.Now,
 		ttl:        cfg.TTL,
-		pending:    make(map[string]chan []byte),
+		pending:    make(map[string]*waiter),
 	}
 
 	c.sub, err = nc.Subscribe(c.replyBase+"*", c.route)
@@ -192,15 +199,19 @@ func replyPrefix(collective, caller string) string {
 func (c *Conn) route(m *nats.Msg) {
 	id := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
 	c.mu.Lock()
-	ch := c.pending[id]
+	w := c.pending[id]
+	if w != nil && w.ch != nil {
+		// Sent under the lock, so follow's drain after its swap misses none.
+		select {
+		case w.ch <- m.Data:
+		default:
+		}
+	}
 	c.mu.Unlock()
-	if ch == nil {
-		return // late reply to a finished request
+	if w != nil && w.late != nil {
+		w.late()
 	}
-	select {
-	case ch <- m.Data:
-	default:
-	}
+	// Else a late reply to a finished request nobody watches: dropped.
 }
 
 // Request implements Transport.
@@ -209,7 +220,12 @@ func (c *Conn) Request(ctx context.Context, req Request) ([]Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	followed := false
+	defer func() {
+		if !followed {
+			done()
+		}
+	}()
 	if err := out.publish(); err != nil {
 		if errors.Is(err, nats.ErrReconnectBufExceeded) {
 			return nil, fmt.Errorf("publish %s to %s: not sent, the broker connection is down: %w", req.Label(), req.Identity, err)
@@ -239,6 +255,9 @@ wait:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+	if req.Watch != nil {
+		followed = c.follow(req.Watch, out.id, req.Action, ch, len(raw), done)
 	}
 
 	replies := make([]Reply, 0, len(raw))
@@ -295,12 +314,35 @@ func (c *Conn) await(id string) (replies chan []byte, done func(), err error) {
 	if c.closed {
 		return nil, nil, errors.New("rpc connection is closed")
 	}
-	c.pending[id] = ch
+	c.pending[id] = &waiter{ch: ch}
 	return ch, func() {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}, nil
+}
+
+// follow hands request id over to w once its reply window, which saw n replies, has ended:
+// replies still in ch and every later one are counted by w until it is closed, which forgets
+// the request (done). False when w was closed already: the caller forgets it.
+func (c *Conn) follow(w *Responders, id, action string, ch chan []byte, n int, done func()) bool {
+	late, ok := w.follow(id, action, n, done)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	if c.pending[id] != nil { // else w was closed meanwhile and forgot it
+		c.pending[id] = &waiter{late: late}
+	}
+	c.mu.Unlock()
+	for {
+		select {
+		case <-ch:
+			late()
+		default:
+			return true
+		}
+	}
 }
 
 // timeoutOf is the reply window of req: its own Timeout, else the Conn's, else the action's.

@@ -33,6 +33,9 @@ var (
 	// (tries used up, paused, the caller stopped) after its last try was sent and never answered:
 	// the agent answers nothing once it has acted, so only rediscovery can tell what the node did.
 	ErrUnanswered = errors.New("its last try was sent and never answered")
+	// ErrDuplicateResponder is matched when a second responder answered a credential-making
+	// action (CredentialAction) of the node: the flow stops before any key is used.
+	ErrDuplicateResponder = errors.New("duplicate_responder")
 	// ErrFenced is matched when a request was not sent because its lease could not cover it.
 	ErrFenced = errors.New("request fenced")
 	// ErrDeadline is matched when a request was not sent because its pause source's deadline
@@ -95,3 +98,19 @@ func (e *InvalidResponseError) Is(target error) bool {
 	}
 	return false
 }
+
+// DuplicateResponderError is a second reply to a credential-making action: two machines answer
+// to the node's identity, and the key first received may be either one's.
+type DuplicateResponderError struct {
+	// Action is the action answered twice: jwt, gen25519 or gencsr.
+	Action   string
+	Identity string
+}
+
+// Error names the outcome, the action and the node.
+func (e *DuplicateResponderError) Error() string {
+	return fmt.Sprintf("duplicate_responder: a second responder answered %s for %s; nothing it returned is used", e.Action, e.Identity)
+}
+
+// Is lets errors.Is match ErrDuplicateResponder.
+func (e *DuplicateResponderError) Is(target error) bool { return target == ErrDuplicateResponder }

@@ -47,7 +47,13 @@ type Node struct {
 	// tentative: unsigned only until a try goes unanswered (TryUnsigned).
 	tentative atomic.Bool
 	present   func(ctx context.Context, identity string) (bool, error)
+	watch     *Responders
 }
+
+// SetResponders makes the node's credential-making actions (CredentialAction) counted by w,
+// their late replies included: a second reply to one of them ends that call, and configure,
+// with a DuplicateResponderError.
+func (n *Node) SetResponders(w *Responders) { n.watch = w }
 
 // SetPresence gives the node a check of whether it still answers in provisioning mode (a
 // targeted discovery). Before retrying a restart, release_update or shutdown whose last try got
@@ -119,6 +125,9 @@ func (n *Node) send(ctx context.Context, agent, action, what string, tries int, 
 // attempt and each try may carry new input.
 func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries int, input func() (json.RawMessage, error), handle func(Reply) error) error {
 	req := Request{Agent: agent, Action: action, Identity: n.identity, Pause: n.pause}
+	if n.watch != nil && agent == agentProvision && CredentialAction(action) {
+		req.Watch = n.watch
+	}
 	leaves := agent == agentProvision && LeavesProvisioning(action)
 	unanswered := false // a try was sent and no try since got a reply
 	err := n.wrapper.run(ctx, n.identity, n.pause, req.Label(), tries, func(ctx context.Context) error {
@@ -151,6 +160,13 @@ func (n *Node) sendEach(ctx context.Context, agent, action, what string, tries i
 		unanswered = len(replies) == 0
 		if len(replies) == 0 && req.Unsigned && n.tentative.CompareAndSwap(true, false) {
 			n.unsigned.Store(false)
+		}
+		if req.Watch != nil && len(replies) > 0 {
+			if len(replies) > 1 {
+				// A retry would hand the rogue another go at the race.
+				return stop(&DuplicateResponderError{Action: action, Identity: n.identity})
+			}
+			req.Watch.replied()
 		}
 		if len(replies) != 1 {
 			return &ResponseCountError{What: what, Count: len(replies), Identity: n.identity}
@@ -285,6 +301,12 @@ func (n *Node) Configure(ctx context.Context, cfg Configuration) (string, error)
 	input := func() (json.RawMessage, error) {
 		if emptyConfig(cfg.Config) {
 			return nil, stop(fmt.Errorf("configure %s: %w", n.identity, ErrEmptyConfiguration))
+		}
+		if n.watch != nil {
+			// The last moment before the configuration, and what the helper signed, leave.
+			if action := n.watch.Duplicate(); action != "" {
+				return nil, stop(&DuplicateResponderError{Action: action, Identity: n.identity})
+			}
 		}
 		return json.Marshal(cfg)
 	}

@@ -25,6 +25,10 @@ type Request struct {
 	// Pause, when set, fences the request where it is published: asked again immediately
 	// before, and, as a DeadlineSource, the bound of its TTL (see Conn). Node sets its own.
 	Pause PauseSource
+	// Watch, when set, counts the request's replies, those after its reply window too, until it
+	// is closed (Conn; PerCall sees only those within its window). Node sets it on the
+	// credential-making actions.
+	Watch *Responders
 }
 
 // Label is the request's agent#action, the rpc label of the wrapper's metrics.

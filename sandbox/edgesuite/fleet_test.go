@@ -58,7 +58,7 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 				return false
 			}
 		}
-		return re.Has(emu(idxDuplicate), hostflow.Failed) && re.Has(emu(idxConfigFail), hostflow.Failed) &&
+		return re.Has(emu(idxDuplicate), hostflow.DuplicateResponder) && re.Has(emu(idxConfigFail), hostflow.Failed) &&
 			re.Has(emu(idxLocked), hostflow.LockHeld) && re.Has(emu(idxGone), hostflow.Failed)
 	})
 
@@ -89,7 +89,8 @@ func TestEdge_ThousandNodesWithFaults(t *testing.T) {
 	if got := re.ResultsOf(emu(idxSilent)); len(got) != 0 {
 		t.Errorf("silent node has results: %+v", got)
 	}
-	expectError(t, re, emu(idxDuplicate), hostflow.Failed, rpc.ErrResponseCount, "received 2 responses")
+	// Its twin answers jwt too: the first credential-making action stops its flow at once.
+	expectError(t, re, emu(idxDuplicate), hostflow.DuplicateResponder, rpc.ErrDuplicateResponder, "answered jwt for "+emu(idxDuplicate))
 	expectError(t, re, emu(idxConfigFail), hostflow.Failed, rpc.ErrMaxTries, "disk full")
 	expectError(t, re, emu(idxLocked), hostflow.LockHeld, rpc.ErrLocked, rpc.LockedMessage)
 	expectError(t, re, emu(idxGone), hostflow.Failed, rpc.ErrResponseCount, "received 0 responses")

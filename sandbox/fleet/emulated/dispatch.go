@@ -107,6 +107,8 @@ func (f *Fleet) deliverOne(nc *nats.Conn, n *node, req *request, match *matcher)
 	switch {
 	case n.fault.Silent:
 		ignored = "not answered: silent (emulated fault)"
+	case n.fault.Ignores(action):
+		ignored = "not answered: not among the actions it answers (emulated fault)"
 	case n.dropLeft > 0:
 		n.dropLeft--
 		ignored = fmt.Sprintf("not answered: dropped, %d more to drop (emulated fault)", n.dropLeft)

@@ -42,6 +42,9 @@ type Fault struct {
 	Delay time.Duration
 	// DelayActions limits Delay to these agent#action names.
 	DelayActions []string
+	// Only, when not empty, lists the agent#action names the node answers; it ignores every
+	// other request, discovery included: a rogue that answers only what gains it something.
+	Only []string
 	// DropFirst requests (of any kind, discovery included) are ignored before the node answers.
 	DropFirst int
 	// Disconnect, when set, makes the node go away in the middle of a provisioning flow.
@@ -56,8 +59,13 @@ type Fault struct {
 
 // IsZero reports whether the fault leaves the node healthy and default.
 func (f Fault) IsZero() bool {
-	return !f.Silent && !f.Duplicate && len(f.Fails) == 0 && f.Delay == 0 && f.DropFirst == 0 &&
+	return !f.Silent && !f.Duplicate && len(f.Fails) == 0 && f.Delay == 0 && len(f.Only) == 0 && f.DropFirst == 0 &&
 		f.Disconnect == nil && f.Version == "" && f.Upgradable == nil && len(f.Facts) == 0
+}
+
+// Ignores is true when Only leaves action unanswered.
+func (f Fault) Ignores(action string) bool {
+	return len(f.Only) > 0 && !slices.Contains(f.Only, action)
 }
 
 // DelayFor is the delay before replying to action.
@@ -78,6 +86,7 @@ func (f Fault) merge(o Fault) Fault {
 		out.Delay = o.Delay
 		out.DelayActions = append([]string(nil), o.DelayActions...)
 	}
+	out.Only = append(append([]string(nil), f.Only...), o.Only...)
 	if o.DropFirst != 0 {
 		out.DropFirst = o.DropFirst
 	}
