@@ -192,15 +192,32 @@ func (e *Edge) fresh(batch []lease.Found) ([]lease.Found, time.Time) {
 
 // resweepSoon runs a discovery sweep RegisterFresh from now, once however often it is asked
 // meanwhile: what a dropped or undelivered sighting named is seen afresh, and a coordinator
-// still out of reach is not swept for at every batch.
-func (e *Edge) resweepSoon() {
+// still out of reach is not swept for at every batch. It is false when a sweep was already due.
+func (e *Edge) resweepSoon() bool {
 	if e.resweep.Swap(true) {
-		return
+		return false
 	}
 	time.AfterFunc(e.o.RegisterFresh, func() {
 		e.resweep.Store(false)
 		e.wakeDiscovery()
 	})
+	return true
+}
+
+// eventNotTaken handles a startup event the Finder could not take. Events dropped unread (too
+// large, or a flood while registering lags) are counted, and a sweep soon finds their nodes,
+// which are still in provisioning mode; one line is logged per sweep that follows.
+func (e *Edge) eventNotTaken(err error) {
+	var dropped DroppedEvents
+	if !errors.As(err, &dropped) {
+		e.log.Warn("could not handle lifecycle event", "error", err)
+		return
+	}
+	reason, n := dropped.DroppedEvents()
+	e.m.eventsDropped.WithLabelValues(reason).Add(float64(n))
+	if e.resweepSoon() {
+		e.log.Warn("startup events dropped unread; a sweep looks for their nodes soon", "reason", reason, "events", n, "sweep_in", e.o.RegisterFresh)
+	}
 }
 
 func minTime(a, b time.Time) time.Time {

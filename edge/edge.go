@@ -24,8 +24,16 @@ type Flow interface {
 type Finder interface {
 	// Sweep returns every node that answers a discovery now (only identities, when given).
 	Sweep(ctx context.Context, identities ...string) ([]string, error)
-	// Listen calls found for every startup event of component until ctx ends.
+	// Listen calls found for every startup event of component until ctx ends, and bad for each
+	// it could not take (a DroppedEvents for events dropped unread).
 	Listen(ctx context.Context, component string, found func(identity string), bad func(error)) error
+}
+
+// DroppedEvents is what a Finder reports to Listen's bad for startup events it dropped unread
+// (discovery.DroppedError): their nodes are found by the next sweep.
+type DroppedEvents interface {
+	error
+	DroppedEvents() (reason string, n int)
 }
 
 // Reconnecter is a Finder that says when its broker connection came back, e.g. after a broker
@@ -105,7 +113,7 @@ func (e *Edge) Run(ctx context.Context) error {
 		case found <- lease.Found{Identity: id, Event: true, At: now, Since: now.Add(-e.o.RegisterFresh)}:
 		case <-ctx.Done():
 		}
-	}, func(err error) { e.log.Warn("could not handle lifecycle event", "error", err) }); err != nil {
+	}, e.eventNotTaken); err != nil {
 		return fmt.Errorf("edge: listen for startup events: %w", err)
 	}
 

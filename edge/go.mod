@@ -4,7 +4,10 @@ go 1.26
 
 replace github.com/seed96588659/muster/pkg => ../pkg
 
-require github.com/seed96588659/muster/pkg v0.0.0-00010101000000-000000000000
+require (
+	github.com/seed96588659/muster/pkg v0.0.0-00010101000000-000000000000
+	golang.org/x/net v0.54.0
+)
 
 require (
 	github.com/freman/eventloghook v0.0.0-20250604093238-a195f2852650 // indirect

@@ -31,6 +31,7 @@ type edgeMetrics struct {
 
 	journalFailures prometheus.Counter
 	journalTime     prometheus.Observer
+	eventsDropped   *prometheus.CounterVec
 }
 
 func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
@@ -46,7 +47,8 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	duplicates := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_duplicate_responders_total", Help: "Host flows stopped because a second responder answered a credential-making action, by action (jwt, gen25519, gencsr)", ConstLabels: labels}, []string{"action"})
 	journalFailures := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_journal_failures_total", Help: "Intents the journal could not make durable; the first halts the edge", ConstLabels: labels})
 	journalTime := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "muster_edge_journal_seconds", Help: "How long an intent took to be made durable in the journal (a slow disk shows here first)", ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)})
-	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, duplicates, journalFailures, journalTime} {
+	eventsDropped := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_startup_events_dropped_total", Help: "Startup events dropped unread, by reason: oversized, or overflow (more waiting than the listener holds); a sweep finds their nodes", ConstLabels: labels}, []string{"reason"})
+	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, duplicates, journalFailures, journalTime, eventsDropped} {
 		if err := reg.Registerer().Register(c); err != nil {
 			return nil, fmt.Errorf("register edge metric: %w", err)
 		}
@@ -70,6 +72,7 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 
 		journalFailures: journalFailures,
 		journalTime:     journalTime,
+		eventsDropped:   eventsDropped,
 	}
 	for _, r := range []string{"ok", "error", "refused"} {
 		renewals.WithLabelValues(r)
@@ -79,6 +82,9 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	}
 	for _, a := range []string{"jwt", "gen25519", "gencsr"} {
 		duplicates.WithLabelValues(a)
+	}
+	for _, r := range []string{"oversized", "overflow"} { // discovery's drop reasons
+		eventsDropped.WithLabelValues(r)
 	}
 	// Present from the start, as choria-provisioner's are, so dashboards show zeros.
 	m.paused.Set(0)

@@ -131,6 +131,7 @@ func TestBadInput_EveryEndpointRefusesAndLeavesTheLedgerAlone(t *testing.T) {
 		{"heartbeat no edge", post, api.PathHeartbeat, edgeToken, `{"region":"ams"}`, 400, api.CodeBadRequest, "edge: must not be empty"},
 		// admin
 		{"pause unknown field", post, api.PathPause, adminToken, `{"reason":"x","until":"monday"}`, 400, api.CodeUnknownField, `unknown field "until"`},
+		{"pause reason with an escape", post, api.PathPause, adminToken, `{"reason":"upgrade\u001b[2J"}`, 400, api.CodeBadRequest, `reason: contains control character '\x1b' at byte 7`},
 		{"pause malformed", post, api.PathPause, adminToken, `{"reason":`, 400, api.CodeMalformed, "malformed JSON"},
 		{"resume unknown field", post, api.PathResume, adminToken, `{"now":true}`, 400, api.CodeUnknownField, `unknown field "now"`},
 		{"join bad api address", post, api.PathJoin, adminToken, `{"id":"c9","raft_address":"127.0.0.1:1","api_address":"127.0.0.1:2"}`, 400, api.CodeBadRequest, "api_address"},

@@ -108,3 +108,37 @@ func TestItems_OneBadIdentityDoesNotBlockARegister(t *testing.T) {
 		t.Fatalf("u1 after another region's register: %+v %v, want region us and its facts", n, err)
 	}
 }
+
+// TestItems_ControlCharactersAreRefusedByFieldAndNode: text from a node reaches the API escaped
+// (the edge escapes it); a client that sends a control character anyway has that node's result
+// or registration refused alone, naming the field and the node, and the rest recorded.
+func TestItems_ControlCharactersAreRefusedByFieldAndNode(t *testing.T) {
+	m := cluster(t, 1)[0]
+	ctx := ctxT(t)
+	var reg api.RegisterResponse
+	postItems(t, m.url, api.PathRegister, `{"region":"cc","edge":"e1","nodes":[{"identity":"c1"},{"identity":"c2","version":"1.0\u001b]52;c;b3duZWQ=\u0007"}]}`, &reg)
+	if reg.Added != 1 || rejectedNames(reg.Rejected, `nodes[1].version: contains control character '\x1b' at byte 3`) != "c2" {
+		t.Fatalf("register with an escape sequence in a version: %+v", reg)
+	}
+	if _, err := edgeClient(t, m.url).Register(ctx, api.RegisterRequest{Region: "cc", Edge: "e1", Nodes: []api.RegisterNode{{Identity: "c2"}, {Identity: "c3"}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := edgeClient(t, m.url).Acquire(ctx, api.AcquireRequest{Edge: "e1", Region: "cc", MaxNodes: 3})
+	if err != nil || got.Lease == nil || len(got.Lease.Nodes) != 3 {
+		t.Fatalf("acquire: %+v %v", got, err)
+	}
+	ls := got.Lease
+	body := fmt.Sprintf(`{"lease_id":%q,"token":%d,"edge":"e1","region":"cc","results":[{"identity":%q,"outcome":"failed","error":"jwt failed: \u001b[2J\rcleared"},{"identity":%q,"outcome":"provisioned","version":"0.30\u009b"},{"identity":%q,"outcome":"failed","error":"jwt failed: \\x1b[2J\\rcleared"}]}`,
+		ls.ID, ls.Token, ls.Nodes[0], ls.Nodes[1], ls.Nodes[2])
+	var resp api.ReportResponse
+	postItems(t, m.url, api.PathReport, body, &resp)
+	if len(resp.Applied) != 1 || resp.Applied[0] != ls.Nodes[2] ||
+		rejectedNames(resp.Rejected, `results[0].error: contains control character '\x1b' at byte 12`) != ls.Nodes[0] ||
+		rejectedNames(resp.Rejected, `results[1].version: contains control character '\u009b' at byte 4`) != ls.Nodes[1] {
+		t.Fatalf("report with control characters in an error and a version: %+v", resp)
+	}
+	n, err := m.svc.Node(ctx, ls.Nodes[2])
+	if err != nil || n.LastError != `jwt failed: \x1b[2J\rcleared` {
+		t.Fatalf("the escaped error recorded as %q (%v)", n.LastError, err)
+	}
+}

@@ -282,7 +282,11 @@ func (a *App) serveMonitor(cfg *config.Config) error {
 	if a.Coordinator != nil {
 		checks = append(checks, a.Coordinator.CredentialReady)
 	}
-	a.monitor = &http.Server{Handler: monitor.Handler(a.Edge, a.Metrics.Handler(), cfg.PauseToken, checks...), ReadHeaderTimeout: 5 * time.Second}
+	a.monitor, l, err = monitor.Server(l, monitor.Handler(a.Edge, a.Metrics.Handler(), cfg.PauseToken, checks...), monitor.DefaultLimits())
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("monitor_port: %w", err)
+	}
 	go func() {
 		if err := a.monitor.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("monitor server stopped", "error", err)

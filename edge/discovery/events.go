@@ -11,49 +11,68 @@ import (
 )
 
 // Listen subscribes to the startup events of component and, until ctx ends, calls found with
-// the identity of every node that announces its startup. Events of other types are skipped and
-// undecodable messages reported to bad. It returns once the subscription is in place.
+// the identity of every node that announces its startup. Events of other types are skipped;
+// undecodable ones are reported to bad, as are events dropped unread (a *DroppedError): larger
+// than Options.Events.MaxSize, or beyond its pending bounds while found is slow. A dropped
+// event's node is still in provisioning mode and answers the next sweep. Listen returns once the
+// subscription is in place.
 func (d *Discoverer) Listen(ctx context.Context, component string, found func(identity string), bad func(error)) error {
 	subject := fmt.Sprintf("choria.lifecycle.event.startup.%s", component)
-	ch := make(chan *nats.Msg, 4096)
+	if bad == nil {
+		bad = func(error) {}
+	}
+	limits := d.o.Events
+	overflow := 0 // the subscription's drops reported so far; the handler runs one event at a time
+	// The handler blocks in found while the edge is busy: NATS then holds the next events within
+	// the pending bounds and drops the rest, instead of a queue of its own growing without end.
 	sub, err := d.conn.Nats().Subscribe(subject, func(m *nats.Msg) {
-		select {
-		case ch <- m:
-		case <-ctx.Done():
+		if ctx.Err() != nil {
+			return
+		}
+		if n, err := m.Sub.Dropped(); err == nil && n > overflow {
+			bad(&DroppedError{Reason: DropOverflow, Count: n - overflow})
+			overflow = n
+		}
+		if len(m.Data) > limits.MaxSize {
+			bad(&DroppedError{Reason: DropOversized, Count: 1})
+			return
+		}
+		id, err := startupIdentity(m.Data)
+		if err != nil {
+			bad(fmt.Errorf("lifecycle event on %s: %w", m.Subject, err))
+			return
+		}
+		if id != "" {
+			found(id)
 		}
 	})
 	if err != nil {
 		return fmt.Errorf("discovery: subscribe to %s: %w", subject, err)
 	}
-	if err := sub.SetPendingLimits(-1, -1); err != nil {
+	if err := sub.SetPendingLimits(limits.PendingMsgs, limits.PendingBytes); err != nil {
 		sub.Unsubscribe()
 		return fmt.Errorf("discovery: subscription limits: %w", err)
 	}
+	d.events.set(sub)
 	if err := d.conn.Nats().Flush(); err != nil {
 		sub.Unsubscribe()
 		return fmt.Errorf("discovery: subscribe to %s: %w", subject, err)
 	}
-	go func() {
-		defer sub.Unsubscribe()
-		for {
-			select {
-			case m := <-ch:
-				e, err := lifecycle.NewFromJSON(m.Data)
-				if err != nil {
-					if bad != nil {
-						bad(fmt.Errorf("lifecycle event on %s: %w", m.Subject, err))
-					}
-					continue
-				}
-				if e.Type() == lifecycle.Startup && e.Identity() != "" {
-					found(e.Identity())
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	context.AfterFunc(ctx, func() { _ = sub.Unsubscribe() })
 	return nil
+}
+
+// startupIdentity is the identity a startup event announces, "" for an event of another type
+// or without one.
+func startupIdentity(data []byte) (string, error) {
+	e, err := lifecycle.NewFromJSON(data)
+	if err != nil {
+		return "", err
+	}
+	if e.Type() != lifecycle.Startup {
+		return "", nil
+	}
+	return e.Identity(), nil
 }
 
 // Announce publishes this edge's own startup event (component "provisioner"), as

@@ -16,6 +16,13 @@ import (
 // Collective is where nodes in provisioning mode live.
 const Collective = "provisioning"
 
+// A sweep's replies wait within these bounds (a reply is 1-2 KiB; a region may have 10,000 nodes
+// and more): finite, so a flood of replies cannot grow the heap without end.
+const (
+	sweepPendingMsgs  = 64 * 1024
+	sweepPendingBytes = 128 << 20
+)
+
 // Options tune a Discoverer; start from DefaultOptions.
 type Options struct {
 	// Name is the broker connection name; "" is the framework's caller id + "-discovery".
@@ -26,11 +33,13 @@ type Options struct {
 	Window time.Duration
 	// Max bounds a sweep; default 30s.
 	Max time.Duration
+	// Events bounds the startup events Listen holds; default DefaultEventLimits.
+	Events EventLimits
 }
 
 // DefaultOptions returns the options every Discoverer starts from.
 func DefaultOptions() Options {
-	return Options{First: 2 * time.Second, Window: 500 * time.Millisecond, Max: 30 * time.Second}
+	return Options{First: 2 * time.Second, Window: 500 * time.Millisecond, Max: 30 * time.Second, Events: DefaultEventLimits()}
 }
 
 // Validate refuses a sweep that could not end, naming the field.
@@ -43,7 +52,7 @@ func (o Options) Validate() error {
 			return fmt.Errorf("discovery: %s is %s, want a positive duration", d.field, d.v)
 		}
 	}
-	return nil
+	return o.Events.Validate()
 }
 
 // Discoverer sweeps and listens over one broker connection of its own.
@@ -51,6 +60,8 @@ type Discoverer struct {
 	fw   inter.Framework
 	conn inter.Connector
 	o    Options
+
+	events eventSub // Listen's subscription, for Events
 }
 
 // New checks the options and connects to the framework's brokers.
@@ -90,8 +101,8 @@ func (d *Discoverer) Sweep(ctx context.Context, identities ...string) ([]string,
 		return nil, fmt.Errorf("discovery: reply target: %w", err)
 	}
 
-	// The subscription hands messages to the sweep through ch; with no pending limits NATS
-	// buffers a burst of 10,000 replies rather than dropping them as a slow consumer.
+	// The subscription hands messages to the sweep through ch; NATS buffers a burst of 10,000
+	// replies within sweepPending rather than dropping them as a slow consumer.
 	ch := make(chan *nats.Msg, 4096)
 	done := make(chan struct{})
 	defer close(done)
@@ -105,7 +116,7 @@ func (d *Discoverer) Sweep(ctx context.Context, identities ...string) ([]string,
 		return nil, fmt.Errorf("discovery: subscribe to %s: %w", reply, err)
 	}
 	defer sub.Unsubscribe()
-	if err := sub.SetPendingLimits(-1, -1); err != nil {
+	if err := sub.SetPendingLimits(sweepPendingMsgs, sweepPendingBytes); err != nil {
 		return nil, fmt.Errorf("discovery: subscription limits: %w", err)
 	}
 	if err := d.conn.Publish(msg); err != nil {

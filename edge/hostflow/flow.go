@@ -200,7 +200,7 @@ type run struct {
 // Run provisions h in choria-provisioner's order and says how it ended.
 func (f *Flow) Run(ctx context.Context, h Host) Result {
 	start := f.d.Now()
-	res := f.provision(ctx, h)
+	res := f.provision(ctx, h).printable()
 	res.Identity = h.Identity
 	res.Took = f.d.Now().Sub(start)
 	if res.Err != nil && res.Outcome != Paused && res.Outcome != Deferred {

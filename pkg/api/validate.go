@@ -49,13 +49,6 @@ func ValidateName(field, v string) error {
 	return nil
 }
 
-func validateText(field, v string, max int) error {
-	if len(v) > max {
-		return fmt.Errorf("%s: %d bytes, longer than %d", field, len(v), max)
-	}
-	return nil
-}
-
 // The per-item checks below name the item (nodes[7].identity) only once one fails: formatting the
 // name up front cost two allocations per node of every request.
 
@@ -313,10 +306,20 @@ func (r *RemoveRequest) Validate() error {
 const cutSuffix = " [cut]"
 
 // FitResult returns res with the fields the API would refuse made to fit, and a note per change,
-// so an edge never sends a result the coordinator refuses: an over-long error is cut (it is a
-// message for people), a version that does not fit is dropped (a cut version would be a wrong one).
+// so an edge never sends a result the coordinator refuses: control characters are escaped
+// (Printable), an over-long error is cut (it is a message for people), a version that does not
+// fit is dropped (a cut version would be a wrong one).
 func FitResult(res NodeResult) (NodeResult, []string) {
 	var notes []string
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"error", &res.Error}, {"version", &res.Version}} {
+		if p := Printable(*f.v); p != *f.v {
+			notes = append(notes, f.name+": control characters escaped")
+			*f.v = p
+		}
+	}
 	if len(res.Error) > MaxErrorLength {
 		cut := MaxErrorLength - len(cutSuffix)
 		for cut > 0 && !utf8.RuneStart(res.Error[cut]) {

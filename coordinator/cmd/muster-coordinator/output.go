@@ -153,7 +153,7 @@ func printNodes(w io.Writer, out api.NodesResponse) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "IDENTITY\tREGION\tSTATE\tATTEMPTS\tEDGE\tLEASE\tVERSION\tLAST ERROR")
 	for _, n := range out.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(n.InventoryVersion), dash(oneLine(n.LastError)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(printable(n.InventoryVersion)), dash(oneLine(n.LastError)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -177,8 +177,8 @@ func printNode(w io.Writer, n api.Node) error {
 	row("attempts", fmt.Sprint(n.Attempts))
 	row("edge", dash(n.Edge))
 	row("lease", dash(n.LeaseID)+" token "+fmt.Sprint(n.LeaseToken))
-	row("inventory version", dash(n.InventoryVersion))
-	row("target version", dash(n.TargetVersion))
+	row("inventory version", dash(printable(n.InventoryVersion)))
+	row("target version", dash(printable(n.TargetVersion)))
 	row("last error", dash(oneLine(n.LastError)))
 	row("discovered", stamp(n.DiscoveredAt))
 	row("leased", stamp(n.LeasedAt))
@@ -198,7 +198,7 @@ func printNode(w io.Writer, n api.Node) error {
 
 func printPause(w io.Writer, p api.PauseResponse) error {
 	if p.Paused {
-		_, err := fmt.Fprintf(w, "paused %s\n", p.Reason)
+		_, err := fmt.Fprintf(w, "paused %s\n", printable(p.Reason))
 		return err
 	}
 	_, err := fmt.Fprintln(w, "running")

@@ -131,18 +131,22 @@ func TestNodesOutput_SaysWhenAMemberAnsweredFromItsOwnCopy(t *testing.T) {
 	}
 }
 
-// TestNodesOutput_NodeTextCannotControlTheTerminal: a node's error text may come from whatever
-// answered on the provisioning broker; printed, it must not carry escape sequences or other
-// control characters to the operator's terminal.
+// TestNodesOutput_NodeTextCannotControlTheTerminal: a node's error text and versions may come
+// from whatever answered on the provisioning broker (and a ledger written before the API refused
+// them may hold them raw); printed, they must not carry escape sequences or other control
+// characters to the operator's terminal.
 func TestNodesOutput_NodeTextCannotControlTheTerminal(t *testing.T) {
 	evil := "jwt failed: \x1b]0;owned\x07\x1b[2J\rcleared\tscreen\x00"
-	n := api.Node{Identity: "n1", Region: "eu", State: api.StateWaiting, LastError: evil,
+	n := api.Node{Identity: "n1", Region: "eu", State: api.StateWaiting, LastError: evil, InventoryVersion: evil, TargetVersion: evil,
 		History: []api.Transition{{To: api.StateWaiting, Error: evil}}}
 	var b strings.Builder
 	if err := printNodes(&b, api.NodesResponse{Nodes: []api.Node{n}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := printNode(&b, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := printPause(&b, api.PauseResponse{Paused: true, Reason: evil}); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range b.String() {
