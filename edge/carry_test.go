@@ -110,7 +110,7 @@ func TestEdge_FinishedLeasesRideTheNextAcquire(t *testing.T) {
 // under, so a source that applied them before the answer was lost applies them once.
 func TestEdge_ResultsOfAFailedAcquireGoAloneUnderTheirRequestIDs(t *testing.T) {
 	src := newCarrierSource(1)
-	_, stop := provisionAll(t, src, ids(12))
+	_, stop := provisionAll(t, src, ids(40))
 	defer stop()
 	src.mu.Lock()
 	defer src.mu.Unlock()
