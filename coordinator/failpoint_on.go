@@ -5,10 +5,17 @@
 package coordinator
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/seed96588659/muster/coordinator/ledger"
+	"github.com/seed96588659/muster/coordinator/raftnode"
 )
 
 // FailpointsDirEnv names the directory a test-only build reads its failpoints from. Only a
@@ -35,4 +42,63 @@ func failpointClockStep() time.Duration {
 		return 0
 	}
 	return d
+}
+
+// ApplyTraceFile, in the failpoints directory, receives one line per batch of entries raft
+// hands the ledger: the ledger's applied index before and after, and each entry's index, term,
+// type and first bytes. It is how a diverged ledger (chaos compares every member's) is traced to
+// the entry it missed.
+const ApplyTraceFile = "apply.trace"
+
+// tracedFSM writes ApplyTraceFile beside the ledger's FSM.
+type tracedFSM struct {
+	*ledger.FSM
+	mu sync.Mutex
+	f  *os.File
+}
+
+// traceFSM wraps fsm when the failpoints directory is set; a failure to open the file leaves it bare.
+func traceFSM(fsm *ledger.FSM) raftnode.FSM {
+	dir := os.Getenv(FailpointsDirEnv)
+	if dir == "" {
+		return fsm
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ApplyTraceFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fsm
+	}
+	fmt.Fprintf(f, "%s pid %d open\n", time.Now().UTC().Format(time.RFC3339Nano), os.Getpid())
+	return &tracedFSM{FSM: fsm, f: f}
+}
+
+func (t *tracedFSM) Apply(lg *raft.Log) any { return t.ApplyBatch([]*raft.Log{lg})[0] }
+
+func (t *tracedFSM) ApplyBatch(logs []*raft.Log) []any {
+	before, _, _ := t.AppliedIndex()
+	out := t.FSM.ApplyBatch(logs)
+	after, _, _ := t.AppliedIndex()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s pid %d applied %d -> %d:", time.Now().UTC().Format("15:04:05.000000"), os.Getpid(), before, after)
+	for i, lg := range logs {
+		d := lg.Data
+		if len(d) > 24 {
+			d = d[:24]
+		}
+		res := "nil"
+		if out[i] != nil {
+			res = fmt.Sprintf("%T", out[i])
+			if err, ok := out[i].(error); ok {
+				res = "err:" + err.Error()
+				if len(res) > 80 {
+					res = res[:80]
+				}
+			}
+		}
+		fmt.Fprintf(&b, " [%d t%d %v %q %s]", lg.Index, lg.Term, lg.Type, d, res)
+	}
+	b.WriteByte('\n')
+	t.mu.Lock()
+	_, _ = t.f.WriteString(b.String())
+	t.mu.Unlock()
+	return out
 }

@@ -201,7 +201,7 @@ func New(cfg Config) (*Service, error) {
 		_ = lock.Unlock()
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)
 	}
-	node, err := raftnode.Open(cfg.raftConfig(s.log), l.FSM())
+	node, err := raftnode.Open(cfg.raftConfig(s.log), traceFSM(l.FSM()))
 	if err != nil {
 		_ = l.Close()
 		_ = lock.Unlock()

@@ -70,10 +70,16 @@ type stamped interface{ stamp() time.Time }
 
 // decodeAnd decodes a command body and applies it; an applied command's time raises the ledger
 // time a new leader anchors at (LastStamp).
+// undecodable is a committed entry of a known type whose body does not decode. The leader
+// encodes every command from its type, so this member's copy is corrupt (or its build cannot read
+// what the cluster writes): refusing it and moving on would silently diverge this ledger from the
+// others, so ApplyLogs halts the member with nothing of the batch applied.
+type undecodable struct{ error }
+
 func decodeAnd[C any](t *txn, body []byte, typ CommandType, fn func(*C) (any, error)) any {
 	c := new(C)
 	if err := json.Unmarshal(body, c); err != nil {
-		return fmt.Errorf("%w: decode %s: %v", ErrBadCommand, typ, err)
+		return undecodable{fmt.Errorf("%w: decode %s: %v", ErrBadCommand, typ, err)}
 	}
 	res, err := fn(c)
 	if err != nil {

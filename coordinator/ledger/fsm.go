@@ -43,7 +43,8 @@ func (f *FSM) AppliedIndex() (index, term uint64, err error) { return f.l.Applie
 // entry's index and term, so the ledger is never ahead of or behind what it says it applied.
 // Entries at or below the stored applied index are skipped: Raft replays the log tail after a
 // restart and the ledger already holds their effect. A refused command is its entry's result; a
-// storage failure panics, because skipping an entry would let this member diverge from the others.
+// storage failure or an entry that does not decode panics with nothing of the batch applied,
+// because skipping an entry would let this member diverge from the others.
 func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
 	applied := l.applied.Load()
@@ -73,6 +74,11 @@ func (l *Ledger) ApplyLogs(logs []*raft.Log) []any {
 			r := l.applyOne(t, lg.Index, lg.Data)
 			if se, ok := r.(storageError); ok {
 				return fmt.Errorf("index %d: %w", lg.Index, se.error)
+			}
+			if u, ok := r.(undecodable); ok {
+				l.log.Error("halting this member: a committed entry does not decode (its copy here is corrupt, or this build cannot read it); restarted, the member reads it again",
+					"index", lg.Index, "term", lg.Term, "bytes", len(lg.Data), "error", u.error)
+				return fmt.Errorf("index %d: %w", lg.Index, u.error)
 			}
 			out[i] = r
 		}
