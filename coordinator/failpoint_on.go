@@ -6,6 +6,8 @@ package coordinator
 
 import (
 	"fmt"
+	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,4 +103,64 @@ func (t *tracedFSM) ApplyBatch(logs []*raft.Log) []any {
 	_, _ = t.f.WriteString(b.String())
 	t.mu.Unlock()
 	return out
+}
+
+// checkLogs wraps raft's log store when the failpoints directory is set: each entry's checksum is
+// kept as it is stored, and an entry read back with other bytes (a copy changed in memory after it
+// was stored) is logged with where it came from. Chaos diverged a ledger through such a copy.
+func checkLogs(log *slog.Logger) func(raft.LogStore) raft.LogStore {
+	if os.Getenv(FailpointsDirEnv) == "" {
+		return nil
+	}
+	return func(s raft.LogStore) raft.LogStore {
+		return &checkedLogs{LogStore: s, log: log, sums: map[uint64]uint32{}}
+	}
+}
+
+type checkedLogs struct {
+	raft.LogStore
+	log  *slog.Logger
+	mu   sync.Mutex
+	sums map[uint64]uint32 // index -> crc32 of the data stored there by this process
+}
+
+func (c *checkedLogs) StoreLog(l *raft.Log) error { return c.StoreLogs([]*raft.Log{l}) }
+
+func (c *checkedLogs) StoreLogs(logs []*raft.Log) error {
+	c.mu.Lock()
+	for _, l := range logs {
+		c.sums[l.Index] = crc32.ChecksumIEEE(l.Data)
+	}
+	c.mu.Unlock()
+	return c.LogStore.StoreLogs(logs)
+}
+
+func (c *checkedLogs) GetLog(index uint64, l *raft.Log) error {
+	if err := c.LogStore.GetLog(index, l); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	want, ok := c.sums[index]
+	if !ok {
+		c.sums[index] = crc32.ChecksumIEEE(l.Data)
+	}
+	c.mu.Unlock()
+	if got := crc32.ChecksumIEEE(l.Data); ok && got != want {
+		head := l.Data
+		if len(head) > 48 {
+			head = head[:48]
+		}
+		c.log.Error("FAILPOINT CHECK: a raft log entry read back differs from what was stored",
+			"index", index, "term", l.Term, "type", l.Type, "bytes", len(l.Data), "stored_crc", want, "read_crc", got, "head", fmt.Sprintf("%q", head))
+	}
+	return nil
+}
+
+func (c *checkedLogs) DeleteRange(min, max uint64) error {
+	c.mu.Lock()
+	for i := min; i <= max; i++ {
+		delete(c.sums, i)
+	}
+	c.mu.Unlock()
+	return c.LogStore.DeleteRange(min, max)
 }

@@ -112,6 +112,7 @@ func (c Config) raftConfig(log *slog.Logger) raftnode.Config {
 		MemberName:        c.RaftMemberName,
 		Dial:              c.RaftDial,
 		Logger:            log,
+		WrapLogs:          checkLogs(log),
 	}
 }
 

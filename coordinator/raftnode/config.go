@@ -40,6 +40,9 @@ type Config struct {
 	TrailingLogs uint64
 	// NoSync skips fsync of the Raft log; only for benchmarks that measure something else.
 	NoSync bool
+	// WrapLogs, when set, wraps the log store raft reads and writes (a failpoints build checks
+	// that no entry changes in memory after it was stored).
+	WrapLogs func(raft.LogStore) raft.LogStore
 	// TLS, when set, runs the Raft transport over TLS: it is the server config of the listener and,
 	// cloned with the peer's host as ServerName, the client config of outgoing connections. Set
 	// Certificates, RootCAs, ClientCAs and ClientAuth=tls.RequireAndVerifyClientCert for mutual TLS.

@@ -136,13 +136,16 @@ func Open(cfg Config, fsm FSM) (*Node, error) {
 		return nil, fmt.Errorf("member %s: raft log cache: %w", cfg.ID, err)
 	}
 	n.logs = logs
+	if cfg.WrapLogs != nil {
+		n.logs = cfg.WrapLogs(logs)
+	}
 	// A learner whose promotion is in its log on disk votes from the start (votegate.go).
 	if applied, _, err := n.fsm.AppliedIndex(); err != nil {
 		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	} else if err := n.checkPromotion(applied); err != nil {
 		return nil, fmt.Errorf("member %s: %w", cfg.ID, err)
 	}
-	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.store, n.snaps, n.trans)
+	n.raft, err = raft.NewRaft(rc, n.fsm, n.logs, n.store, n.snaps, n.trans)
 	if err != nil {
 		return nil, fmt.Errorf("member %s: start raft: %w", cfg.ID, err)
 	}
