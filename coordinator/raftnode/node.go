@@ -534,8 +534,11 @@ func (n *Node) readLatestConfiguration() (raft.Configuration, uint64, error) {
 	if err != nil {
 		return conf, 0, fmt.Errorf("latest configuration: read raft log: %w", err)
 	}
-	var entry raft.Log
 	for i := last; i > floor && i >= first && i > 0; i-- {
+		// A fresh Log each time: raft's LogCache hands out a cached entry's own Data array, and
+		// decoding the next entry from raft.db into the same struct would write into it, changing
+		// an entry raft has yet to apply or send (logcache_test.go).
+		var entry raft.Log
 		if err := n.logs.GetLog(i, &entry); err != nil {
 			return conf, 0, fmt.Errorf("latest configuration: read raft log entry %d: %w", i, err)
 		}
