@@ -141,6 +141,9 @@ type Service struct {
 	node    *raftnode.Node
 	ledger  *ledger.Ledger
 	dirLock *dataDirLock
+	// printMu runs one ledger fingerprint at a time: each reads the whole ledger, and a reader's
+	// credential must not make a member read it many times at once.
+	printMu sync.Mutex
 	leases  atomic.Pointer[lessor.Manager]
 	metrics *metrics.Metrics
 
@@ -326,6 +329,8 @@ func (s *Service) IsLeader() bool { return s.node.IsLeader() && s.ready.Load() }
 // far its copy goes. The age is measured against raft's own clock (the system's), not Clock.
 // Fingerprint is this member's ledger digest (hex) at the index it has applied (httpapi.Service).
 func (s *Service) Fingerprint() (applied uint64, digest string, err error) {
+	s.printMu.Lock()
+	defer s.printMu.Unlock()
 	i, d, err := s.ledger.Fingerprint()
 	if err != nil {
 		return 0, "", fmt.Errorf("ledger fingerprint: %w", err)
