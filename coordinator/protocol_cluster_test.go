@@ -187,9 +187,12 @@ func TestCluster_NewSingleMemberRunsTheNewestProtocolWhenReady(t *testing.T) {
 	c := testcluster.New(t, 2)
 	c.Start(c.Members[0], true)
 	l := c.WaitLeader()
-	if err := l.Svc.Ready(); err != nil {
-		t.Fatalf("leader not ready: %v", err)
-	}
+	// Ready once its state machine has applied what it committed (an entry may still be on its
+	// way to the ledger when it leads).
+	testkit.WaitFor(t, testcluster.WaitLimit, "the single member ready", func() (bool, string) {
+		err := l.Svc.Ready()
+		return err == nil, fmt.Sprint(err)
+	})
 	if v := clusterProtocolOf(t, l); v != ledger.Protocol {
 		t.Fatalf("ready single member runs cluster protocol %d, want %d", v, ledger.Protocol)
 	}
