@@ -158,8 +158,11 @@ func (c *checkedLogs) GetLog(index uint64, l *raft.Log) error {
 
 func (c *checkedLogs) DeleteRange(min, max uint64) error {
 	c.mu.Lock()
-	for i := min; i <= max; i++ {
-		delete(c.sums, i)
+	// The map, not the range: a compaction deletes from the log's first index on.
+	for i := range c.sums {
+		if i >= min && i <= max {
+			delete(c.sums, i)
+		}
 	}
 	c.mu.Unlock()
 	return c.LogStore.DeleteRange(min, max)

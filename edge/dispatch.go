@@ -294,13 +294,4 @@ func (e *Edge) waitResume(ctx context.Context) {
 }
 
 // sleep waits d or until ctx ends; it reports whether the full time passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func sleep(ctx context.Context, d time.Duration) bool { return api.Sleep(ctx, d) == nil }

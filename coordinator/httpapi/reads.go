@@ -62,9 +62,6 @@ func wholeNumber(w http.ResponseWriter, q url.Values, name string, def, max int)
 	return n, true
 }
 
-// stale reports whether the caller accepts this member's own, possibly lagging, copy of the ledger.
-func stale(w http.ResponseWriter, q url.Values) (bool, bool) { return boolParam(w, q, "stale") }
-
 // boolParam reads the query parameter name as true or false (false when absent); a bad value is
 // answered 400 and ok is false.
 func boolParam(w http.ResponseWriter, q url.Values, name string) (v, ok bool) {
@@ -211,7 +208,7 @@ const readLeaderWait = 5 * time.Second
 // answered, never refused. False when it has answered already (forwarded, redirected, or a bad
 // stale value refused).
 func (s *Server) servedHere(w http.ResponseWriter, r *http.Request, q url.Values, route string) (*api.Staleness, bool) {
-	local, ok := stale(w, q)
+	local, ok := boolParam(w, q, "stale") // the caller accepts this member's own, possibly lagging, copy
 	if !ok {
 		return nil, false
 	}

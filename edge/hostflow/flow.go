@@ -15,6 +15,7 @@ import (
 	"github.com/seed96588659/muster/edge/helper"
 	"github.com/seed96588659/muster/edge/keys"
 	"github.com/seed96588659/muster/edge/upgrade"
+	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/rpc"
 )
@@ -151,14 +152,7 @@ func (h Host) idle(ctx context.Context, d time.Duration) error {
 	if h.Idle != nil {
 		return h.Idle(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return api.Sleep(ctx, d)
 }
 
 // record runs h.Record for step, if set.

@@ -408,7 +408,7 @@ func (c *Client) do(ctx context.Context, co callOptions, method, path string, q 
 		if len(queue) == 0 {
 			// Every member was tried once (an election, most likely): pause, then go round again,
 			// pausing longer each round so a slow election is outlasted within the attempts.
-			if err := sleepCtx(ctx, delay); err != nil {
+			if err := Sleep(ctx, delay); err != nil {
 				return joinCtx(err, lastErr)
 			}
 			delay = min(2*delay, 8*c.delay)
@@ -615,7 +615,8 @@ func truncate(b []byte, n int) []byte {
 	return b
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx ends, whose error it returns then.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

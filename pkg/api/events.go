@@ -110,7 +110,7 @@ func (c *Client) Events(ctx context.Context, from EventPosition, filter EventFil
 		case !follow && attempt >= c.attempts:
 			return fmt.Errorf("events: gave up after %d attempts: %w", attempt+1, err)
 		}
-		if err := sleepCtx(ctx, delay); err != nil {
+		if err := Sleep(ctx, delay); err != nil {
 			return err
 		}
 		delay = min(2*delay, 8*c.delay)
