@@ -62,4 +62,13 @@ func TestStatus_FingerprintsAgreeAtTheSameIndex(t *testing.T) {
 	if code, body, _ := do(t, http.MethodGet, ms[1].url+api.PathStatus+"?fingerprint=maybe", adminToken, ""); code != http.StatusBadRequest {
 		t.Fatalf("fingerprint=maybe: %d %+v, want 400", code, body)
 	}
+	// Every read of the ledger costs a whole scan: an edge's credential, or none, gets none.
+	for _, c := range []struct {
+		name, token string
+		want        int
+	}{{"an edge token", edgeToken, http.StatusForbidden}, {"no token", "", http.StatusUnauthorized}} {
+		if code, body, _ := do(t, http.MethodGet, ms[1].url+api.PathStatus+"?fingerprint=true", c.token, ""); code != c.want {
+			t.Fatalf("fingerprint with %s: %d %+v, want %d", c.name, code, body, c.want)
+		}
+	}
 }
