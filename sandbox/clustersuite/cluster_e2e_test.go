@@ -102,15 +102,19 @@ func TestCluster_TwoRegionsThreeEdges(t *testing.T) {
 		return ok, strings.Join(last, "; ")
 	})
 
-	// The fleet agrees with the ledger.
-	for _, r := range l.Regions() {
-		for _, id := range r.EmulatedNodes() {
-			st, _ := r.Fleet().State(id)
-			if (st.Mode == "provisioned") != (ledger[id].State == api.StateProvisioned) {
-				t.Errorf("%s: fleet says %s, ledger says %s", id, st.Mode, ledger[id].State)
+	// The fleet agrees with the ledger, once the last restarts have waited out their splay (the
+	// ledger records a node provisioned when its restart is accepted, before it restarts).
+	testkit.WaitFor(t, time.Minute, "the fleet to agree with the ledger", func() (bool, string) {
+		for _, r := range l.Regions() {
+			for _, id := range r.EmulatedNodes() {
+				st, _ := r.Fleet().State(id)
+				if (st.Mode == "provisioned") != (ledger[id].State == api.StateProvisioned) {
+					return false, fmt.Sprintf("%s: fleet says %s, ledger says %s", id, st.Mode, ledger[id].State)
+				}
 			}
 		}
-	}
+		return true, ""
+	})
 
 	// Exactly once, and only by an edge of the node's own region.
 	rep := labkit.LabReport(t, l)
