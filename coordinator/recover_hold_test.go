@@ -118,6 +118,13 @@ func TestCluster_AfterRecoverALeaseLostWithTheMajorityIsNotGrantedAgainUntilTheH
 	c.Clock.Advance(time.Duration(hold.Remaining) / 2)
 	for try := 0; ; try++ {
 		c.Stop(leader)
+		// Restarted before the other survivor misses it, the old leader usually wins again:
+		// the other still knows a leader and refuses to vote for anyone until it times out.
+		for _, m := range c.Running() {
+			testkit.WaitFor(t, testcluster.WaitLimit, m.ID+" to miss the stopped leader", func() bool {
+				return m.Service() == nil || m.Service().LeaderAPIAddress() == ""
+			})
+		}
 		c.Start(leader, false)
 		if l := c.WaitLeader(); l != leader {
 			leader = l
