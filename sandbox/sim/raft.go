@@ -217,6 +217,12 @@ func (r *raftState) elect(s *Sim) {
 			break
 		}
 		s.commitEntry(e, nil)
+		// Raft commits them only with the new leader's first entry, once a majority holds
+		// them: n won a majority it reaches, so they hold them from now on. Without this an
+		// entry held by n alone counted as committed, and applied, while a later election
+		// could rightly pass it by.
+		s.replicate(e, n)
+		s.checkHeld(e)
 	}
 	n.logLen = uint64(len(r.log))
 	r.recovering = false
@@ -348,6 +354,9 @@ func (s *Sim) commitEntry(e *entry, leader *member) {
 	r.log = append(r.log, e)
 	s.stats.Entries++
 	s.replicate(e, leader)
+	if leader != nil {
+		s.checkHeld(e)
+	}
 	for _, m := range s.members {
 		if m != leader && r.leader != nil && s.connected(m, r.leader) {
 			m.catchUpSoon()
@@ -439,6 +448,20 @@ func (s *Sim) replicate(e *entry, leader *member) {
 			o.logLen = max(o.logLen, e.index)
 			held++
 		}
+	}
+}
+
+// checkHeld fails the run when committed entry e is held by no majority of the voters: the
+// model itself broke raft's commit rule, and any loss that follows would be blamed on the code.
+func (s *Sim) checkHeld(e *entry) {
+	held := 0
+	for _, o := range s.members {
+		if o.voter && o.logLen >= e.index {
+			held++
+		}
+	}
+	if held*2 <= s.voters() {
+		s.fail(fmt.Errorf("the model committed entry %d while %d of %d voters hold it", e.index, held, s.voters()))
 	}
 }
 
