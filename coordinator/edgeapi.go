@@ -123,7 +123,7 @@ func (s *Service) Acquire(ctx context.Context, req api.AcquireRequest) (api.Acqu
 			return resp, err
 		}
 	}
-	resp.Lease, resp.Paused, resp.PauseAsOf, resp.Held = APILease(a.Lease), a.Paused, a.PauseAsOf, api.Duration(a.Held)
+	resp.Lease, resp.Paused, resp.PauseAsOf, resp.PauseEpoch, resp.Held = APILease(a.Lease), a.Paused, a.PauseAsOf, a.PauseEpoch, api.Duration(a.Held)
 	if len(reports) > 0 {
 		resp.Reports = reports
 	}
@@ -154,11 +154,11 @@ func (s *Service) Renew(ctx context.Context, req api.RenewRequest) (api.RenewRes
 		return resp, s.mapLeaseErr(err)
 	}
 	resp.Lease = *APILease(ls)
-	p, err := s.ledger.Pause()
+	p, err := s.leases.Load().Pause()
 	if err != nil {
 		return resp, fmt.Errorf("renew lease %s: read pause flag: %w", req.LeaseID, err)
 	}
-	resp.Paused, resp.PauseAsOf = p.Paused, p.AsOf
+	resp.Paused, resp.PauseAsOf, resp.PauseEpoch = p.Paused, p.AsOf, p.Epoch
 	return resp, nil
 }
 
@@ -224,11 +224,11 @@ func (s *Service) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.
 	if err := s.confirmLeadership(ctx, "heartbeat of "+req.Edge); err != nil {
 		return resp, err
 	}
-	p, err := s.ledger.Pause()
+	p, err := s.leases.Load().Pause()
 	if err != nil {
 		return resp, fmt.Errorf("heartbeat of %s: read pause flag: %w", req.Edge, err)
 	}
-	resp.Paused, resp.PauseAsOf = p.Paused, p.AsOf
+	resp.Paused, resp.PauseAsOf, resp.PauseEpoch = p.Paused, p.AsOf, p.Epoch
 	resp.Queue = s.regionQueue(req.Region)
 	// A name the full table refuses still gets its answer: a real edge needs the pause flag.
 	s.edges.record(req.Edge, EdgeSeen{Region: req.Region, At: resp.Time, Leases: len(req.Leases)})

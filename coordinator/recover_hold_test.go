@@ -178,6 +178,10 @@ func TestCluster_BelowProtocol7TheHoldAfterRecoverIsKeptInMemoryUntilTheLogCanRe
 		t.Fatalf("edge-2 was granted %v at once after the recover at protocol %d", ls.Nodes, ledger.HoldProtocol-1)
 	}
 	heldStatus(t, leader)
+	// No hold in the log, so the leader tells edges its memory hold's epoch (api.PauseMark).
+	if hb, err := leader.Svc.Heartbeat(context.Background(), api.HeartbeatRequest{Edge: "edge-1", Region: "eu"}); err != nil || hb.PauseEpoch <= 1 {
+		t.Fatalf("heartbeat below protocol %d after the recover: epoch %d (%v), want the memory hold's", ledger.HoldProtocol, hb.PauseEpoch, err)
+	}
 	for _, m := range c.Running() {
 		if _, marked, err := m.Svc.Ledger().Recovered(); err != nil || !marked {
 			t.Fatalf("%s lost its recover mark below protocol %d (%v)", m.ID, ledger.HoldProtocol, err)
@@ -215,5 +219,30 @@ func TestCluster_BelowProtocol7TheHoldAfterRecoverIsKeptInMemoryUntilTheLogCanRe
 	c.Clock.Advance(time.Duration(hold.Remaining))
 	if ls := c.Acquire("edge-2", "eu", 1); ls == nil || ls.Nodes[0] != "n1" {
 		t.Fatalf("edge-2's acquire after the hold: %+v, want n1", ls)
+	}
+}
+
+// TestCluster_AfterRecoverEdgesAreToldANewPauseEpoch: the survivors' log may end below indices
+// the lost majority reached, so every answer of the recovered cluster carries the epoch of the
+// recover's hold, above the 1 of a cluster never recovered (api.PauseMark): an edge takes its
+// pause at a lower index than a resume it heard from the lost majority.
+func TestCluster_AfterRecoverEdgesAreToldANewPauseEpoch(t *testing.T) {
+	c := loseMajorityAfterAGrant(t, 0)
+	ctx := context.Background()
+	leader := c.WaitLeader()
+	heldStatus(t, leader)
+	rec, err := leader.Svc.Ledger().Hold()
+	if err != nil || rec.At.IsZero() {
+		t.Fatalf("the recover's hold in the ledger: %+v %v", rec, err)
+	}
+	if _, err := leader.Svc.Pause(ctx, api.PauseRequest{Reason: "after the recover"}); err != nil {
+		t.Fatal(err)
+	}
+	hb, err := leader.Svc.Heartbeat(ctx, api.HeartbeatRequest{Edge: "edge-1", Region: "eu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hb.Paused || hb.PauseEpoch != uint64(rec.At.UnixNano()) || hb.PauseEpoch <= 1 {
+		t.Fatalf("heartbeat after the recover: paused %t in epoch %d, want paused in the hold's epoch %d", hb.Paused, hb.PauseEpoch, rec.At.UnixNano())
 	}
 }

@@ -86,7 +86,7 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased, rep
 			e.acquireFailed(ctx, err)
 			continue
 		}
-		e.setClusterPaused(g.Paused, g.PauseAsOf)
+		e.setClusterPaused(g.Paused, g.PauseAt)
 		if granted == 0 {
 			continue
 		}
@@ -222,7 +222,7 @@ func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 			case g.Lease != nil:
 				e.m.renewals.WithLabelValues("ok").Inc()
 				held.Renewed(*g.Lease, sent)
-				e.setClusterPaused(g.Paused, g.PauseAsOf)
+				e.setClusterPaused(g.Paused, g.PauseAt)
 			}
 		}
 	}()

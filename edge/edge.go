@@ -13,6 +13,7 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // Flow runs the host flow for one leased node.
@@ -61,8 +62,8 @@ type Edge struct {
 	paused        atomic.Bool   // the operator's pause through this edge's own endpoint
 	journalBroken atomic.Bool   // a journal write failed: nothing more may be sent that needs it
 	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its newest answer
-	pauseMu       sync.Mutex    // orders answers' pause flags by pauseAsOf
-	pauseAsOf     uint64        // the log index clusterPaused holds at
+	pauseMu       sync.Mutex    // orders answers' pause flags by pauseAt
+	pauseAt       api.PauseMark // where in the coordinator's log clusterPaused holds
 	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
 	resweep       atomic.Bool   // a sweep is scheduled to look again for sightings not registered
 	stalls        *stallWatch   // when the process was last stopped: sightings across it are dropped
@@ -174,19 +175,18 @@ func (e *Edge) Pause() {
 	e.showPaused()
 }
 
-// setClusterPaused records the coordinator's pause flag from an answer, read at log index asOf.
+// setClusterPaused records the coordinator's pause flag from an answer, read at at.
 // Answers to concurrent calls (renewals of several leases, an acquire, a heartbeat) arrive in
 // any order, so the flag of an answer read before one already taken is dropped: else a renewal
 // answered before the operator's pause, arriving after a heartbeat that carried it, would resume
-// the edge in the middle of the pause. asOf 0 (a coordinator older than the field) is taken as
-// it comes, as before.
-func (e *Edge) setClusterPaused(p bool, asOf uint64) {
+// the edge in the middle of the pause. api.PauseMark orders them, across a recover too.
+func (e *Edge) setClusterPaused(p bool, at api.PauseMark) {
 	e.pauseMu.Lock()
-	if asOf != 0 && asOf < e.pauseAsOf {
+	if at.Older(e.pauseAt) {
 		e.pauseMu.Unlock()
 		return
 	}
-	e.pauseAsOf = max(e.pauseAsOf, asOf)
+	e.pauseAt = at.Taken(e.pauseAt)
 	changed := e.clusterPaused.Swap(p) != p
 	e.pauseMu.Unlock()
 	if !changed {

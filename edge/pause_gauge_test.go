@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
@@ -32,12 +33,12 @@ func (s *pausingSource) Acquire(ctx context.Context, max int, wait time.Duration
 	return g, err
 }
 
-func (s *pausingSource) WatchPause(ctx context.Context, changed func(paused bool, asOf uint64)) {
+func (s *pausingSource) WatchPause(ctx context.Context, changed func(paused bool, at api.PauseMark)) {
 	for {
 		select {
 		case p := <-s.flags:
 			s.cur.Store(p)
-			changed(p, 0)
+			changed(p, api.PauseMark{})
 			s.acked <- struct{}{}
 		case <-ctx.Done():
 			return

@@ -23,7 +23,24 @@ func applyPause(t *txn, c *Pause) (any, error) {
 	}
 	t.pauseChanged = true
 	p.AsOf = t.index
+	if p.Epoch, err = pauseEpoch(t.meta); err != nil {
+		return nil, storageError{err}
+	}
 	return &p, nil
+}
+
+// pauseEpoch is the recover epoch the pause flag holds in (PauseState.Epoch). Only the first
+// leader after a recover writes a hold, before it answers an edge, and ledger time never goes
+// back along a log, so the epoch of the history a recover starts is above that of the history
+// it cut off, whose last hold, if any, is in the prefix the two share. Two holds in force at
+// once keep the later end and the first stamp (ledger/hold.go), so a second recover inside a
+// longer hold keeps the epoch; below HoldProtocol no hold is written and the epoch stays.
+func pauseEpoch(meta *bolt.Bucket) (uint64, error) {
+	h, err := readHold(meta)
+	if err != nil || h.At.IsZero() {
+		return 1, err
+	}
+	return max(2, uint64(h.At.UnixNano())), nil
 }
 
 func readPause(meta *bolt.Bucket) (PauseState, error) {

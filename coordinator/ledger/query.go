@@ -203,8 +203,11 @@ func (l *Ledger) Pause() (PauseState, error) {
 	err := l.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		var err error
-		p, err = readPause(meta)
+		if p, err = readPause(meta); err != nil {
+			return err
+		}
 		p.AsOf = getUint(meta.Get(keyAppliedIndex))
+		p.Epoch, err = pauseEpoch(meta)
 		return err
 	})
 	return p, err

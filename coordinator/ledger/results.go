@@ -95,4 +95,7 @@ type PauseState struct {
 	// AsOf is the log index the flag holds at: the applied index it was read at, or the pause
 	// command's own. Not stored: edges order answers of concurrent calls by it.
 	AsOf uint64 `json:"-"`
+	// Epoch orders the flag across a recover before AsOf does (api.PauseMark): 1 before any
+	// hold, then the last hold's stamp in Unix nanoseconds. Not stored: read from the hold.
+	Epoch uint64 `json:"-"`
 }

@@ -42,8 +42,8 @@ type Acquired struct {
 	Lease *ledger.Lease
 	// Paused is true when nothing was granted because the operator paused provisioning.
 	Paused bool
-	// PauseAsOf is the log index Paused holds at (ledger.PauseState.AsOf).
-	PauseAsOf uint64
+	// PauseAsOf and PauseEpoch are where Paused holds (ledger.PauseState's AsOf and Epoch).
+	PauseAsOf, PauseEpoch uint64
 	// HeldUntil, when not zero, is why nothing was granted: new grants are held after a recover
 	// until then (ledger time).
 	HeldUntil time.Time
@@ -91,7 +91,7 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 		// it cannot answer from a stale ledger, and the lease's TTL is counted again from now, as
 		// the edge counts it.
 		replay := r.RequestID != "" && m.holds(id, edge, region)
-		p, err := m.ledger.Pause()
+		p, err := m.Pause()
 		if err != nil {
 			return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
 		}
@@ -103,7 +103,7 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 			if _, err := m.carryAlone(ctx, c, now, r); err != nil {
 				return Acquired{}, err
 			}
-			return Acquired{Paused: true, PauseAsOf: p.AsOf}, nil
+			return Acquired{Paused: true, PauseAsOf: p.AsOf, PauseEpoch: p.Epoch}, nil
 		}
 		stamped := m.clock.Monotonic()
 		ready := replay
@@ -143,38 +143,38 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 				if err != nil {
 					return Acquired{}, fmt.Errorf("acquire for %s in %s: read hold on grants: %w", edge, region, err)
 				}
-				return Acquired{PauseAsOf: p.AsOf, HeldUntil: h.Until}, nil
+				return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: h.Until}, nil
 			case errors.Is(err, ledger.ErrPaused):
 				// Paused as of the refused grant's index, which the answer cannot name: the flag
 				// is read again, at that index or later.
-				after, err := m.ledger.Pause()
+				after, err := m.Pause()
 				if err != nil {
 					return Acquired{}, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
 				}
-				return Acquired{Paused: after.Paused, PauseAsOf: after.AsOf}, nil
+				return Acquired{Paused: after.Paused, PauseAsOf: after.AsOf, PauseEpoch: after.Epoch}, nil
 			case err != nil:
 				return Acquired{}, fmt.Errorf("grant to %s in %s: %w", edge, region, err)
 			}
 			if g := res.(*ledger.GrantResult); g.Lease != nil {
 				m.countGrant(g)
 				// A fresh grant was made not paused, at its own index (its token).
-				got := Acquired{Lease: g.Lease, Held: stamped - received, PauseAsOf: g.Lease.Token}
+				got := Acquired{Lease: g.Lease, Held: stamped - received, PauseAsOf: g.Lease.Token, PauseEpoch: p.Epoch}
 				if g.Replayed {
 					// Answered even while paused, so it says whether the cluster is paused as of
 					// its commit: the edge takes the answer's flag as the cluster's, and its hosts
 					// must read as paused. A fresh grant is refused by the ledger while paused.
-					after, err := m.ledger.Pause()
+					after, err := m.Pause()
 					if err != nil {
 						return Acquired{}, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
 					}
-					got.Paused, got.PauseAsOf = after.Paused, after.AsOf
+					got.Paused, got.PauseAsOf, got.PauseEpoch = after.Paused, after.AsOf, after.Epoch
 				}
 				return got, nil
 			}
 		}
 		if r.Wait <= 0 {
 			// No long poll: one look, whatever else woke meanwhile.
-			return Acquired{PauseAsOf: p.AsOf, HeldUntil: heldUntil}, nil
+			return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: heldUntil}, nil
 		}
 		recheck := time.NewTimer(m.cfg.Recheck)
 		select {
@@ -183,7 +183,7 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 		case <-recheck.C:
 		case <-timer.C:
 			recheck.Stop()
-			return Acquired{PauseAsOf: p.AsOf, HeldUntil: heldUntil}, nil
+			return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: heldUntil}, nil
 		case <-ctx.Done():
 			recheck.Stop()
 			return Acquired{}, ctx.Err()

@@ -84,7 +84,7 @@ func (c *Coordinator) Unsettled(ids ...string) { c.queued.Unsure(time.Now(), ids
 // replicated flag.
 type PauseWatcher interface {
 	// WatchPause calls changed with the source's pause flag after every answer until ctx ends.
-	WatchPause(ctx context.Context, changed func(paused bool, asOf uint64))
+	WatchPause(ctx context.Context, changed func(paused bool, at api.PauseMark))
 }
 
 // DefaultCoordinatorOptions returns the options every coordinator source starts from; Client,
@@ -210,13 +210,14 @@ func (c *Coordinator) AcquireCarrying(ctx context.Context, max int, wait time.Du
 	}
 	c.carries.Store(resp.CarriesReports)
 	answers := c.delivered(ds, req.Reports, resp.Reports)
-	g := Grant{Lease: resp.Lease, Paused: resp.Paused, PauseAsOf: resp.PauseAsOf, Held: resp.Held.Std()}
+	at := resp.PauseAt()
+	g := Grant{Lease: resp.Lease, Paused: resp.Paused, PauseAt: at, Held: resp.Held.Std()}
 	if g.Lease != nil {
 		if err := c.check(*g.Lease, max); err != nil {
 			// Never act on it, nor give any of it back: a report under it would be acting on
 			// a lease the edge cannot trust. It expires on the coordinator after its TTL and
 			// grace, and its nodes are offered again.
-			return Grant{Paused: resp.Paused, PauseAsOf: resp.PauseAsOf}, answers, err
+			return Grant{Paused: resp.Paused, PauseAt: at}, answers, err
 		}
 	}
 	c.queue(resp.Queue)
@@ -313,7 +314,7 @@ func (c *Coordinator) Renew(ctx context.Context, l api.Lease) (Grant, error) {
 		}
 		return Grant{}, fmt.Errorf("renew lease %s: %w", l.ID, err)
 	}
-	return Grant{Lease: &resp.Lease, Paused: resp.Paused, PauseAsOf: resp.PauseAsOf}, nil
+	return Grant{Lease: &resp.Lease, Paused: resp.Paused, PauseAt: resp.PauseAt()}, nil
 }
 
 // ErrLeaseGone is a renewal the coordinator refused for good.
@@ -414,7 +415,7 @@ func retryableStatus(status int) bool {
 // the edge may go on. Each member is given a third of the heartbeat's time to answer, so a
 // leader lost without a reset is left within the heartbeat: while paused the edge makes no
 // other call, and would otherwise never learn from the next leader that the operator resumed.
-func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool, asOf uint64)) {
+func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool, at api.PauseMark)) {
 	t := time.NewTicker(c.o.Heartbeat)
 	defer t.Stop()
 	failing := false
@@ -435,7 +436,7 @@ func (c *Coordinator) WatchPause(ctx context.Context, changed func(paused bool, 
 				failing = false
 			}
 			c.queue(resp.Queue)
-			changed(resp.Paused, resp.PauseAsOf)
+			changed(resp.Paused, resp.PauseAt())
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, ErrCredentialRefused):

@@ -103,10 +103,10 @@ func newFakeSource(t *testing.T) (*fakeCoordinator, *lease.Coordinator, *queueRe
 	return f, src, rec
 }
 
-// pauseFlag is one heartbeat's pause flag and the log index it holds at.
+// pauseFlag is one heartbeat's pause flag and where in the log it holds.
 type pauseFlag struct {
 	paused bool
-	asOf   uint64
+	at     api.PauseMark
 }
 
 // watchPause runs src's heartbeats until the test ends and hands on each pause flag they read;
@@ -118,9 +118,9 @@ func watchPause(t *testing.T, src *lease.Coordinator) <-chan pauseFlag {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		src.WatchPause(ctx, func(paused bool, asOf uint64) {
+		src.WatchPause(ctx, func(paused bool, at api.PauseMark) {
 			select {
-			case flags <- pauseFlag{paused: paused, asOf: asOf}:
+			case flags <- pauseFlag{paused: paused, at: at}:
 			default:
 			}
 		})
@@ -201,19 +201,19 @@ func TestCoordinator_HeartbeatHandsTheAnswersQueueToChanged(t *testing.T) {
 	}
 }
 
-// Each answer's pause index reaches the edge with its flag, from acquires and heartbeats: the
-// edge orders the flags of concurrent answers by it.
+// Each answer's pause epoch and index reach the edge with its flag, from acquires and
+// heartbeats: the edge orders the flags of concurrent answers by them.
 func TestCoordinator_AnswersHandOnTheIndexTheirPauseFlagHoldsAt(t *testing.T) {
 	f, src, _ := newFakeSource(t)
-	f.acquire.Store(`{"paused":true,"pause_as_of":7}`)
-	if g, err := src.Acquire(context.Background(), 10, 0); err != nil || !g.Paused || g.PauseAsOf != 7 {
-		t.Fatalf("acquire = %+v, %v; want paused as of 7", g, err)
+	f.acquire.Store(`{"paused":true,"pause_as_of":7,"pause_epoch":3}`)
+	if g, err := src.Acquire(context.Background(), 10, 0); err != nil || !g.Paused || g.PauseAt != (api.PauseMark{Epoch: 3, AsOf: 7}) {
+		t.Fatalf("acquire = %+v, %v; want paused as of 7 in epoch 3", g, err)
 	}
-	f.heartbeat.Store(`{"paused":false,"pause_as_of":9,"time":"2026-01-02T03:04:05Z"}`)
+	f.heartbeat.Store(`{"paused":false,"pause_as_of":9,"pause_epoch":3,"time":"2026-01-02T03:04:05Z"}`)
 	select {
 	case got := <-watchPause(t, src):
-		if got != (pauseFlag{asOf: 9}) {
-			t.Fatalf("heartbeat's pause flag %+v, want not paused as of 9", got)
+		if got != (pauseFlag{at: api.PauseMark{Epoch: 3, AsOf: 9}}) {
+			t.Fatalf("heartbeat's pause flag %+v, want not paused as of 9 in epoch 3", got)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no heartbeat answered")

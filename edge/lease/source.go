@@ -30,9 +30,9 @@ type Grant struct {
 	Lease *api.Lease
 	// Paused is the source's own pause flag (the coordinator's operator pause).
 	Paused bool
-	// PauseAsOf is the coordinator's log index Paused holds at; 0 from a local source or an
-	// older coordinator.
-	PauseAsOf uint64
+	// PauseAt is where in the coordinator's log Paused holds (api.PauseMark); zero from a local
+	// source or an older coordinator.
+	PauseAt api.PauseMark
 	// Held is how long the server held the request before answering (a long poll), measured by
 	// the server; the edge counts the lease from its send time plus this.
 	Held time.Duration

@@ -101,9 +101,12 @@ type AcquireResponse struct {
 	Paused bool   `json:"paused"`
 	// PauseAsOf is the log index Paused holds at: the ledger's applied index when the flag was
 	// read. Answers to concurrent calls arrive in any order, so an edge takes the flag of the
-	// highest index it has seen; 0 from a coordinator older than the field.
+	// newest answer (PauseMark); 0 from a coordinator older than the field.
 	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
-	Leader    string `json:"leader,omitempty"`
+	// PauseEpoch orders answers across a recover before PauseAsOf does (PauseMark); 0 from a
+	// coordinator older than the field or a cluster never recovered.
+	PauseEpoch uint64 `json:"pause_epoch,omitempty"`
+	Leader     string `json:"leader,omitempty"`
 	// Held is how long the leader held the request before it granted the lease (its monotonic
 	// clock): the edge counts the lease from its send + Held, see ValidUntil.
 	Held Duration `json:"held,omitempty"`
@@ -157,6 +160,8 @@ type RenewResponse struct {
 	Paused bool  `json:"paused"`
 	// PauseAsOf is the log index Paused holds at (see AcquireResponse).
 	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
+	// PauseEpoch orders answers across a recover (see AcquireResponse).
+	PauseEpoch uint64 `json:"pause_epoch,omitempty"`
 }
 
 // ValidUntil is when an edge that sent the renewal at sent must stop acting on the lease: sent +
@@ -212,6 +217,8 @@ type HeartbeatResponse struct {
 	Time   time.Time `json:"time"`
 	// PauseAsOf is the log index Paused holds at (see AcquireResponse).
 	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
+	// PauseEpoch orders answers across a recover (see AcquireResponse).
+	PauseEpoch uint64 `json:"pause_epoch,omitempty"`
 	// Queue is the edge's region's queue; nil from a coordinator older than the field.
 	Queue *RegionQueue `json:"queue,omitempty"`
 }

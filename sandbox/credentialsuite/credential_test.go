@@ -154,7 +154,7 @@ func TestEdge_ARefusedCredentialIsNotReadySaidOnceAndBacksOff(t *testing.T) {
 	loop(func() error { _, err := src.Acquire(ctx, 10, 0); return err })
 	loop(func() error { _, err := src.Register(ctx, []lease.Found{{Identity: "n1"}}); return err })
 	wg.Add(1)
-	go func() { defer wg.Done(); src.WatchPause(ctx, func(bool, uint64) {}) }()
+	go func() { defer wg.Done(); src.WatchPause(ctx, func(bool, api.PauseMark) {}) }()
 
 	testkit.WaitFor(t, 30*time.Second, "the edge to be not ready for its credential", func() (bool, string) {
 		code, body := readyz(t, h)

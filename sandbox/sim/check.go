@@ -115,7 +115,7 @@ type ack struct {
 
 type pauseChange struct {
 	at     int64
-	index  uint64
+	pos    logPos
 	paused bool
 }
 
@@ -243,9 +243,9 @@ func (c *checker) act(e *edge, ho *host) {
 	if !ho.iv.active(s.now) {
 		c.fail(InvOverlap, []string{ho.node, l.ID, e.name}, "node %s: %s acted outside its interval", ho.node, ho.iv)
 	}
-	if p := c.pausedAt(s.now); p.paused && e.lastAnswer >= p.index {
-		c.fail(InvPause, []string{ho.node, l.ID, e.name}, "node %s: %s acted under %s while paused since %s (entry %d), after an answer made at log index %d",
-			ho.node, e.who(), leaseName(l.ID, l.Token), fmtTime(p.at), p.index, e.lastAnswer)
+	if p := c.pausedAt(s.now); p.paused && e.lastAnswer.atOrAfter(p.pos) {
+		c.fail(InvPause, []string{ho.node, l.ID, e.name}, "node %s: %s acted under %s while paused since %s (entry %d), after an answer made at log index %d (after %d recovers)",
+			ho.node, e.who(), leaseName(l.ID, l.Token), fmtTime(p.at), p.pos.index, e.lastAnswer.index, e.lastAnswer.recovers)
 	}
 }
 
@@ -353,7 +353,7 @@ func (c *checker) observe(m *member, e *entry, res any) {
 		}
 	case *ledger.Pause:
 		if p, ok := res.(*ledger.PauseState); ok {
-			c.pauses = append(c.pauses, pauseChange{at: s.now, index: e.index, paused: p.Paused})
+			c.pauses = append(c.pauses, pauseChange{at: s.now, pos: logPos{recovers: s.stats.Recovers, index: e.index}, paused: p.Paused})
 			s.tracef(nil, m.name, "entry %d: pause=%t committed", e.index, p.Paused)
 		}
 	case *ledger.Expire:
@@ -384,7 +384,7 @@ func (c *checker) observeGrant(m *member, e *entry, res any) {
 	tags := append([]string{g.Lease.ID, g.Lease.Edge}, g.Lease.Nodes...)
 	s.tracef(tags, m.name, "entry %d grants lease %s to %s: %v, expires %s", e.index, leaseName(g.Lease.ID, g.Lease.Token), g.Lease.Edge, g.Lease.Nodes, fmtStamp(g.Lease.ExpiresAt))
 	if p := c.pausedAt(s.now); p.paused {
-		c.fail(InvPause, tags, "entry %d granted lease %s while paused since %s (entry %d)", e.index, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(p.at), p.index)
+		c.fail(InvPause, tags, "entry %d granted lease %s while paused since %s (entry %d)", e.index, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(p.at), p.pos.index)
 	}
 	for _, id := range g.Lease.Nodes {
 		if at, ok := c.banned[id]; ok {
@@ -592,7 +592,7 @@ func (c *checker) truncated(cut uint64, lost []*entry, recovered bool) {
 			delete(c.reports, k)
 		}
 	}
-	c.pauses = slices.DeleteFunc(c.pauses, func(p pauseChange) bool { return p.index > cut })
+	c.pauses = slices.DeleteFunc(c.pauses, func(p pauseChange) bool { return p.pos.index > cut })
 	for id, at := range c.banned {
 		if at > cut {
 			delete(c.banned, id)

@@ -28,9 +28,9 @@ type edge struct {
 	hb     time.Duration
 	sweep  time.Duration
 
-	paused    bool   // the cluster's pause flag, as the newest answer carrying it said
-	pauseAsOf uint64 // the log index paused holds at
-	busy      int    // hosts running
+	paused    bool          // the cluster's pause flag, as the newest answer carrying it said
+	pauseAt   api.PauseMark // where in the log paused holds
+	busy      int           // hosts running
 	acquiring bool
 	planned   bool // an acquire is scheduled
 	seq       int
@@ -39,9 +39,9 @@ type edge struct {
 	// queued is the real source's memory of the nodes answered as waiting or leased, which
 	// sweeps leave out until a result; a new incarnation starts without it.
 	queued *lease.Queued
-	// lastAnswer is the newest log index an answer this run received was made at: an edge that
-	// got an answer made after a pause committed could have learned of the pause.
-	lastAnswer uint64
+	// lastAnswer is the newest place in the log an answer this run received was made at: an
+	// edge that got an answer made after a pause committed could have learned of the pause.
+	lastAnswer logPos
 	// confirmAfter is how long the edge waits to settle an unanswered restart or shutdown by
 	// rediscovery, and a restarted edge its journal's open intents.
 	confirmAfter time.Duration
@@ -84,7 +84,7 @@ func (e *edge) rid(what string) string {
 func (e *edge) start() {
 	e.alive = true
 	e.c.reset()
-	e.paused, e.pauseAsOf, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, 0, 0, false, false, nil, 0
+	e.paused, e.pauseAt, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, api.PauseMark{}, 0, false, false, nil, logPos{}
 	e.carries, e.parked = false, nil
 	e.queued = lease.NewQueued(lease.DefaultResend)
 	e.after(e.s.between(0, time.Second), e.heartbeat)
@@ -129,13 +129,15 @@ func (e *edge) receive(m *message) {
 
 // setPaused is dispatch's setClusterPaused, from any answer that carries the flag: a flag read
 // before the one the edge holds is dropped.
-func (e *edge) setPaused(p bool, asOf, seen uint64) {
-	e.lastAnswer = max(e.lastAnswer, seen)
-	if asOf != 0 && asOf < e.pauseAsOf {
-		e.s.tracef([]string{e.name}, e.who(), "drops paused=%t as of %d: holds paused=%t as of %d", p, asOf, e.paused, e.pauseAsOf)
+func (e *edge) setPaused(p bool, at api.PauseMark, seen logPos) {
+	if seen.atOrAfter(e.lastAnswer) {
+		e.lastAnswer = seen
+	}
+	if at.Older(e.pauseAt) {
+		e.s.tracef([]string{e.name}, e.who(), "drops paused=%t as of %+v: holds paused=%t as of %+v", p, at, e.paused, e.pauseAt)
 		return
 	}
-	e.pauseAsOf = max(e.pauseAsOf, asOf)
+	e.pauseAt = at.Taken(e.pauseAt)
 	if p == e.paused {
 		return
 	}
@@ -160,10 +162,10 @@ func (e *edge) acquireIn(d time.Duration) {
 
 func (e *edge) heartbeat() {
 	limit := max(4*e.hb, 2*time.Second)
-	e.c.start(kindHeartbeat, api.HeartbeatRequest{Edge: e.name, Region: e.region}, limit/3, e.s.now+int64(limit), 0, func(resp any, seen uint64, err error) {
+	e.c.start(kindHeartbeat, api.HeartbeatRequest{Edge: e.name, Region: e.region}, limit/3, e.s.now+int64(limit), 0, func(resp any, seen logPos, err error) {
 		if err == nil {
 			r := resp.(api.HeartbeatResponse)
-			e.setPaused(r.Paused, r.PauseAsOf, seen)
+			e.setPaused(r.Paused, r.PauseAt(), seen)
 		}
 		e.after(e.hb, e.heartbeat)
 	})
@@ -187,7 +189,7 @@ func (e *edge) sweepOnce() {
 	for _, f := range found {
 		req.Nodes = append(req.Nodes, api.RegisterNode{Identity: f.Identity})
 	}
-	e.c.start(kindRegister, req, 2*time.Second, e.s.now+int64(2*time.Second), 0, func(resp any, _ uint64, err error) {
+	e.c.start(kindRegister, req, 2*time.Second, e.s.now+int64(2*time.Second), 0, func(resp any, _ logPos, err error) {
 		if err != nil {
 			answered(nil)
 			return
@@ -211,7 +213,7 @@ func (e *edge) acquire() {
 	if len(parked) > 0 {
 		e.s.tracef([]string{e.name}, e.who(), "acquire %s carries reports %v", req.RequestID, requestIDs(req.Reports))
 	}
-	e.c.start(kindAcquire, req, 5*time.Second, 0, 3*len(e.s.members)+2, func(resp any, seen uint64, err error) {
+	e.c.start(kindAcquire, req, 5*time.Second, 0, 3*len(e.s.members)+2, func(resp any, seen logPos, err error) {
 		e.acquiring = false
 		if err != nil {
 			e.settleCarried(parked, nil)
@@ -227,7 +229,7 @@ func (e *edge) acquire() {
 				r.Lease = nil
 			}
 		}
-		e.setPaused(r.Paused, r.PauseAsOf, seen)
+		e.setPaused(r.Paused, r.PauseAt(), seen)
 		if r.Lease == nil {
 			// The real edge long-polls; a poll every two seconds stands in for it.
 			e.acquireIn(2 * time.Second)
@@ -276,7 +278,7 @@ func (e *edge) renew(hl *heldLease) {
 	sent := e.clock.monoTime()
 	deadline := e.clock.realAt(hl.h.Deadline().UnixNano())
 	req := api.RenewRequest{LeaseID: hl.l.ID, Token: hl.l.Token, Edge: e.name, Region: e.region}
-	e.c.start(kindRenew, req, ttl/6, deadline, 0, func(resp any, seen uint64, err error) {
+	e.c.start(kindRenew, req, ttl/6, deadline, 0, func(resp any, seen logPos, err error) {
 		switch {
 		case err != nil && hl.left == 0:
 		case err != nil && lease.Stale(err):
@@ -289,7 +291,7 @@ func (e *edge) renew(hl *heldLease) {
 			s.stats.Renewals++
 			s.tracef(leaseTags(hl.l), e.who(), "renewed %s: nodes %v, counts it until %s", leaseName(hl.l.ID, hl.l.Token), r.Lease.Nodes, e.fmtDeadline(hl.h))
 			s.check.renewed(hl)
-			e.setPaused(r.Paused, r.PauseAsOf, seen)
+			e.setPaused(r.Paused, r.PauseAt(), seen)
 			e.after(ttl/3, func() { e.renew(hl) })
 		}
 	})
@@ -309,7 +311,7 @@ func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
 
 // deliver sends d alone, for up to ReportFor.
 func (e *edge) deliver(d *delivery) {
-	e.c.start(kindReport, d.req, 10*time.Second, e.s.now+int64(reportFor), 0, func(resp any, _ uint64, err error) {
+	e.c.start(kindReport, d.req, 10*time.Second, e.s.now+int64(reportFor), 0, func(resp any, _ logPos, err error) {
 		var r api.ReportResponse
 		if err == nil {
 			r = resp.(api.ReportResponse)

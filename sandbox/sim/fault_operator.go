@@ -35,7 +35,7 @@ func (o *operator) act(req operatorRequest) {
 	s := o.s
 	s.tracef([]string{req.node}, "op", "asks to %s %s %s", req.verb, req.node, req.region)
 	s.check.operated[req.node] = true
-	o.c.start(kindOperator, req, 5*time.Second, 0, 3*len(s.members)+2, func(resp any, _ uint64, err error) {
+	o.c.start(kindOperator, req, 5*time.Second, 0, 3*len(s.members)+2, func(resp any, _ logPos, err error) {
 		s.tracef([]string{req.node}, "op", "%s %s answered: %v %v", req.verb, req.node, resp, err)
 	})
 }

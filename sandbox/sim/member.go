@@ -438,11 +438,11 @@ func (m *member) serve(msg *message) (any, error) {
 		if err != nil {
 			return nil, m.mapLeaseErr(err)
 		}
-		p, err := m.ledger.Pause()
+		p, err := m.mgr.Pause()
 		if err != nil {
 			return nil, fmt.Errorf("renew lease %s: %w", req.LeaseID, err)
 		}
-		return api.RenewResponse{Lease: *coordinator.APILease(ls), Paused: p.Paused, PauseAsOf: p.AsOf}, nil
+		return api.RenewResponse{Lease: *coordinator.APILease(ls), Paused: p.Paused, PauseAsOf: p.AsOf, PauseEpoch: p.Epoch}, nil
 	case api.ReportRequest:
 		return m.report(ctx, req)
 	case api.RegisterRequest:
@@ -469,11 +469,11 @@ func (m *member) serve(msg *message) (any, error) {
 		if _, err := m.stamp(); err != nil {
 			return nil, err
 		}
-		p, err := m.ledger.Pause()
+		p, err := m.mgr.Pause()
 		if err != nil {
 			return nil, err
 		}
-		return api.HeartbeatResponse{Paused: p.Paused, PauseAsOf: p.AsOf}, nil
+		return api.HeartbeatResponse{Paused: p.Paused, PauseAsOf: p.AsOf, PauseEpoch: p.Epoch}, nil
 	case operatorRequest:
 		return m.operate(req)
 	case pauseRequest:
@@ -515,7 +515,7 @@ func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, erro
 	if a.Lease == nil && !a.Paused && !m.confirm() {
 		return nil, errNotLeader
 	}
-	resp := api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, Held: api.Duration(a.Held), CarriesReports: true}
+	resp := api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, PauseEpoch: a.PauseEpoch, Held: api.Duration(a.Held), CarriesReports: true}
 	if len(answers) > 0 {
 		resp.Reports = answers
 	}
@@ -623,7 +623,7 @@ func (m *member) answer(msg *message, resp any, err error) {
 	if !m.alive {
 		return
 	}
-	rep := &message{from: m.id, to: msg.from, toInc: msg.fromInc, kind: msg.kind, call: msg.call, attempt: msg.attempt, reply: true, resp: resp, seen: m.applied}
+	rep := &message{from: m.id, to: msg.from, toInc: msg.fromInc, kind: msg.kind, call: msg.call, attempt: msg.attempt, reply: true, resp: resp, seen: logPos{recovers: m.s.stats.Recovers, index: m.applied}}
 	if err != nil {
 		rep.err = m.apiError(err)
 	}

@@ -39,8 +39,20 @@ type message struct {
 	req            any
 	resp           any
 	err            *api.Error
-	// seen is the log index the answering member had applied when it answered.
-	seen uint64
+	// seen is where in the log the answering member was when it answered.
+	seen logPos
+}
+
+// logPos is a place in the log's history: the number of recovers before it (each starts a new
+// history whose indices may repeat those the lost majority reached), then the applied index.
+type logPos struct {
+	recovers int
+	index    uint64
+}
+
+// atOrAfter says whether p is at or after o.
+func (p logPos) atOrAfter(o logPos) bool {
+	return p.recovers > o.recovers || p.recovers == o.recovers && p.index >= o.index
 }
 
 // network delivers messages between processes (members first, then edges, then the operator)
@@ -134,7 +146,7 @@ type call struct {
 	delay    time.Duration
 	attempt  int
 	lastErr  error
-	done     func(resp any, seen uint64, err error)
+	done     func(resp any, seen logPos, err error)
 }
 
 func newCaller(p *proc) *caller { return &caller{p: p, leader: -1, calls: map[uint64]*call{}} }
@@ -157,7 +169,7 @@ func (c *caller) candidates() []int {
 }
 
 // start makes a call; done gets the answer, the last error, or errGaveUp.
-func (c *caller) start(k kind, req any, timeout time.Duration, deadline int64, max int, done func(resp any, seen uint64, err error)) {
+func (c *caller) start(k kind, req any, timeout time.Duration, deadline int64, max int, done func(resp any, seen logPos, err error)) {
 	c.next++
 	cl := &call{id: c.next, kind: k, req: req, timeout: timeout, deadline: deadline, max: max, delay: 250 * time.Millisecond, done: done}
 	c.calls[cl.id] = cl
@@ -167,7 +179,7 @@ func (c *caller) start(k kind, req any, timeout time.Duration, deadline int64, m
 
 var errGaveUp = errors.New("gave up")
 
-func (c *caller) finish(cl *call, resp any, seen uint64, err error) {
+func (c *caller) finish(cl *call, resp any, seen logPos, err error) {
 	if _, ok := c.calls[cl.id]; !ok {
 		return
 	}
@@ -178,7 +190,7 @@ func (c *caller) finish(cl *call, resp any, seen uint64, err error) {
 func (c *caller) try(cl *call) {
 	s := c.p.s
 	if cl.deadline > 0 && s.now >= cl.deadline || cl.max > 0 && cl.tries >= cl.max {
-		c.finish(cl, nil, 0, fmt.Errorf("%s %w after %d attempts: %w", cl.kind, errGaveUp, cl.tries, cl.lastErr))
+		c.finish(cl, nil, logPos{}, fmt.Errorf("%s %w after %d attempts: %w", cl.kind, errGaveUp, cl.tries, cl.lastErr))
 		return
 	}
 	if len(cl.queue) == 0 {

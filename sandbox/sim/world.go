@@ -139,7 +139,7 @@ type operator struct {
 func (o *operator) setPause(paused bool) {
 	s := o.s
 	s.tracef(nil, "op", "asks to set pause=%t", paused)
-	o.c.start(kindPause, pauseRequest{paused: paused}, 5*time.Second, 0, 3*len(s.members)+2, func(resp any, _ uint64, err error) {
+	o.c.start(kindPause, pauseRequest{paused: paused}, 5*time.Second, 0, 3*len(s.members)+2, func(resp any, _ logPos, err error) {
 		s.tracef(nil, "op", "pause=%t answered: %v %v", paused, resp, err)
 	})
 }
