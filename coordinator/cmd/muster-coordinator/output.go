@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -47,7 +46,7 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	}
 	paused := yesNo(st.Paused)
 	if st.Paused && st.PauseReason != "" {
-		paused += " (" + printable(st.PauseReason) + ")"
+		paused += " (" + api.Printable(st.PauseReason) + ")"
 	}
 	fmt.Fprintf(w, "member %s: %s, leader %s, term %d, applied %d, commit %d, leases %d, paused %s\n",
 		st.ID, st.State, leader, st.Term, st.AppliedIndex, st.CommitIndex, st.LeasesActive, paused)
@@ -60,7 +59,7 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 		if h.Remaining > 0 {
 			left = fmt.Sprintf(", %s left", time.Duration(h.Remaining).Round(time.Second))
 		}
-		fmt.Fprintf(w, "grants held after a recover until %s (ledger time%s): %s\n", stamp(h.Until), left, printable(h.Reason))
+		fmt.Fprintf(w, "grants held after a recover until %s (ledger time%s): %s\n", stamp(h.Until), left, api.Printable(h.Reason))
 	}
 	for _, warn := range st.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
@@ -153,7 +152,7 @@ func printNodes(w io.Writer, out api.NodesResponse) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "IDENTITY\tREGION\tSTATE\tATTEMPTS\tEDGE\tLEASE\tVERSION\tLAST ERROR")
 	for _, n := range out.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(printable(n.InventoryVersion)), dash(oneLine(n.LastError)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(api.Printable(n.InventoryVersion)), dash(oneLine(n.LastError)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -177,8 +176,8 @@ func printNode(w io.Writer, n api.Node) error {
 	row("attempts", fmt.Sprint(n.Attempts))
 	row("edge", dash(n.Edge))
 	row("lease", dash(n.LeaseID)+" token "+fmt.Sprint(n.LeaseToken))
-	row("inventory version", dash(printable(n.InventoryVersion)))
-	row("target version", dash(printable(n.TargetVersion)))
+	row("inventory version", dash(api.Printable(n.InventoryVersion)))
+	row("target version", dash(api.Printable(n.TargetVersion)))
 	row("last error", dash(oneLine(n.LastError)))
 	row("discovered", stamp(n.DiscoveredAt))
 	row("leased", stamp(n.LeasedAt))
@@ -191,14 +190,14 @@ func printNode(w io.Writer, n api.Node) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tFROM\tTO\tREASON\tEDGE\tLEASE\tTOKEN\tERROR")
 	for _, h := range n.History {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", stamp(h.At), dash(string(h.From)), h.To, dash(printable(h.Reason)), dash(h.Edge), dash(h.LeaseID), h.LeaseToken, dash(oneLine(h.Error)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", stamp(h.At), dash(string(h.From)), h.To, dash(api.Printable(h.Reason)), dash(h.Edge), dash(h.LeaseID), h.LeaseToken, dash(oneLine(h.Error)))
 	}
 	return tw.Flush()
 }
 
 func printPause(w io.Writer, p api.PauseResponse) error {
 	if p.Paused {
-		_, err := fmt.Fprintf(w, "paused %s\n", printable(p.Reason))
+		_, err := fmt.Fprintf(w, "paused %s\n", api.Printable(p.Reason))
 		return err
 	}
 	_, err := fmt.Fprintln(w, "running")
@@ -217,19 +216,9 @@ func dash(s string) string {
 	return s
 }
 
-// printable replaces control characters, so text from the ledger cannot drive the terminal.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
 func oneLine(s string) string {
-	// printable maps newlines as every other control character: text a node sent is data.
-	s = printable(s)
+	// A newline is escaped as every other control character: text a node sent is data.
+	s = api.Printable(s)
 	if len(s) > 120 {
 		return s[:117] + "..."
 	}

@@ -154,4 +154,8 @@ func TestNodesOutput_NodeTextCannotControlTheTerminal(t *testing.T) {
 			t.Fatalf("output carries control character %q:\n%q", r, b.String())
 		}
 	}
+	// Escaped as the API escapes it (api.Printable), so the operator reads what the node sent.
+	if !strings.Contains(b.String(), `\x1b]0;owned\a\x1b[2J\rcleared`) {
+		t.Fatalf("output does not show the node's text escaped:\n%s", b.String())
+	}
 }
