@@ -10,18 +10,6 @@ import (
 // The ledger's records are its on-disk format and the api types are the wire format; they are
 // converted here so either can change without the other.
 
-// APILease is the lease as an edge sees it; Nodes is never nil, so an edge reads an empty list
-// as "holds none" (edge/lease.Held.Renewed).
-func APILease(l *ledger.Lease) *api.Lease {
-	if l == nil {
-		return nil
-	}
-	return &api.Lease{
-		ID: l.ID, Edge: l.Edge, Region: l.Region, Nodes: append([]string{}, l.Nodes...),
-		Token: l.Token, ExpiresAt: l.ExpiresAt, TTL: api.Duration(l.TTL),
-	}
-}
-
 // toAPINode returns the part of the record the API shows (not the provisioning lock); the record
 // is the caller's own copy (the ledger decodes a fresh one on every read), so Facts is not copied
 // again.
@@ -46,15 +34,6 @@ func toAPIHistory(in []ledger.Transition) []api.Transition {
 			At: t.At, From: t.From, To: t.To, Reason: t.Reason, Edge: t.Edge,
 			LeaseID: t.LeaseID, LeaseToken: t.LeaseToken, Error: t.Error,
 		}
-	}
-	return out
-}
-
-// LedgerResults is the one mapping of an edge's reported results to the ledger's, shared with the simulator (sandbox/sim).
-func LedgerResults(in []api.NodeResult) []ledger.Result {
-	out := make([]ledger.Result, len(in))
-	for i, r := range in {
-		out[i] = ledger.Result{Identity: r.Identity, Outcome: r.Outcome, Error: r.Error, InventoryVersion: r.Version}
 	}
 	return out
 }

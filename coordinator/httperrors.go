@@ -5,16 +5,13 @@ package coordinator
 import (
 	"net/http"
 
-	"github.com/seed96588659/muster/coordinator/httpapi"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// The HTTP layer calls a member through the interface it declares.
-var _ httpapi.Service = (*Service)(nil)
-
-// HTTPErrors maps the member's sentinel errors (errors.go) to HTTP answers (httpapi.Config.Errors).
-func HTTPErrors() []httpapi.ErrorMapping {
-	return []httpapi.ErrorMapping{
+// HTTPErrors maps the member's sentinel errors (errors.go) to HTTP answers (httpapi.Config.Errors,
+// and a carried report's refusal inside an acquire's answer).
+func HTTPErrors() []api.ErrorMapping {
+	return []api.ErrorMapping{
 		{Err: ErrNotLeader, Status: http.StatusMisdirectedRequest, Code: api.CodeNotLeader},
 		{Err: ErrNoLeader, Status: http.StatusServiceUnavailable, Code: api.CodeNoLeader},
 		{Err: ErrNotReady, Status: http.StatusServiceUnavailable, Code: api.CodeUnavailable},

@@ -10,7 +10,8 @@ import (
 )
 
 // The member's layers import only those below them (DESIGN.md, Layers): raftnode knows no
-// ledger, httpapi no member, and only the member joins them.
+// ledger, httpapi no member, the edge calls' rules no HTTP, and only the member joins the
+// layers below it (the binary serves it over httpapi).
 func TestLayers_EachPackageImportsOnlyThoseBelowIt(t *testing.T) {
 	const module = "github.com/seed96588659/muster/"
 	below := map[string][]string{
@@ -20,7 +21,8 @@ func TestLayers_EachPackageImportsOnlyThoseBelowIt(t *testing.T) {
 		"statuspage": nil,
 		"httpapi":    {"pkg/api"},
 		"lessor":     {"coordinator/ledger", "coordinator/metrics", "pkg/api"},
-		".":          {"coordinator/httpapi", "coordinator/lessor", "coordinator/ledger", "coordinator/metrics", "coordinator/raftnode", "pkg/api"},
+		"edgecalls":  {"coordinator/lessor", "coordinator/ledger", "pkg/api"},
+		".":          {"coordinator/edgecalls", "coordinator/lessor", "coordinator/ledger", "coordinator/metrics", "coordinator/raftnode", "pkg/api"},
 	}
 	for dir, allowed := range below {
 		pkg, err := build.ImportDir(dir, 0)

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/seed96588659/muster/coordinator/edgecalls"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-// retryChunk is how many nodes one retry command carries, for the reason registerChunk gives.
-const retryChunk = registerChunk
+// retryChunk is how many nodes one retry command carries, for the reason
+// edgecalls.RegisterChunk gives.
+const retryChunk = edgecalls.RegisterChunk
 
 // Retry gives nodes another chance on the operator's word: the named ones, or up to req.Limit
 // nodes of req.Region in req.State, go back to waiting with their attempts reset. The leader

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/seed96588659/muster/coordinator/edgecalls"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/metrics"
@@ -148,6 +149,8 @@ type Service struct {
 	metrics *metrics.Metrics
 
 	edges *edgeTable
+	// calls answers the edges' calls by the rules the simulator runs too.
+	calls *edgecalls.Calls
 
 	// protocolMu orders the leader's protocol raise (ask every member, then propose) with a join's
 	// protocol check and configuration change, so no member joins between the two halves of a raise.
@@ -191,6 +194,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("coordinator: member id is empty")
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, closing: make(chan struct{}), applied: make(chan struct{})}
+	s.calls = edgecalls.New(edgeMember{s}, HTTPErrors())
 
 	if err := privateDataDir(cfg.DataDir); err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)

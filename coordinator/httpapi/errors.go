@@ -29,19 +29,7 @@ func (s *Server) classify(err error) (int, api.Code) {
 	if errors.As(err, &ae) {
 		return ae.status, ae.code
 	}
-	return Classify(s.errors, err)
-}
-
-// Classify is the status and code the first of mappings matching err gives it; internal when
-// none matches. A service answering an error inside a 200 (a report an acquire carried) codes it
-// as this server would.
-func Classify(mappings []ErrorMapping, err error) (int, api.Code) {
-	for _, m := range mappings {
-		if errors.Is(err, m.Err) {
-			return m.Status, m.Code
-		}
-	}
-	return http.StatusInternalServerError, api.CodeInternal
+	return api.Classify(s.errors, err)
 }
 
 // writeError answers with an api.ErrorBody; leader, when known, tells the client where to go.

@@ -65,7 +65,7 @@ type Config struct {
 	ForwardClient *http.Client
 	// Errors maps the service's sentinel errors to HTTP answers (the member's table:
 	// coordinator.HTTPErrors); an error none matches is answered 500. Required.
-	Errors []ErrorMapping
+	Errors []api.ErrorMapping
 	// Logger receives one line per failed request; tokens never reach it.
 	Logger *slog.Logger
 	// Registry receives the HTTP metrics; nil registers nothing.
@@ -95,7 +95,7 @@ type Server struct {
 	profiling   bool
 	self        string
 	fwd         *http.Client
-	errors      []ErrorMapping
+	errors      []api.ErrorMapping
 	log         *slog.Logger
 	metrics     *metrics
 	mux         *http.ServeMux

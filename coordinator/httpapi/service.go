@@ -34,10 +34,3 @@ type Service interface {
 	// Fingerprint is this member's ledger digest (hex) at the index it has applied.
 	Fingerprint() (applied uint64, digest string, err error)
 }
-
-// ErrorMapping turns a sentinel error of the service into an HTTP status and API code (matched with errors.Is).
-type ErrorMapping struct {
-	Err    error
-	Status int
-	Code   api.Code
-}

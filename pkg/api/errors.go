@@ -88,3 +88,23 @@ func IsCode(err error, code Code) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == code
 }
+
+// ErrorMapping turns a sentinel error of a service into an HTTP status and API code (matched
+// with errors.Is).
+type ErrorMapping struct {
+	Err    error
+	Status int
+	Code   Code
+}
+
+// Classify is the status and code the first of mappings matching err gives it; internal (500)
+// when none matches. A service answering an error inside a 200 (a report an acquire carried)
+// codes it as its server would.
+func Classify(mappings []ErrorMapping, err error) (int, Code) {
+	for _, m := range mappings {
+		if errors.Is(err, m.Err) {
+			return m.Status, m.Code
+		}
+	}
+	return 500, CodeInternal
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/edgecalls"
 	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/pkg/api"
@@ -23,9 +24,10 @@ const (
 	roleLeader
 )
 
-// member is one coordinator process: the real ledger FSM on its own bbolt file and the real lease
-// manager, behind a thin copy of coordinator.Service's edge API (edgeapi.go) and leadership
-// steps (leader.go); the simulated Raft replaces hashicorp/raft.
+// member is one coordinator process: the real ledger FSM on its own bbolt file, the real lease
+// manager and the coordinator's own rules for the edges' calls (edgecalls), with
+// coordinator.Service's leadership steps (leader.go); the simulated Raft replaces
+// hashicorp/raft.
 type member struct {
 	s     *Sim
 	id    int // index in Sim.members and network address
@@ -38,6 +40,8 @@ type member struct {
 	inc    int // incarnation: bumped by a crash, so the dead process's tasks are ignored
 	ledger *ledger.Ledger
 	mgr    *lessor.Manager
+	// calls answers the edges by the coordinator's rules (coordinator/edgecalls).
+	calls *edgecalls.Calls
 
 	role  role
 	term  uint64
@@ -98,6 +102,7 @@ func (m *member) open() error {
 		return fmt.Errorf("member %s: %w", m.name, err)
 	}
 	m.mgr = mgr
+	m.calls = edgecalls.New(callee{m: m, inc: inc}, coordinator.HTTPErrors())
 	idx, _, err := l.AppliedIndex()
 	if err != nil {
 		return fmt.Errorf("member %s: %w", m.name, err)
@@ -426,54 +431,27 @@ func (m *member) receive(msg *message) {
 	run()
 }
 
-// serve is the service's handler of one request (coordinator/edgeapi.go, admin.go).
+// serve answers one request: the edge's calls by the coordinator's own rules (edgecalls), the
+// operator's as the service's admin calls do.
 func (m *member) serve(msg *message) (any, error) {
 	ctx := context.WithValue(context.Background(), servedAt{}, m.s.now)
-	mgr := m.mgr
 	switch req := msg.req.(type) {
 	case api.AcquireRequest:
-		return m.acquire(ctx, req)
+		// The HTTP layer refuses an invalid request before the service sees it; the simulated
+		// edges must never send one.
+		if err := req.Validate(); err != nil {
+			m.s.fail(fmt.Errorf("%s sent an acquire the API refuses: %w", req.Edge, err))
+			return nil, fmt.Errorf("%w: %w", coordinator.ErrBadRequest, err)
+		}
+		return m.calls.Acquire(ctx, req)
 	case api.RenewRequest:
-		ls, err := mgr.Renew(ctx, lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region})
-		if err != nil {
-			return nil, m.mapLeaseErr(err)
-		}
-		p, err := m.mgr.Pause()
-		if err != nil {
-			return nil, fmt.Errorf("renew lease %s: %w", req.LeaseID, err)
-		}
-		return api.RenewResponse{Lease: *coordinator.APILease(ls), Paused: p.Paused, PauseAsOf: p.AsOf, PauseEpoch: p.Epoch}, nil
+		return m.calls.Renew(ctx, req)
 	case api.ReportRequest:
-		return m.report(ctx, req)
+		return m.calls.Report(ctx, req)
 	case api.RegisterRequest:
-		// The service's pre-check of identities is left out: a sweep names only valid nodes of
-		// its own region, and the ledger checks again when it applies.
-		now, err := m.stamp()
-		if err != nil {
-			return nil, err
-		}
-		cmd := &ledger.Register{Now: now, Edge: req.Edge, Policy: mgr.Config().Policy}
-		for _, n := range req.Nodes {
-			cmd.Nodes = append(cmd.Nodes, ledger.RegisterNode{Identity: n.Identity, Region: req.Region})
-		}
-		res, err := m.propose(m.inc, cmd)
-		if err != nil {
-			return nil, err
-		}
-		r := res.(*ledger.RegisterResult)
-		return api.RegisterResponse{Added: r.Added, Requeued: r.Requeued, Unchanged: r.Unchanged, Final: r.Final, ListsFinal: true}, nil
+		return m.calls.Register(ctx, req)
 	case api.HeartbeatRequest:
-		if !m.confirm() {
-			return nil, errNotLeader
-		}
-		if _, err := m.stamp(); err != nil {
-			return nil, err
-		}
-		p, err := m.mgr.Pause()
-		if err != nil {
-			return nil, err
-		}
-		return api.HeartbeatResponse{Paused: p.Paused, PauseAsOf: p.AsOf, PauseEpoch: p.Epoch}, nil
+		return m.calls.Heartbeat(ctx, req)
 	case operatorRequest:
 		return m.operate(req)
 	case pauseRequest:
@@ -488,118 +466,6 @@ func (m *member) serve(msg *message) (any, error) {
 		return res.(*ledger.PauseState).Paused, nil
 	}
 	return nil, fmt.Errorf("member %s: unknown request %T", m.name, msg.req)
-}
-
-// acquire is Service.Acquire: the reports the request carries are applied first, each as report
-// would apply it, and answered in order.
-func (m *member) acquire(ctx context.Context, req api.AcquireRequest) (any, error) {
-	if len(req.Reports) > 0 {
-		// The HTTP layer refuses an invalid request before the service sees it; the simulated
-		// edges must never send one.
-		if err := req.Validate(); err != nil {
-			m.s.fail(fmt.Errorf("%s sent an acquire the API refuses: %w", req.Edge, err))
-			return nil, fmt.Errorf("%w: %w", coordinator.ErrBadRequest, err)
-		}
-	}
-	answers, carried, carriedAt, err := m.carried(req.Reports)
-	if err != nil {
-		return nil, err
-	}
-	a, err := m.mgr.Acquire(ctx, lessor.Request{Edge: req.Edge, Region: req.Region, RequestID: req.RequestID, MaxNodes: req.MaxNodes, Reports: carried})
-	if err != nil {
-		return nil, m.mapLeaseErr(err)
-	}
-	for j, ans := range a.Reports {
-		m.answerCarried(&answers[carriedAt[j]], ans)
-	}
-	if a.Lease == nil && !a.Paused && !m.confirm() {
-		return nil, errNotLeader
-	}
-	resp := api.AcquireResponse{Lease: coordinator.APILease(a.Lease), Paused: a.Paused, PauseAsOf: a.PauseAsOf, PauseEpoch: a.PauseEpoch, Held: api.Duration(a.Held), CarriesReports: true}
-	if len(answers) > 0 {
-		resp.Reports = answers
-	}
-	return resp, nil
-}
-
-// carried splits an acquire's reports as Service.Acquire does: the answers, with what each report
-// had refused by name before the ledger, and the reports the lease manager carries, with the
-// index in answers of each.
-func (m *member) carried(reports []api.ReportRequest) ([]api.ReportAnswer, []lessor.Carried, []int, error) {
-	answers := make([]api.ReportAnswer, len(reports))
-	var carried []lessor.Carried
-	var carriedAt []int
-	for i, rep := range reports {
-		results, rejected, err := m.recordable(rep)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		answers[i] = api.ReportAnswer{RequestID: rep.RequestID, ReportResponse: api.ReportResponse{Applied: []string{}, Rejected: rejected}}
-		if len(results) == 0 {
-			continue
-		}
-		carried = append(carried, lessor.Carried{Ref: reportRef(rep), RequestID: rep.RequestID, Results: results})
-		carriedAt = append(carriedAt, i)
-	}
-	return answers, carried, carriedAt, nil
-}
-
-// answerCarried fills a carried report's answer from the lease manager's: its results, or the
-// refusal of the whole report with the code it would have travelled with alone.
-func (m *member) answerCarried(to *api.ReportAnswer, ans lessor.CarriedAnswer) {
-	if ans.Err != nil {
-		to.Error = &api.ErrorBody{Error: ans.Err.Error(), Code: m.apiError(ans.Err).Code}
-		return
-	}
-	addReportResult(&to.ReportResponse, ans.Result)
-}
-
-// report is Service.Report.
-func (m *member) report(ctx context.Context, req api.ReportRequest) (any, error) {
-	results, rejected, err := m.recordable(req)
-	if err != nil {
-		return nil, err
-	}
-	resp := api.ReportResponse{Applied: []string{}, Rejected: rejected}
-	if len(results) == 0 {
-		return resp, nil
-	}
-	rr, err := m.mgr.Report(ctx, reportRef(req), req.RequestID, results)
-	if err != nil {
-		return nil, m.mapLeaseErr(err)
-	}
-	addReportResult(&resp, rr)
-	return resp, nil
-}
-
-// recordable is Service.recordable: what of report req goes to the ledger, and the results
-// refused by name before (those the API does not take, and outcomes the cluster protocol cannot
-// record on every member yet).
-func (m *member) recordable(req api.ReportRequest) ([]ledger.Result, []api.RejectedResult, error) {
-	valid, rejected := req.SplitResults()
-	if len(valid) == 0 {
-		return nil, rejected, nil
-	}
-	results, held, err := m.ledger.Recordable(coordinator.LedgerResults(valid))
-	if err != nil {
-		return nil, nil, fmt.Errorf("report of lease %s: read cluster protocol: %w", req.LeaseID, err)
-	}
-	for _, r := range held {
-		rejected = append(rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
-	}
-	return results, rejected, nil
-}
-
-// addReportResult adds what the ledger applied and rejected of a report to its answer.
-func addReportResult(resp *api.ReportResponse, rr *ledger.ReportResult) {
-	resp.Applied = append(resp.Applied, rr.Applied...)
-	for _, r := range rr.Rejected {
-		resp.Rejected = append(resp.Rejected, api.RejectedResult{Identity: r.Identity, Reason: r.Reason})
-	}
-}
-
-func reportRef(req api.ReportRequest) lessor.Ref {
-	return lessor.Ref{ID: req.LeaseID, Token: req.Token, Edge: req.Edge, Region: req.Region}
 }
 
 // operate is the service's Operate for one node.
