@@ -77,10 +77,11 @@ func carriedRequests(ds []*delivery) []api.ReportRequest {
 	return out
 }
 
-// settleCarried takes the answers of an acquire's carried reports (nil when the acquire failed):
+// settleCarried takes the answers of an acquire's carried reports (nil when the acquire failed),
+// made at seen:
 // each one left unanswered is sent alone under its request id, as the real edge's
 // settleCarried does.
-func (e *edge) settleCarried(ds []*delivery, answers []api.ReportAnswer) {
+func (e *edge) settleCarried(ds []*delivery, answers []api.ReportAnswer, seen logPos) {
 	for i, d := range ds {
 		ans, ok := answerOf(answers, len(ds), i, d.req.RequestID)
 		if !ok {
@@ -92,7 +93,7 @@ func (e *edge) settleCarried(ds []*delivery, answers []api.ReportAnswer) {
 		if err == nil {
 			e.s.stats.Carried++
 		}
-		e.reported(d, ans.ReportResponse, err)
+		e.reported(d, ans.ReportResponse, err, seen)
 	}
 }
 

@@ -117,6 +117,9 @@ type pauseChange struct {
 	at     int64
 	pos    logPos
 	paused bool
+	// restart is the flag a recover leaves in force after it cut off pause changes: it holds
+	// anew from the recover, as no edge could know it before the new history answered.
+	restart bool
 }
 
 func newChecker(s *Sim) *checker {
@@ -256,18 +259,23 @@ func (c *checker) pausedAt(t int64) pauseChange {
 		if p.at > t {
 			break
 		}
-		if p.paused != cur.paused {
+		if p.paused != cur.paused || p.restart {
 			cur = p
 		}
 	}
 	return cur
 }
 
-// acked notes the results an edge was told were applied.
-func (c *checker) acked(e *edge, req api.ReportRequest, resp api.ReportResponse) {
+// acked notes the results an edge was told were applied, in an answer made at seen.
+func (c *checker) acked(e *edge, req api.ReportRequest, resp api.ReportResponse, seen logPos) {
 	f := c.reports[req.LeaseID+"\x00"+req.RequestID]
 	for _, id := range resp.Applied {
 		if f == nil || !slices.Contains(f.applied, id) {
+			if seen.recovers < c.s.stats.Recovers {
+				// Made before the last recover, which lost the entry that applied it, as
+				// docs/cluster.md warns (truncated forgot it): nothing to hold the cluster to.
+				continue
+			}
 			c.fail(InvResultLost, []string{id, req.LeaseID, e.name}, "%s was told report %s applied %s, which no committed entry applied", e.who(), req.RequestID, id)
 			return
 		}
@@ -592,7 +600,12 @@ func (c *checker) truncated(cut uint64, lost []*entry, recovered bool) {
 			delete(c.reports, k)
 		}
 	}
+	kept := len(c.pauses)
 	c.pauses = slices.DeleteFunc(c.pauses, func(p pauseChange) bool { return p.pos.index > cut })
+	if kept > len(c.pauses) {
+		// An edge may have heard a flag the lost entries set: the one left in force is news.
+		c.pauses = append(c.pauses, pauseChange{at: c.s.now, pos: logPos{recovers: c.s.stats.Recovers, index: cut}, paused: c.pausedAt(c.s.now).paused, restart: true})
+	}
 	for id, at := range c.banned {
 		if at > cut {
 			delete(c.banned, id)

@@ -216,13 +216,13 @@ func (e *edge) acquire() {
 	e.c.start(kindAcquire, req, 5*time.Second, 0, 3*len(e.s.members)+2, func(resp any, seen logPos, err error) {
 		e.acquiring = false
 		if err != nil {
-			e.settleCarried(parked, nil)
+			e.settleCarried(parked, nil, seen)
 			e.acquireIn(time.Second)
 			return
 		}
 		r := resp.(api.AcquireResponse)
 		e.carries = r.CarriesReports
-		e.settleCarried(parked, r.Reports)
+		e.settleCarried(parked, r.Reports, seen)
 		if r.Lease != nil {
 			if serr := lease.CheckShape(*r.Lease, free); serr != nil || r.Lease.Edge != e.name || r.Lease.Region != e.region {
 				e.s.tracef(leaseTags(*r.Lease), e.who(), "refuses lease %s: %v", leaseName(r.Lease.ID, r.Lease.Token), serr)
@@ -311,23 +311,23 @@ func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
 
 // deliver sends d alone, for up to ReportFor.
 func (e *edge) deliver(d *delivery) {
-	e.c.start(kindReport, d.req, 10*time.Second, e.s.now+int64(reportFor), 0, func(resp any, _ logPos, err error) {
+	e.c.start(kindReport, d.req, 10*time.Second, e.s.now+int64(reportFor), 0, func(resp any, seen logPos, err error) {
 		var r api.ReportResponse
 		if err == nil {
 			r = resp.(api.ReportResponse)
 		}
-		e.reported(d, r, err)
+		e.reported(d, r, err, seen)
 	})
 }
 
-// reported takes d's answer, alone or carried: settled intents leave the journal.
-func (e *edge) reported(d *delivery, r api.ReportResponse, err error) {
+// reported takes d's answer, alone or carried, made at seen: settled intents leave the journal.
+func (e *edge) reported(d *delivery, r api.ReportResponse, err error, seen logPos) {
 	s := e.s
 	switch {
 	case err == nil:
 		s.stats.Reports++
 		s.tracef(d.tags(), e.who(), "report %s answered: applied %v, rejected %v", d.req.RequestID, r.Applied, rejectedIDs(r.Rejected))
-		s.check.acked(e, d.req, r)
+		s.check.acked(e, d.req, r, seen)
 		e.settle(d.l, d.req.Results)
 	case lease.Stale(err):
 		s.tracef(d.tags(), e.who(), "report %s refused: %v", d.req.RequestID, err)
