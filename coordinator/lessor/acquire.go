@@ -70,111 +70,42 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (Acquired, error) {
 	return got, nil
 }
 
+// attempt is one Acquire's request as the manager serves it.
+type attempt struct {
+	r        Request
+	c        *carrying
+	id       string
+	maxNodes int
+	// received is the monotonic reading when the request arrived (Acquired.Held).
+	received time.Duration
+}
+
+// acquire looks for a grant, and while there is none waits for a change (a region's wake-up,
+// any change, the recheck timer) until r.Wait ends.
 func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired, error) {
-	received := m.clock.Monotonic()
-	edge, region, maxNodes := r.Edge, r.Region, r.MaxNodes
-	if maxNodes <= 0 || maxNodes > m.cfg.MaxNodes {
-		maxNodes = m.cfg.MaxNodes
+	a := attempt{r: r, c: c, id: m.leaseID(r), maxNodes: r.MaxNodes, received: m.clock.Monotonic()}
+	if a.maxNodes <= 0 || a.maxNodes > m.cfg.MaxNodes {
+		a.maxNodes = m.cfg.MaxNodes
 	}
-	id := m.leaseID(r)
 	timer := time.NewTimer(min(max(r.Wait, 0), m.cfg.MaxWait))
 	defer timer.Stop()
-	m.enter(region)
-	defer m.leave(region)
+	m.enter(r.Region)
+	defer m.leave(r.Region)
 	for {
-		regionCh, all, enabled := m.subscribe(region)
+		regionCh, all, enabled := m.subscribe(r.Region)
 		if !enabled {
 			return Acquired{}, ErrDisabled
 		}
-		// A retry whose lease exists already is proposed too, although its nodes are no longer
-		// eligible and even while paused: the log answers it, so a member deposed without knowing
-		// it cannot answer from a stale ledger, and the lease's TTL is counted again from now, as
-		// the edge counts it.
-		replay := r.RequestID != "" && m.holds(id, edge, region)
-		p, err := m.Pause()
-		if err != nil {
-			return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+		got, next, err := m.look(ctx, a)
+		if err != nil || next == answered {
+			return got, err
 		}
-		now, err := m.Stamp()
-		if err != nil {
-			return Acquired{}, err
-		}
-		if p.Paused && !replay {
-			if _, err := m.carryAlone(ctx, c, now, r); err != nil {
-				return Acquired{}, err
-			}
-			return Acquired{Paused: true, PauseAsOf: p.AsOf, PauseEpoch: p.Epoch}, nil
-		}
-		stamped := m.clock.Monotonic()
-		ready := replay
-		heldUntil := time.Time{}
-		if !replay {
-			if heldUntil, err = m.heldAt(now); err != nil {
-				return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
-			}
-		}
-		if !ready && heldUntil.IsZero() {
-			n, err := m.ledger.Eligible(region, edge, now, 1)
-			if err != nil {
-				return Acquired{}, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
-			}
-			ready = n > 0
-		}
-		if !ready {
-			// Nothing to grant yet: the results are not held for the long poll. The nodes they
-			// give back may be eligible now, so the acquire looks again before it waits (a
-			// select would pick at random between their wake-up and a zero wait's timer).
-			carried, err := m.carryAlone(ctx, c, now, r)
-			if err != nil {
-				return Acquired{}, err
-			}
-			if carried {
-				continue
-			}
-		}
-		if ready {
-			res, err := m.grant(ctx, c, &ledger.Grant{
-				Now: now, LeaseID: id, Edge: edge, Region: region, Max: maxNodes, TTL: m.cfg.TTL, Policy: m.cfg.Policy,
-			})
-			switch {
-			case errors.Is(err, ledger.ErrHeld):
-				// The ledger's hold is newer than the one read above: nothing granted, as held.
-				h, err := m.ledger.Hold()
-				if err != nil {
-					return Acquired{}, fmt.Errorf("acquire for %s in %s: read hold on grants: %w", edge, region, err)
-				}
-				return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: h.Until}, nil
-			case errors.Is(err, ledger.ErrPaused):
-				// Paused as of the refused grant's index, which the answer cannot name: the flag
-				// is read again, at that index or later.
-				after, err := m.Pause()
-				if err != nil {
-					return Acquired{}, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
-				}
-				return Acquired{Paused: after.Paused, PauseAsOf: after.AsOf, PauseEpoch: after.Epoch}, nil
-			case err != nil:
-				return Acquired{}, fmt.Errorf("grant to %s in %s: %w", edge, region, err)
-			}
-			if g := res.(*ledger.GrantResult); g.Lease != nil {
-				m.countGrant(g)
-				// A fresh grant was made not paused, at its own index (its token).
-				got := Acquired{Lease: g.Lease, Held: stamped - received, PauseAsOf: g.Lease.Token, PauseEpoch: p.Epoch}
-				if g.Replayed {
-					// Answered even while paused, so it says whether the cluster is paused as of
-					// its commit: the edge takes the answer's flag as the cluster's, and its hosts
-					// must read as paused. A fresh grant is refused by the ledger while paused.
-					after, err := m.Pause()
-					if err != nil {
-						return Acquired{}, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
-					}
-					got.Paused, got.PauseAsOf, got.PauseEpoch = after.Paused, after.AsOf, after.Epoch
-				}
-				return got, nil
-			}
+		if next == lookAgain {
+			continue
 		}
 		if r.Wait <= 0 {
 			// No long poll: one look, whatever else woke meanwhile.
-			return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: heldUntil}, nil
+			return got, nil
 		}
 		recheck := time.NewTimer(m.cfg.Recheck)
 		select {
@@ -183,13 +114,141 @@ func (m *Manager) acquire(ctx context.Context, r Request, c *carrying) (Acquired
 		case <-recheck.C:
 		case <-timer.C:
 			recheck.Stop()
-			return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: heldUntil}, nil
+			return got, nil
 		case <-ctx.Done():
 			recheck.Stop()
 			return Acquired{}, ctx.Err()
 		}
 		recheck.Stop()
 	}
+}
+
+// step is what an acquire does after one look.
+type step int
+
+const (
+	// answered: the look's answer is the acquire's.
+	answered step = iota
+	// wait: nothing to grant; the look's answer is given if the wait ends with nothing.
+	wait
+	// lookAgain: reports carried alone may have made nodes eligible: look again at once.
+	lookAgain
+)
+
+// look is one pass of an acquire, and what to do next.
+func (m *Manager) look(ctx context.Context, a attempt) (Acquired, step, error) {
+	edge, region := a.r.Edge, a.r.Region
+	// A retry whose lease exists already is proposed too, although its nodes are no longer
+	// eligible and even while paused: the log answers it, so a member deposed without knowing
+	// it cannot answer from a stale ledger, and the lease's TTL is counted again from now, as
+	// the edge counts it.
+	replay := a.r.RequestID != "" && m.holds(a.id, edge, region)
+	p, err := m.Pause()
+	if err != nil {
+		return Acquired{}, answered, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+	}
+	now, err := m.Stamp()
+	if err != nil {
+		return Acquired{}, answered, err
+	}
+	if p.Paused && !replay {
+		if _, err := m.carryAlone(ctx, a.c, now, a.r); err != nil {
+			return Acquired{}, answered, err
+		}
+		return Acquired{Paused: true, PauseAsOf: p.AsOf, PauseEpoch: p.Epoch}, answered, nil
+	}
+	stamped := m.clock.Monotonic()
+	heldUntil := time.Time{}
+	if !replay {
+		if heldUntil, err = m.heldAt(now); err != nil {
+			return Acquired{}, answered, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
+		}
+	}
+	ready, err := m.grantable(a, now, replay, heldUntil)
+	if err != nil {
+		return Acquired{}, answered, err
+	}
+	if !ready {
+		// Nothing to grant yet: the results are not held for the long poll. The nodes they
+		// give back may be eligible now, so the acquire looks again before it waits (a
+		// select would pick at random between their wake-up and a zero wait's timer).
+		carried, err := m.carryAlone(ctx, a.c, now, a.r)
+		if err != nil {
+			return Acquired{}, answered, err
+		}
+		if carried {
+			return Acquired{}, lookAgain, nil
+		}
+		return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: heldUntil}, wait, nil
+	}
+	got, granted, err := m.tryGrant(ctx, a, now, stamped, p)
+	if err != nil || granted {
+		return got, answered, err
+	}
+	return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: heldUntil}, wait, nil
+}
+
+// grantable says whether a grant may be proposed now: a replay always, otherwise when no hold
+// stops it and some node is eligible.
+func (m *Manager) grantable(a attempt, now time.Time, replay bool, heldUntil time.Time) (bool, error) {
+	if replay {
+		return true, nil
+	}
+	if !heldUntil.IsZero() {
+		return false, nil
+	}
+	n, err := m.ledger.Eligible(a.r.Region, a.r.Edge, now, 1)
+	if err != nil {
+		return false, fmt.Errorf("acquire for %s in %s: %w", a.r.Edge, a.r.Region, err)
+	}
+	return n > 0, nil
+}
+
+// tryGrant proposes the grant (with the reports still carried) and answers it: the lease, or
+// why the log refused it (a newer hold, a newer pause); answered is false when the log had
+// nothing to grant after all.
+func (m *Manager) tryGrant(ctx context.Context, a attempt, now time.Time, stamped time.Duration, p ledger.PauseState) (got Acquired, answered bool, err error) {
+	edge, region := a.r.Edge, a.r.Region
+	res, err := m.grant(ctx, a.c, &ledger.Grant{
+		Now: now, LeaseID: a.id, Edge: edge, Region: region, Max: a.maxNodes, TTL: m.cfg.TTL, Policy: m.cfg.Policy,
+	})
+	switch {
+	case errors.Is(err, ledger.ErrHeld):
+		// The ledger's hold is newer than the one read before: nothing granted, as held.
+		h, err := m.ledger.Hold()
+		if err != nil {
+			return Acquired{}, true, fmt.Errorf("acquire for %s in %s: read hold on grants: %w", edge, region, err)
+		}
+		return Acquired{PauseAsOf: p.AsOf, PauseEpoch: p.Epoch, HeldUntil: h.Until}, true, nil
+	case errors.Is(err, ledger.ErrPaused):
+		// Paused as of the refused grant's index, which the answer cannot name: the flag
+		// is read again, at that index or later.
+		after, err := m.Pause()
+		if err != nil {
+			return Acquired{}, true, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
+		}
+		return Acquired{Paused: after.Paused, PauseAsOf: after.AsOf, PauseEpoch: after.Epoch}, true, nil
+	case err != nil:
+		return Acquired{}, true, fmt.Errorf("grant to %s in %s: %w", edge, region, err)
+	}
+	g := res.(*ledger.GrantResult)
+	if g.Lease == nil {
+		return Acquired{}, false, nil
+	}
+	m.countGrant(g)
+	// A fresh grant was made not paused, at its own index (its token).
+	got = Acquired{Lease: g.Lease, Held: stamped - a.received, PauseAsOf: g.Lease.Token, PauseEpoch: p.Epoch}
+	if g.Replayed {
+		// Answered even while paused, so it says whether the cluster is paused as of its
+		// commit: the edge takes the answer's flag as the cluster's, and its hosts must read
+		// as paused. A fresh grant is refused by the ledger while paused.
+		after, err := m.Pause()
+		if err != nil {
+			return Acquired{}, true, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
+		}
+		got.Paused, got.PauseAsOf, got.PauseEpoch = after.Paused, after.AsOf, after.Epoch
+	}
+	return got, true, nil
 }
 
 // carryAlone proposes the reports r still carries, without a grant; carried says it had some.
