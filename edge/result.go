@@ -24,12 +24,11 @@ const (
 )
 
 // reportDelay is how long a lease's results may wait to be reported with more of its results.
-// Every report is a Raft entry written on every member: reported every 50 ms, the results of an
-// edge finishing hundreds of hosts a second went out a few to a report; at 250 ms a lease still
-// went in two or three (its hosts start as workers free up and end a flow's time later: 18
-// nodes a report against 40 a grant in the ten-region benchmark). A second covers a lease's
-// spread, so most leases are reported once, by their last result, which goes at once with
-// whatever of its lease waits. Nothing waits on it but the ledger's view of the node.
+// Every report is a Raft entry written on every member, and a lease's hosts start as workers
+// free up and end a flow's time later, so a short delay splits a lease over several reports. A
+// second covers a lease's spread, so most leases are reported once, by their last result, which
+// goes at once with whatever of its lease waits. Nothing waits on it but the ledger's view of the
+// node. (What it measured: docs/performance.md, What changed the figures.)
 const reportDelay = time.Second
 
 // reporter batches results per lease and hands them to the source, after sending unanswered

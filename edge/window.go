@@ -12,16 +12,14 @@ import (
 // window bounds the leased hosts not yet done: the Workers that run plus the hosts acquired
 // ahead, so the next hosts are in hand when a worker frees up. How many are needed ahead is what
 // the workers finish during one acquire round trip: a coordinator next door answers in
-// milliseconds and Workers ahead is plenty, one 150 ms away needs more or the workers wait for
-// every grant (the far-region benchmark: 68% of the near rate at 2x Workers). The window
-// measures both times and sizes the look-ahead at twice what one round trip consumes, between
-// minAheadFactor and maxAheadFactor x Workers: never more than a small multiple, so one edge
-// cannot hoard a region's nodes while its peers idle. The floor is twice Workers, not Workers,
-// so that a grant (half the look-ahead) carries Workers hosts: each grant is an entry on every
-// member, and since a lease's results ride the next acquire, halving the grants halves most of
-// the entries (ten-region benchmark at 5,000 nodes a region, three alternated pairs: 24-25
-// entries per 1,000 nodes at a Workers floor, 17 at twice it; the members' CPU 0.150-0.227 ms
-// per node against 0.138-0.174). The edge holds Workers more nodes for it.
+// milliseconds and Workers ahead is plenty, one far away needs more or the workers wait for
+// every grant. The window measures both times and sizes the look-ahead at twice what one round
+// trip consumes, between minAheadFactor and maxAheadFactor x Workers: never more than a small
+// multiple, so one edge cannot hoard a region's nodes while its peers idle. The floor is twice
+// Workers, not Workers, so that a grant (half the look-ahead) carries Workers hosts: each grant
+// is an entry on every member, and since a lease's results ride the next acquire, halving the
+// grants halves most of the entries. The edge holds Workers more nodes for it. (What each choice
+// measured: docs/performance.md, What changed the figures.)
 type window struct {
 	workers int
 
