@@ -26,7 +26,7 @@ func (c *Calls) Heartbeat(ctx context.Context, req api.HeartbeatRequest) (api.He
 	if err := c.m.ConfirmLeadership(ctx, "heartbeat of "+req.Edge); err != nil {
 		return resp, err
 	}
-	p, err := c.m.Leases().Pause()
+	p, err := c.m.Ledger().Pause()
 	if err != nil {
 		return resp, fmt.Errorf("heartbeat of %s: read pause flag: %w", req.Edge, err)
 	}

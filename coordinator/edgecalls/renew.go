@@ -21,7 +21,7 @@ func (c *Calls) Renew(ctx context.Context, req api.RenewRequest) (api.RenewRespo
 		return resp, c.m.LeaseErr(err)
 	}
 	resp.Lease = *APILease(ls)
-	p, err := c.m.Leases().Pause()
+	p, err := c.m.Ledger().Pause()
 	if err != nil {
 		return resp, fmt.Errorf("renew lease %s: read pause flag: %w", req.LeaseID, err)
 	}

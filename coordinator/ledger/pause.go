@@ -34,8 +34,14 @@ func applyPause(t *txn, c *Pause) (any, error) {
 // back along a log, so the epoch of the history a recover starts is above that of the history
 // it cut off, whose last hold, if any, is in the prefix the two share. Two holds in force at
 // once keep the later end and the first stamp (ledger/hold.go), so a second recover inside a
-// longer hold keeps the epoch; below HoldProtocol no hold is written and the epoch stays.
+// longer hold keeps the epoch. Below HoldProtocol a recover writes no hold, and a member that
+// joined after it cannot know of it, so no epoch is given (0): answers are ordered by index
+// alone, and a pause committed below an index the lost majority reached is not taken until the
+// new log passes it (docs/cluster.md).
 func pauseEpoch(meta *bolt.Bucket) (uint64, error) {
+	if readProtocol(meta) < HoldProtocol {
+		return 0, nil
+	}
 	h, err := readHold(meta)
 	if err != nil || h.At.IsZero() {
 		return 1, err

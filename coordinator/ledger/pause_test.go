@@ -27,10 +27,15 @@ func TestLedger_PauseSaysTheIndexItHoldsAt(t *testing.T) {
 	}
 }
 
-// The pause flag's epoch orders answers across a recover (api.PauseMark): 1 before any hold,
-// then the stamp of the hold the first leader after a recover writes, in the applied pause and
-// the read flag alike; a later recover's hold moves it on.
+// The pause flag's epoch orders answers across a recover (api.PauseMark): none below the
+// protocol that records holds, 1 before any hold, then the stamp of the hold the first leader
+// after a recover writes, in the applied pause and the read flag alike; a later recover's hold
+// moves it on.
 func TestLedger_PauseEpochIsTheLastRecoverHold(t *testing.T) {
+	old := openHarness(t, Options{})
+	if p, err := old.l.Pause(); err != nil || p.Epoch != 0 {
+		t.Fatalf("epoch below protocol %d = %+v, %v; want none (0)", HoldProtocol, p, err)
+	}
 	h := newHarness(t)
 	if p, err := h.l.Pause(); err != nil || p.Epoch != 1 {
 		t.Fatalf("epoch before any recover = %+v, %v; want 1", p, err)

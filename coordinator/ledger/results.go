@@ -96,6 +96,7 @@ type PauseState struct {
 	// command's own. Not stored: edges order answers of concurrent calls by it.
 	AsOf uint64 `json:"-"`
 	// Epoch orders the flag across a recover before AsOf does (api.PauseMark): 1 before any
-	// hold, then the last hold's stamp in Unix nanoseconds. Not stored: read from the hold.
+	// hold, then the last hold's stamp in Unix nanoseconds; 0 below HoldProtocol. Not stored:
+	// read from the hold.
 	Epoch uint64 `json:"-"`
 }

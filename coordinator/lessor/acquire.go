@@ -143,7 +143,7 @@ func (m *Manager) look(ctx context.Context, a attempt) (Acquired, step, error) {
 	// it cannot answer from a stale ledger, and the lease's TTL is counted again from now, as
 	// the edge counts it.
 	replay := a.r.RequestID != "" && m.holds(a.id, edge, region)
-	p, err := m.Pause()
+	p, err := m.ledger.Pause()
 	if err != nil {
 		return Acquired{}, answered, fmt.Errorf("acquire for %s in %s: %w", edge, region, err)
 	}
@@ -223,7 +223,7 @@ func (m *Manager) tryGrant(ctx context.Context, a attempt, now time.Time, stampe
 	case errors.Is(err, ledger.ErrPaused):
 		// Paused as of the refused grant's index, which the answer cannot name: the flag
 		// is read again, at that index or later.
-		after, err := m.Pause()
+		after, err := m.ledger.Pause()
 		if err != nil {
 			return Acquired{}, true, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
 		}
@@ -242,7 +242,7 @@ func (m *Manager) tryGrant(ctx context.Context, a attempt, now time.Time, stampe
 		// Answered even while paused, so it says whether the cluster is paused as of its
 		// commit: the edge takes the answer's flag as the cluster's, and its hosts must read
 		// as paused. A fresh grant is refused by the ledger while paused.
-		after, err := m.Pause()
+		after, err := m.ledger.Pause()
 		if err != nil {
 			return Acquired{}, true, fmt.Errorf("acquire for %s in %s: read pause flag: %w", edge, region, err)
 		}

@@ -142,18 +142,3 @@ func (m *Manager) heldAt(now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, nil
 }
-
-// Pause is the ledger's pause flag as edges are told it. Below HoldProtocol a recover writes no
-// hold, so the ledger's epoch (ledger.PauseState.Epoch) would not move: a leadership that holds
-// in memory answers with its hold's start instead. That start is this leadership's anchor, after
-// every stamp of the history the recover kept, and the next leader's is no earlier.
-func (m *Manager) Pause() (ledger.PauseState, error) {
-	p, err := m.ledger.Pause()
-	if err != nil {
-		return p, err
-	}
-	m.mu.Lock()
-	p.Epoch = max(p.Epoch, m.memEpoch)
-	m.mu.Unlock()
-	return p, nil
-}

@@ -120,9 +120,6 @@ type Manager struct {
 	// memHold is the hold on new grants after a recover this leadership keeps in memory while
 	// the cluster protocol cannot record it (hold.go); zero otherwise.
 	memHold Hold
-	// memEpoch is the pause epoch of this leadership's memory hold (Pause), kept after the hold
-	// ends or is recorded: the ledger's epoch from a recorded hold is later still.
-	memEpoch uint64
 	// regions maps a region to a channel closed when its waiting set may have grown; all is
 	// closed on pause changes, restores and leadership changes.
 	regions map[string]chan struct{}
@@ -213,9 +210,6 @@ func (m *Manager) Enable(ctx context.Context) error {
 	m.enabled, m.cancel, m.done = true, cancel, make(chan struct{})
 	m.anchorWall, m.anchorMono = anchor, mono
 	m.memHold = memHold
-	if !memHold.Until.IsZero() {
-		m.memEpoch = uint64(anchor.UnixNano())
-	}
 	go m.expireLoop(loopCtx, m.done)
 	m.broadcastLocked()
 	return nil
@@ -256,7 +250,7 @@ func (m *Manager) Disable() {
 	}
 	m.enabled = false
 	// A hold kept in memory is this leadership's; the next leader holds again from its own start.
-	m.memHold, m.memEpoch = Hold{}, 0
+	m.memHold = Hold{}
 	cancel, done := m.cancel, m.done
 	m.broadcastLocked()
 	m.mu.Unlock()
