@@ -20,7 +20,8 @@ const registerChunk = 1000
 // Register records nodes an edge found in provisioning mode; repeating it is harmless. Each node
 // the API or the ledger refuses (an identity it does not take, a node of another region) is named
 // in the answer's Rejected and the others are recorded, so one bad node never blocks a region's
-// discovery. Large requests are split into ledger batches.
+// discovery. New identities beyond the region's cap of first-seen nodes are refused by name too
+// (capFirstSeen). Large requests are split into ledger batches.
 func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.RegisterResponse, error) {
 	var resp api.RegisterResponse
 	if err := s.leaderOnly(); err != nil {
@@ -46,6 +47,11 @@ func (s *Service) Register(ctx context.Context, req api.RegisterRequest) (api.Re
 		}
 		nodes = kept
 	}
+	nodes, rejected, unlock, err := s.capFirstSeen(req.Region, nodes, rejected)
+	if err != nil {
+		return resp, fmt.Errorf("register %d nodes of %s in %s: %w", len(ids), req.Edge, req.Region, err)
+	}
+	defer unlock()
 	policy := s.leases.Load().Config().Policy
 	for start := 0; start < len(nodes); start += registerChunk {
 		chunk := nodes[start:min(start+registerChunk, len(nodes))]

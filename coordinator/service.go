@@ -76,6 +76,9 @@ type Config struct {
 	// RoundTripInterval is how often this member times a request to every other member
 	// (roundtrip.go); zero takes 5s.
 	RoundTripInterval time.Duration
+	// MaxFirstSeen caps a region's first-seen nodes (waiting, never leased): the leader refuses
+	// a register's new identities beyond it (register.max_first_seen); zero: no cap.
+	MaxFirstSeen int
 	// MaxEdges is how many edges' last heartbeats the leader keeps; zero takes DefaultMaxEdges.
 	// EdgeExpiry is how long it keeps one not heard from; zero takes three lease TTLs.
 	MaxEdges   int
@@ -148,6 +151,11 @@ type Service struct {
 	metrics *metrics.Metrics
 
 	edges *edgeTable
+
+	// registerMu serializes the leader's registers that name new identities, so the per-region
+	// cap on first-seen nodes counts every earlier one (firstseen.go).
+	registerMu sync.Mutex
+	firstSeen  refusalLog
 
 	// protocolMu orders the leader's protocol raise (ask every member, then propose) with a join's
 	// protocol check and configuration change, so no member joins between the two halves of a raise.
