@@ -119,17 +119,32 @@ func (g *newNodes) admitEvent() bool {
 // a check (the sighting is then the sweep's or the event's own).
 type deliverFunc func(id string, asked time.Time)
 
-// check runs the check of each of ids, up to CheckConcurrency at once, and hands each that
-// answers to deliver as it answers; it returns once every check has ended. Without a check
-// every identity is handed on at once.
+// check runs the checks of ids, CheckConcurrency at a time, and hands those that answered to
+// deliver in the order given, a round at a time: a sweep's nodes are registered in identity
+// order (see sweep) and a real node waits at most one reply window for the rest of its round.
+// Without a check every identity is handed on at once.
 func (g *newNodes) check(ctx context.Context, ids []string, deliver deliverFunc) {
-	var wg sync.WaitGroup
-	for _, id := range ids {
-		if !g.start(ctx, id, &wg, deliver) {
-			break
+	type answer struct {
+		ok    bool
+		asked time.Time
+	}
+	for len(ids) > 0 && ctx.Err() == nil {
+		round := ids[:min(len(ids), g.o.CheckConcurrency)]
+		ids = ids[len(round):]
+		answers := make([]answer, len(round))
+		var wg sync.WaitGroup
+		for i, id := range round {
+			if !g.start(ctx, id, &wg, func(_ string, asked time.Time) { answers[i] = answer{true, asked} }) {
+				break
+			}
+		}
+		wg.Wait()
+		for i, a := range answers {
+			if a.ok {
+				deliver(round[i], a.asked)
+			}
 		}
 	}
-	wg.Wait()
 }
 
 // start checks id in the background once a place among CheckConcurrency is free (it waits for

@@ -223,3 +223,50 @@ func (f *flow) count(id string) int {
 	defer f.mu.Unlock()
 	return f.runs[id]
 }
+
+// orderedSource records the order identities are registered in.
+type orderedSource struct {
+	*lease.Local
+	mu  sync.Mutex
+	ids []string
+}
+
+func (o *orderedSource) Register(ctx context.Context, found []lease.Found) (int, error) {
+	o.mu.Lock()
+	for _, f := range found {
+		o.ids = append(o.ids, f.Identity)
+	}
+	o.mu.Unlock()
+	return o.Local.Register(ctx, found)
+}
+
+// TestEdge_CheckedIdentitiesAreRegisteredInIdentityOrder: the new identities of a sweep answer
+// their checks in any order, and are registered in identity order all the same (the ledger keys
+// its nodes so, and a lease of neighbours touches few of its pages).
+func TestEdge_CheckedIdentitiesAreRegisteredInIdentityOrder(t *testing.T) {
+	fleet := ids(50)
+	f := &finder{ids: fleet}
+	src := &orderedSource{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})}
+	check := func(ctx context.Context, id string) (bool, error) {
+		var n int
+		fmt.Sscanf(id, "n-%d", &n)
+		select { // later names answer first
+		case <-time.After(time.Duration(50-n) * 2 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return true, nil
+	}
+	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned), Finder: f, Source: src, Check: check})
+	testkit.WaitFor(t, 10*time.Second, "every node registered", func() bool {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		return len(src.ids) >= len(fleet)
+	})
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	for i, id := range src.ids[:len(fleet)] {
+		if id != fleet[i] {
+			t.Fatalf("registered in order %v", src.ids)
+		}
+	}
+}
