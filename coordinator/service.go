@@ -77,6 +77,9 @@ type Config struct {
 	// RoundTripInterval is how often this member times a request to every other member
 	// (roundtrip.go); zero takes 5s.
 	RoundTripInterval time.Duration
+	// MaxFirstSeen caps a region's first-seen nodes (waiting, never leased): the leader refuses
+	// a register's new identities beyond it (register.max_first_seen); zero: no cap.
+	MaxFirstSeen int
 	// MaxEdges is how many edges' last heartbeats the leader keeps; zero takes DefaultMaxEdges.
 	// EdgeExpiry is how long it keeps one not heard from; zero takes three lease TTLs.
 	MaxEdges   int
@@ -194,7 +197,10 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("coordinator: member id is empty")
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, closing: make(chan struct{}), applied: make(chan struct{})}
-	s.calls = edgecalls.New(edgeMember{s}, HTTPErrors())
+	s.calls = edgecalls.New(edgeMember{s}, edgecalls.Options{
+		Errors: HTTPErrors(), MaxFirstSeen: cfg.MaxFirstSeen, Logger: s.log, Monotonic: cfg.Clock.Monotonic,
+		FirstSeenRefused: func(n int) { s.metrics.FirstSeenRefused.Add(float64(n)) },
+	})
 
 	if err := privateDataDir(cfg.DataDir); err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", cfg.ID, err)

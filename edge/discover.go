@@ -35,10 +35,14 @@ func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
 	e.m.o.DiscoverCycles.WithLabelValues(e.o.Site).Inc()
 	start := e.o.Now()
 	ids, err := e.o.Finder.Sweep(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return
-		}
+	var cut SweepCut
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return
+	case errors.As(err, &cut):
+		e.m.sweepsCut.Inc()
+		e.log.Warn("discovery sweep ended at its bound of identities; the rest wait for the next sweep", "limit", cut.SweepCut())
+	case err != nil:
 		e.m.o.DiscoveryErrors.WithLabelValues(e.o.Site).Inc()
 		e.log.Error("could not discover nodes", "error", err)
 	}
@@ -49,14 +53,65 @@ func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
 	// a few pages of the ledger's node index on every member instead of a page per node
 	// (replies arrive in any order, and a lease of scattered nodes touched one page each).
 	ids = slices.Sorted(slices.Values(ids))
+	known, fresh := e.newNodes.split(ids)
 	// Seen by the sweep's end: its replies come within it, and a sweep's start would make every
-	// sighting of a long sweep (a large fleet) stale before its first register.
-	for _, id := range ids {
+	// sighting of a long sweep (a large fleet) stale before its first register. Known nodes go
+	// first: new ones wait for their check.
+	for _, id := range known {
 		select {
 		case found <- lease.Found{Identity: id, At: end, Since: start}:
 		case <-ctx.Done():
 			return
 		}
+	}
+	e.newNodes.check(ctx, e.newNodes.admitSweep(fresh), func(id string, asked time.Time) {
+		f := lease.Found{Identity: id, At: end, Since: start, FirstSeen: true}
+		if !asked.IsZero() {
+			f = e.newNodes.checked(id, false, asked)
+		}
+		select {
+		case found <- f:
+		case <-ctx.Done():
+		}
+	})
+	e.logNewNodes()
+}
+
+// startupOfNew takes a startup event of an identity this edge has not seen answer: within the
+// edge's rate it is checked in the background and registered once it answers.
+func (e *Edge) startupOfNew(ctx context.Context, id string, found chan<- lease.Found) {
+	if !e.newNodes.admitEvent() {
+		return
+	}
+	e.newNodes.start(ctx, id, &e.checking, func(id string, asked time.Time) {
+		f := e.newNodes.checked(id, true, asked)
+		if asked.IsZero() {
+			// As a known node's event: it may have waited in the socket while the edge was stopped.
+			now := e.o.Now()
+			f = lease.Found{Identity: id, Event: true, At: now, Since: now.Add(-e.o.RegisterFresh), FirstSeen: true}
+		}
+		select {
+		case found <- f:
+		case <-ctx.Done():
+		}
+	})
+}
+
+// logNewNodes says, once per sweep, how many new identities were refused since the last sweep
+// and why; each is counted in muster_edge_new_nodes_total.
+func (e *Edge) logNewNodes() {
+	s := e.newNodes.summary()
+	if n := s[newUnanswered]; n > 0 {
+		e.log.Warn("new nodes did not answer their check: not registered", "nodes", n)
+	}
+	if n := s[newCheckFailed]; n > 0 {
+		e.log.Warn("could not check new nodes: not registered, the next sweep tries again", "nodes", n)
+	}
+	if n := s[newSweepLimit]; n > 0 {
+		e.log.Warn("more new nodes than one sweep takes in: the rest wait for a later sweep", "nodes", n, "new_nodes_per_sweep", e.o.NewPerSweep)
+	}
+	if n := s[newRateLimit]; n > 0 {
+		e.log.Warn("new nodes beyond the edge's rate: not registered, a later sweep finds them", "nodes", n, "new_nodes_rate", e.o.NewRate)
 	}
 }
 

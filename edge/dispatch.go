@@ -92,6 +92,8 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased, rep
 		}
 		held := lease.NewHeld(*g.Lease, sent, g.Held, e.o.LeaseMargin)
 		e.m.leases.Inc()
+		// Registered by an edge of the region after their check: seen again, they are not new.
+		e.newNodes.known.add(g.Lease.Nodes...)
 		if !held.Valid(e.o.Now()) {
 			// Its hosts are released untouched; without a pause this would spin on every grant.
 			e.log.Error("lease granted already past its deadline on the edge's clock: is lease_margin at least the coordinator's lease.ttl?",

@@ -37,6 +37,13 @@ type DroppedEvents interface {
 	DroppedEvents() (reason string, n int)
 }
 
+// SweepCut is what a Finder's Sweep returns, with the identities it did take, when it ended at
+// its bound of identities (discovery.SweepCutError).
+type SweepCut interface {
+	error
+	SweepCut() (limit int)
+}
+
 // Reconnecter is a Finder that says when its broker connection came back, e.g. after a broker
 // restart dropped the startup events published meanwhile.
 type Reconnecter interface {
@@ -72,6 +79,9 @@ type Edge struct {
 	mu   sync.Mutex
 	seen map[string]time.Time // last time discovery saw each node not yet reported
 
+	newNodes *newNodes      // what identities new to this edge go through before register
+	checking sync.WaitGroup // checks of new identities from startup events
+
 	stats stats
 	ready atomic.Bool
 }
@@ -85,14 +95,16 @@ func New(o Options) (*Edge, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge metrics: %w", err)
 	}
-	return &Edge{
+	e := &Edge{
 		o:       o,
 		m:       m,
 		log:     o.Logger,
 		resumed: make(chan struct{}, 1),
 		seen:    make(map[string]time.Time),
 		stalls:  newStallWatch(o.Now),
-	}, nil
+	}
+	e.newNodes = newNewNodes(&e.o, m.newNodes)
+	return e, nil
 }
 
 // Run provisions until ctx ends; it returns after every host flow it started has ended and
@@ -105,6 +117,10 @@ func (e *Edge) Run(ctx context.Context) error {
 
 	if err := e.o.Finder.Listen(ctx, e.o.LifecycleComponent, func(id string) {
 		if e.halted() {
+			return
+		}
+		if !e.newNodes.known.has(id) {
+			e.startupOfNew(ctx, id, found)
 			return
 		}
 		// An event may have waited in the socket while the edge was stopped: it counts as
@@ -157,6 +173,7 @@ func (e *Edge) Run(ctx context.Context) error {
 	close(results)
 	<-reported
 	wg.Wait()
+	e.checking.Wait()
 	e.ready.Store(false)
 	e.log.Info("edge stopped")
 	return nil

@@ -141,7 +141,9 @@ func TestEdge_FiftyThousandWaitingNodesEachProvisionedOnce(t *testing.T) {
 	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
 		return hostflow.Result{Outcome: hostflow.Provisioned}
 	})
-	e, _ := run(t, edge.Options{Site: "s", Workers: 64, Interval: 20 * time.Millisecond, Flow: fl, Finder: f})
+	// A region this large takes all of its nodes in at once: the operator sets the bounds on new
+	// nodes to its largest boot storm.
+	e, _ := run(t, edge.Options{Site: "s", Workers: 64, Interval: 20 * time.Millisecond, Flow: fl, Finder: f, NewPerSweep: len(fleet), NewBurst: len(fleet)})
 	testkit.WaitFor(t, 2*time.Minute, "50,000 provisioned", func() bool {
 		return e.Stats().Outcomes[hostflow.Provisioned] == int64(len(fleet))
 	})

@@ -32,6 +32,8 @@ type edgeMetrics struct {
 	journalFailures prometheus.Counter
 	journalTime     prometheus.Observer
 	eventsDropped   *prometheus.CounterVec
+	newNodes        *prometheus.CounterVec
+	sweepsCut       prometheus.Counter
 }
 
 func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
@@ -48,7 +50,9 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	journalFailures := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_journal_failures_total", Help: "Intents the journal could not make durable; the first halts the edge", ConstLabels: labels})
 	journalTime := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "muster_edge_journal_seconds", Help: "How long an intent took to be made durable in the journal (a slow disk shows here first)", ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)})
 	eventsDropped := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_startup_events_dropped_total", Help: "Startup events dropped unread, by reason: oversized, or overflow (more waiting than the listener holds); a sweep finds their nodes", ConstLabels: labels}, []string{"reason"})
-	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, duplicates, journalFailures, journalTime, eventsDropped} {
+	newNodes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "muster_edge_new_nodes_total", Help: "Identities this edge had not seen answer before, by what became of them: admitted (answered their check, registered), unanswered, check_failed, sweep_limit (beyond new_nodes_per_sweep), rate_limit (beyond new_nodes_rate)", ConstLabels: labels}, []string{"result"})
+	sweepsCut := prometheus.NewCounter(prometheus.CounterOpts{Name: "muster_edge_sweeps_cut_total", Help: "Discovery sweeps ended early at discovery_max_nodes identities", ConstLabels: labels})
+	for _, c := range []prometheus.Collector{results, leases, lost, refused, flow, confirms, renewals, reported, duplicates, journalFailures, journalTime, eventsDropped, newNodes, sweepsCut} {
 		if err := reg.Registerer().Register(c); err != nil {
 			return nil, fmt.Errorf("register edge metric: %w", err)
 		}
@@ -73,6 +77,8 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 		journalFailures: journalFailures,
 		journalTime:     journalTime,
 		eventsDropped:   eventsDropped,
+		newNodes:        newNodes,
+		sweepsCut:       sweepsCut,
 	}
 	for _, r := range []string{"ok", "error", "refused"} {
 		renewals.WithLabelValues(r)
@@ -82,6 +88,9 @@ func newEdgeMetrics(reg *metrics.Registry, site string) (*edgeMetrics, error) {
 	}
 	for _, a := range []string{"jwt", "gen25519", "gencsr"} {
 		duplicates.WithLabelValues(a)
+	}
+	for _, r := range newResults() {
+		newNodes.WithLabelValues(r)
 	}
 	for _, r := range []string{"oversized", "overflow"} { // discovery's drop reasons
 		eventsDropped.WithLabelValues(r)

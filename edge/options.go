@@ -3,6 +3,7 @@
 package edge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -60,6 +61,23 @@ type Options struct {
 	Journal Journal
 	Replay  []journal.Intent
 
+	// Check, when set, asks a node this edge has not seen answer before whether it answers: one
+	// short request, no retry (app sends rpcutil#ping). Only one that answers is registered; an
+	// identity discovery named that does not answer costs nothing more.
+	Check func(ctx context.Context, identity string) (bool, error)
+	// CheckConcurrency bounds the checks in flight; default 256.
+	CheckConcurrency int
+	// KnownLimit bounds the identities remembered as having answered; default 100,000 (one
+	// forgotten is checked again at its next sighting).
+	KnownLimit int
+	// NewPerSweep bounds the new identities one sweep takes in (chosen at random when more
+	// answer); the rest wait for a later sweep. Default 10,000.
+	NewPerSweep int
+	// NewRate and NewBurst bound the new identities taken in, from sweeps and startup events
+	// together: NewBurst at once, NewRate a second after. Defaults 1,000 and 10,000.
+	NewRate  float64
+	NewBurst int
+
 	Flow    Flow
 	Source  lease.Source
 	Finder  Finder
@@ -87,6 +105,11 @@ func DefaultOptions() Options {
 		DrainGrace:         5 * time.Second,
 		RegisterFresh:      2 * time.Second,
 		AcquireWait:        time.Second,
+		CheckConcurrency:   256,
+		KnownLimit:         100_000,
+		NewPerSweep:        10_000,
+		NewRate:            1000,
+		NewBurst:           10_000,
 		Logger:             slog.New(slog.DiscardHandler),
 		Now:                time.Now,
 		Wall:               time.Now,
@@ -114,10 +137,16 @@ func (o Options) Validate() error {
 	for _, n := range []struct {
 		field string
 		v     int
-	}{{"Workers", o.Workers}, {"BatchSize", o.BatchSize}} {
+	}{
+		{"Workers", o.Workers}, {"BatchSize", o.BatchSize}, {"CheckConcurrency", o.CheckConcurrency},
+		{"KnownLimit", o.KnownLimit}, {"NewPerSweep", o.NewPerSweep}, {"NewBurst", o.NewBurst},
+	} {
 		if n.v < 1 {
 			return fmt.Errorf("edge: %s is %d, want at least 1", n.field, n.v)
 		}
+	}
+	if !(o.NewRate > 0) {
+		return fmt.Errorf("edge: NewRate is %v, want a positive number of identities a second", o.NewRate)
 	}
 	for _, d := range []struct {
 		field string

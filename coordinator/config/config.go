@@ -105,7 +105,14 @@ type Lease struct {
 // Ledger configures what the ledger keeps.
 type Ledger struct {
 	HistoryLength int
+	// MaxFirstSeen caps each region's first-seen nodes (waiting, never leased); 0 is no cap
+	// (register.max_first_seen).
+	MaxFirstSeen int
 }
+
+// DefaultMaxFirstSeen is register.max_first_seen's default: a region's boot storm of 10,000
+// nodes registers at once, and invented identities stop there.
+const DefaultMaxFirstSeen = 10_000
 
 // Log configures the process logger.
 type Log struct {

@@ -55,6 +55,7 @@ const (
 	KeyMaxWait           = "lease.max_wait"
 	KeyLeaseMaxNodes     = "lease.max_nodes"
 	KeyHistoryLength     = "ledger.history_length"
+	KeyMaxFirstSeen      = "register.max_first_seen"
 	KeyLogLevel          = "log.level"
 	KeyLogFormat         = "log.format"
 )
@@ -106,6 +107,7 @@ func schema() *settings.Schema {
 		{Name: KeyMaxWait, Kind: settings.Duration, Default: 10 * time.Second, Usage: "longest long poll of an acquire (at most a third of lease.ttl)"},
 		{Name: KeyLeaseMaxNodes, Kind: settings.Int, Default: 1000, Usage: "most nodes in one lease"},
 		{Name: KeyHistoryLength, Kind: settings.Int, Default: 20, Usage: "transitions kept in each node's history"},
+		{Name: KeyMaxFirstSeen, Kind: settings.Int, Default: DefaultMaxFirstSeen, Usage: "most first-seen nodes (waiting, never leased) one region holds: the leader refuses a register's new identities beyond it, naming region and cap (anyone with the provisioning.jwt can answer a discovery for invented identities); at least the region's largest boot storm; 0: no cap"},
 		{Name: KeyLogLevel, Kind: settings.String, Default: "info", Usage: "log level: debug, info, warn or error"},
 		{Name: KeyLogFormat, Kind: settings.String, Default: "text", Usage: "log format: text or json"},
 	}

@@ -77,7 +77,7 @@ func parse(r *settings.Reader) (Config, error) {
 			MaxWait:          r.Duration(KeyMaxWait),
 			MaxNodes:         r.Int(KeyLeaseMaxNodes),
 		},
-		Ledger: Ledger{HistoryLength: r.Int(KeyHistoryLength)},
+		Ledger: Ledger{HistoryLength: r.Int(KeyHistoryLength), MaxFirstSeen: r.Int(KeyMaxFirstSeen)},
 		Log:    Log{Level: strings.ToLower(r.String(KeyLogLevel)), Format: strings.ToLower(r.String(KeyLogFormat))},
 	}
 	snap := r.Int64(KeyRaftSnapThreshold, math.MinInt64, math.MaxInt64)

@@ -316,6 +316,8 @@ func (c *Config) validateLease() error {
 		return fmt.Errorf("%s: %d is outside 1..%d", KeyMaxAttempts, l.MaxAttempts, maxAttempts)
 	case c.Ledger.HistoryLength < 1 || c.Ledger.HistoryLength > maxHistory:
 		return fmt.Errorf("%s: %d is outside 1..%d", KeyHistoryLength, c.Ledger.HistoryLength, maxHistory)
+	case c.Ledger.MaxFirstSeen < 0:
+		return fmt.Errorf("%s: %d is negative (0 is no cap)", KeyMaxFirstSeen, c.Ledger.MaxFirstSeen)
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

@@ -71,7 +71,7 @@ func (c *Calls) carried(reports []api.ReportRequest) ([]api.ReportAnswer, []less
 // refusal of the whole report with the code it would have travelled with alone.
 func (c *Calls) answerCarried(to *api.ReportAnswer, ans lessor.CarriedAnswer) {
 	if ans.Err != nil {
-		_, code := api.Classify(c.errors, ans.Err)
+		_, code := api.Classify(c.o.Errors, ans.Err)
 		to.Error = &api.ErrorBody{Error: ans.Err.Error(), Code: code}
 		return
 	}

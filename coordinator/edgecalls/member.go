@@ -4,6 +4,8 @@ package edgecalls
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/seed96588659/muster/coordinator/ledger"
@@ -31,14 +33,38 @@ type Member interface {
 	Leases() *lessor.Manager
 }
 
+// Options are a member's settings of the edges' calls.
+type Options struct {
+	// Errors codes a carried report's refusal as the member's HTTP layer would code it alone.
+	Errors []api.ErrorMapping
+	// MaxFirstSeen caps a region's first-seen nodes (capFirstSeen); 0: no cap.
+	MaxFirstSeen int
+	// FirstSeenRefused counts the new identities the cap refused; nil counts nothing.
+	FirstSeenRefused func(n int)
+	// Logger logs the cap's refusals, once a minute; nil logs nothing.
+	Logger *slog.Logger
+	// Monotonic is the member's monotonic clock.
+	Monotonic func() time.Duration
+}
+
 // Calls answers an edge's calls on one member.
 type Calls struct {
 	m Member
-	// errors codes a carried report's refusal as the member's HTTP layer would code it alone.
-	errors []api.ErrorMapping
+	o Options
+	// registerMu serializes the leader's registers that name new identities, so the per-region
+	// cap of first-seen nodes is exact.
+	registerMu sync.Mutex
+	firstSeen  refusalLog
 }
 
-// New returns the calls of member m, whose errors travel as errors maps them.
-func New(m Member, errors []api.ErrorMapping) *Calls {
-	return &Calls{m: m, errors: errors}
+// New returns the calls of member m.
+func New(m Member, o Options) *Calls {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Monotonic == nil {
+		start := time.Now()
+		o.Monotonic = func() time.Duration { return time.Since(start) }
+	}
+	return &Calls{m: m, o: o}
 }

@@ -18,7 +18,8 @@ const RegisterChunk = 1000
 // Register records nodes an edge found in provisioning mode; repeating it is harmless. Each node
 // the API or the ledger refuses (an identity it does not take, a node of another region) is named
 // in the answer's Rejected and the others are recorded, so one bad node never blocks a region's
-// discovery. Large requests are split into ledger batches.
+// discovery. New identities beyond the region's cap of first-seen nodes are refused by name too
+// (capFirstSeen). Large requests are split into ledger batches.
 func (c *Calls) Register(ctx context.Context, req api.RegisterRequest) (api.RegisterResponse, error) {
 	var resp api.RegisterResponse
 	if err := c.m.LeaderOnly(); err != nil {
@@ -29,6 +30,11 @@ func (c *Calls) Register(ctx context.Context, req api.RegisterRequest) (api.Regi
 	if err != nil {
 		return resp, err
 	}
+	nodes, rejected, unlock, err := c.capFirstSeen(req.Region, nodes, rejected)
+	if err != nil {
+		return resp, fmt.Errorf("register %d nodes of %s in %s: %w", len(nodes), req.Edge, req.Region, err)
+	}
+	defer unlock()
 	policy := c.m.Leases().Config().Policy
 	for start := 0; start < len(nodes); start += RegisterChunk {
 		chunk := nodes[start:min(start+RegisterChunk, len(nodes))]

@@ -44,6 +44,7 @@ type Metrics struct {
 	RetriedNodes      prometheus.Counter
 	OperatorNodes     *prometheus.CounterVec
 	EdgesRefused      prometheus.Counter
+	FirstSeenRefused  prometheus.Counter
 }
 
 // New creates the metrics and registers them on reg, every one with the constant label
@@ -82,6 +83,8 @@ func New(reg prometheus.Registerer, member string, src Sources) (*Metrics, error
 			Name: "muster_coordinator_operator_nodes_total", Help: "Nodes the operator forgot, banned, unbanned or moved through this member while leader, by verb."}, []string{"verb"}),
 		EdgesRefused: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "muster_coordinator_edges_refused_total", Help: "Heartbeats of a new edge name answered but not recorded, because the leader already kept the most edges it keeps."}),
+		FirstSeenRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "muster_coordinator_first_seen_refused_total", Help: "New identities a register named that the leader refused because their region already held register.max_first_seen first-seen (waiting, never leased) nodes."}),
 	}
 	// Every verb's series exists from the start, so a dashboard reads 0, not "no data".
 	for _, v := range api.Verbs() {
@@ -89,7 +92,7 @@ func New(reg prometheus.Registerer, member string, src Sources) (*Metrics, error
 	}
 	cs := []prometheus.Collector{
 		m.LeaseGrants, m.LeaseReplays, m.ReportReplays, m.LeaseNodesGranted, m.LeaseRenewals, m.LeaseExpiries, m.StaleReports,
-		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges, m.RetriedNodes, m.OperatorNodes, m.EdgesRefused,
+		m.ResultsApplied, m.ApplyLatency, m.LeadershipChanges, m.RetriedNodes, m.OperatorNodes, m.EdgesRefused, m.FirstSeenRefused,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_leader", Help: "1 when this member is the Raft leader."},
 			func() float64 { return b2f(src.Leader()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "muster_coordinator_term", Help: "Current Raft term."},

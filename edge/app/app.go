@@ -131,7 +131,9 @@ func (a *App) build(ctx context.Context, o Options) error {
 		return brokerError(ctx, cfg, fw, err)
 	}
 	// The broker answered a moment ago; this connection's context must outlive the start.
-	a.finder, err = discovery.New(ctx, fw, discovery.DefaultOptions())
+	do := discovery.DefaultOptions()
+	do.MaxNodes = cfg.DiscoveryMaxNodes
+	a.finder, err = discovery.New(ctx, fw, do)
 	if err != nil {
 		return brokerError(ctx, cfg, fw, err)
 	}
@@ -172,6 +174,8 @@ func (a *App) build(ctx context.Context, o Options) error {
 	eo.LifecycleComponent, eo.LeaseMargin = cfg.LifecycleComponent, cfg.LeaseMargin
 	eo.Flow, eo.Source, eo.Finder, eo.Cluster = flow, source, a.finder, !cfg.Standalone()
 	eo.Metrics, eo.Logger, eo.OnResult, eo.Replay = a.Metrics, log, o.OnResult, replay
+	eo.Check, eo.NewPerSweep = a.answers, cfg.NewNodesPerSweep
+	eo.NewRate, eo.NewBurst = float64(cfg.NewNodesRate), cfg.NewNodesBurst
 	if a.journal != nil {
 		// Never a nil *journal.Journal in the interface: standalone has no journal at all.
 		eo.Journal = a.journal
@@ -266,6 +270,24 @@ func journalName(name string) string {
 func (a *App) present(ctx context.Context, identity string) (bool, error) {
 	ids, err := a.finder.Sweep(ctx, identity)
 	return len(ids) > 0, err
+}
+
+// answers is the check a node new to this edge gets before it is registered: one rpcutil#ping
+// to its identity, no retry, new_node_check_timeout to answer. It changes nothing on the node
+// and takes no provisioning lock, so it needs no lease.
+func (a *App) answers(ctx context.Context, identity string) (bool, error) {
+	replies, err := a.conn.Request(ctx, rpc.Request{
+		Agent: "rpcutil", Action: "ping", Identity: identity, Data: []byte("{}"), Timeout: a.Config.NewNodeCheckTimeout,
+	})
+	if err != nil {
+		return false, fmt.Errorf("check %s: %w", identity, err)
+	}
+	for _, r := range replies {
+		if r.Sender == identity && r.OK() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // MonitorAddr is where the monitor endpoints listen, nil without monitor_port.

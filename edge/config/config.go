@@ -27,6 +27,18 @@ const (
 	DefaultDuplicateWindow = 500 * time.Millisecond
 	// MaxDuplicateWindow bounds duplicate_window: every flow waits it out under its lease.
 	MaxDuplicateWindow = 10 * time.Second
+	// DefaultNewNodeCheckTimeout is the reply window of a new node's check: a node in
+	// provisioning mode answers rpcutil#ping within milliseconds.
+	DefaultNewNodeCheckTimeout = 2 * time.Second
+	// MaxNewNodeCheckTimeout bounds new_node_check_timeout.
+	MaxNewNodeCheckTimeout = 30 * time.Second
+	// DefaultNewNodesPerSweep, DefaultNewNodesRate and DefaultNewNodesBurst bound the identities
+	// new to an edge it takes in: per sweep, per second, at once.
+	DefaultNewNodesPerSweep = 10_000
+	DefaultNewNodesRate     = 1000
+	DefaultNewNodesBurst    = 10_000
+	// DefaultDiscoveryMaxNodes bounds the identities one sweep reads.
+	DefaultDiscoveryMaxNodes = 50_000
 	// DefaultHelperTimeout bounds one helper call.
 	DefaultHelperTimeout = 10 * time.Second
 	// DefaultServerJWTValidity is choria-provisioner's default validity of the server JWTs it signs ("1y").
@@ -169,6 +181,17 @@ type Config struct {
 	// DuplicateWindow is the least time from a node's last jwt, gen25519 or gencsr reply to its
 	// configure, in which a second responder is still caught (duplicate_window).
 	DuplicateWindow time.Duration
+	// NewNodeCheckTimeout is the reply window of the one check a node new to this edge gets
+	// before it is registered (new_node_check_timeout).
+	NewNodeCheckTimeout time.Duration
+	// NewNodesPerSweep bounds the new identities one sweep takes in (new_nodes_per_sweep).
+	NewNodesPerSweep int
+	// NewNodesRate and NewNodesBurst bound the new identities taken in per second and at once
+	// (new_nodes_rate, new_nodes_burst).
+	NewNodesRate  int
+	NewNodesBurst int
+	// DiscoveryMaxNodes bounds the identities one sweep reads (discovery_max_nodes).
+	DiscoveryMaxNodes int
 	// StateDir holds the cluster edge's journal of calls sent and not yet reported (state_dir).
 	StateDir string
 	// CallHistory is the file the cluster edge records its calls to the coordinators in, "" for
@@ -195,6 +218,11 @@ func Defaults() *Config {
 		BatchSize:            DefaultBatchSize,
 		LeaseMargin:          DefaultLeaseMargin,
 		DuplicateWindow:      DefaultDuplicateWindow,
+		NewNodeCheckTimeout:  DefaultNewNodeCheckTimeout,
+		NewNodesPerSweep:     DefaultNewNodesPerSweep,
+		NewNodesRate:         DefaultNewNodesRate,
+		NewNodesBurst:        DefaultNewNodesBurst,
+		DiscoveryMaxNodes:    DefaultDiscoveryMaxNodes,
 		BrokerConnectTimeout: DefaultBrokerConnectTimeout,
 		StateDir:             DefaultStateDir,
 	}

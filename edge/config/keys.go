@@ -69,6 +69,11 @@ func keys() []settings.Key {
 		{Name: "coordinator_tls_ca", Kind: settings.String, Usage: "PEM CA the coordinators' certificates chain to (default: the system's)"},
 		{Name: "lease_margin", Kind: settings.Duration, Default: "2s", Usage: "time taken off every lease before the edge stops acting on it (covers calls still in flight)"},
 		{Name: "duplicate_window", Kind: settings.Duration, Default: "500ms", Usage: "least time from a node's last jwt, gen25519 or gencsr reply to its configure: a second machine answering to the node's identity within it stops the node's flow (duplicate_responder); at most 10s, 0 sends configure at once"},
+		{Name: "new_node_check_timeout", Kind: settings.Duration, Default: "2s", Usage: "reply window of the one rpcutil#ping a node this edge has not seen answer before gets before it is registered (no retry); one that does not answer is not registered. At most 30s"},
+		{Name: "new_nodes_per_sweep", Kind: settings.Int, Default: DefaultNewNodesPerSweep, Usage: "most new identities one discovery sweep takes in (chosen at random when more answer); the rest wait for a later sweep"},
+		{Name: "new_nodes_rate", Kind: settings.Int, Default: DefaultNewNodesRate, Usage: "new identities this edge takes in per second, from sweeps and startup events together, after a burst of new_nodes_burst"},
+		{Name: "new_nodes_burst", Kind: settings.Int, Default: DefaultNewNodesBurst, Usage: "new identities this edge takes in at once before new_nodes_rate applies (at least the largest boot storm of its region)"},
+		{Name: "discovery_max_nodes", Kind: settings.Int, Default: DefaultDiscoveryMaxNodes, Usage: "most identities one discovery sweep reads; a sweep that reaches it ends there"},
 		{Name: "state_dir", Kind: settings.String, Default: DefaultStateDir, Flag: "state-dir", Usage: "directory of the cluster edge's journal of restarts, upgrades and shutdowns sent and not yet reported (file journal-<edge_name>)"},
 		{Name: "call_history", Kind: settings.String, Usage: "advanced, for tests: file the cluster edge appends each register, acquire, renew and report to as JSON lines, with its request, answer and monotonic times (the chaos suite checks them for linearizability); empty for none"},
 	}

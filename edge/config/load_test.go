@@ -141,6 +141,8 @@ func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 		Region:   "dc1", HelperTimeout: config.DefaultHelperTimeout, LogFormat: config.LogText,
 		RequestSigning: config.SigningAuto, BatchSize: config.DefaultBatchSize,
 		LeaseMargin: config.DefaultLeaseMargin, DuplicateWindow: config.DefaultDuplicateWindow, StateDir: config.DefaultStateDir,
+		NewNodeCheckTimeout: config.DefaultNewNodeCheckTimeout, NewNodesPerSweep: config.DefaultNewNodesPerSweep, NewNodesRate: config.DefaultNewNodesRate,
+		NewNodesBurst: config.DefaultNewNodesBurst, DiscoveryMaxNodes: config.DefaultDiscoveryMaxNodes,
 		BrokerConnectTimeout: config.DefaultBrokerConnectTimeout,
 		File:                 "testdata/every-choria-provisioner-key.yaml",
 	}

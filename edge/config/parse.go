@@ -66,6 +66,11 @@ func parse(r *settings.Reader) (*Config, error) {
 		CoordinatorTLSCA:     r.String("coordinator_tls_ca"),
 		LeaseMargin:          r.Duration("lease_margin"),
 		DuplicateWindow:      r.Duration("duplicate_window"),
+		NewNodeCheckTimeout:  r.Duration("new_node_check_timeout"),
+		NewNodesPerSweep:     r.Int("new_nodes_per_sweep"),
+		NewNodesRate:         r.Int("new_nodes_rate"),
+		NewNodesBurst:        r.Int("new_nodes_burst"),
+		DiscoveryMaxNodes:    r.Int("discovery_max_nodes"),
 		StateDir:             r.String("state_dir"),
 		CallHistory:          r.String("call_history"),
 	}

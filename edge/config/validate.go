@@ -123,6 +123,20 @@ func (c *Config) validate() settings.Errors {
 	if c.DuplicateWindow < 0 || c.DuplicateWindow > MaxDuplicateWindow {
 		e.Add("duplicate_window", "%s is not between 0 and %s (every flow with a credential step waits it out under its lease)", c.DuplicateWindow, MaxDuplicateWindow)
 	}
+	if c.NewNodeCheckTimeout <= 0 || c.NewNodeCheckTimeout > MaxNewNodeCheckTimeout {
+		e.Add("new_node_check_timeout", "%s is not above 0 and at most %s", c.NewNodeCheckTimeout, MaxNewNodeCheckTimeout)
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{
+		{"new_nodes_per_sweep", c.NewNodesPerSweep}, {"new_nodes_rate", c.NewNodesRate},
+		{"new_nodes_burst", c.NewNodesBurst}, {"discovery_max_nodes", c.DiscoveryMaxNodes},
+	} {
+		if n.v < 1 {
+			e.Add(n.key, "%d is below the minimum of 1", n.v)
+		}
+	}
 	c.refusePlaceholders(&e)
 	return e
 }

@@ -5,12 +5,17 @@ package discovery
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/choria-io/go-choria/inter"
 	"github.com/choria-io/go-choria/protocol"
+	v1 "github.com/choria-io/go-choria/protocol/v1"
+	v2 "github.com/choria-io/go-choria/protocol/v2"
 	"github.com/nats-io/nats.go"
+
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // Collective is where nodes in provisioning mode live.
@@ -35,11 +40,15 @@ type Options struct {
 	Max time.Duration
 	// Events bounds the startup events Listen holds; default DefaultEventLimits.
 	Events EventLimits
+	// MaxNodes bounds the identities one sweep takes: anyone on the provisioning broker may
+	// answer, for as many identities as it likes. A sweep that reaches it ends with a
+	// *SweepCutError; default 50,000.
+	MaxNodes int
 }
 
 // DefaultOptions returns the options every Discoverer starts from.
 func DefaultOptions() Options {
-	return Options{First: 2 * time.Second, Window: 500 * time.Millisecond, Max: 30 * time.Second, Events: DefaultEventLimits()}
+	return Options{First: 2 * time.Second, Window: 500 * time.Millisecond, Max: 30 * time.Second, Events: DefaultEventLimits(), MaxNodes: 50_000}
 }
 
 // Validate refuses a sweep that could not end, naming the field.
@@ -51,6 +60,9 @@ func (o Options) Validate() error {
 		if d.v <= 0 {
 			return fmt.Errorf("discovery: %s is %s, want a positive duration", d.field, d.v)
 		}
+	}
+	if o.MaxNodes <= 0 {
+		return fmt.Errorf("discovery: MaxNodes is %d, want a positive number", o.MaxNodes)
 	}
 	return o.Events.Validate()
 }
@@ -82,8 +94,21 @@ func New(ctx context.Context, fw inter.Framework, o Options) (*Discoverer, error
 // Close ends the connection.
 func (d *Discoverer) Close() { d.conn.Close() }
 
+// SweepCutError ends a sweep that reached Options.MaxNodes identities; Sweep returns it with
+// the identities it took.
+type SweepCutError struct{ Limit int }
+
+func (e *SweepCutError) Error() string {
+	return fmt.Sprintf("discovery sweep ended at its bound of %d identities", e.Limit)
+}
+
+// SweepCut is the bound the sweep reached.
+func (e *SweepCutError) SweepCut() int { return e.Limit }
+
 // Sweep broadcasts a discovery ping to nodes with the choria_provision agent and returns every
-// identity that answered, each once. With identities given, only those nodes are asked.
+// identity that answered, each once, up to Options.MaxNodes (then with a *SweepCutError). A
+// reply that does not decode, or names an identity the coordinators' API would refuse, is
+// skipped. With identities given, only those nodes are asked.
 func (d *Discoverer) Sweep(ctx context.Context, identities ...string) ([]string, error) {
 	body := base64.StdEncoding.EncodeToString([]byte("ping"))
 	msg, err := d.fw.NewMessage([]byte(body), "discovery", Collective, inter.RequestMessageType, nil)
@@ -133,13 +158,16 @@ func (d *Discoverer) Sweep(ctx context.Context, identities ...string) ([]string,
 	for {
 		select {
 		case m := <-ch:
-			id, err := d.sender(m.Data)
-			if err != nil || id == "" {
+			id, err := replySender(d.fw.NewTransportFromJSON, m.Data)
+			if err != nil {
 				continue
 			}
 			if _, dup := seen[id]; !dup {
 				seen[id] = struct{}{}
 				found = append(found, id)
+				if len(found) >= d.o.MaxNodes {
+					return found, &SweepCutError{Limit: d.o.MaxNodes}
+				}
 			}
 			window.Reset(d.o.Window)
 		case <-window.C:
@@ -152,10 +180,31 @@ func (d *Discoverer) Sweep(ctx context.Context, identities ...string) ([]string,
 	}
 }
 
-func (d *Discoverer) sender(data []byte) (string, error) {
-	t, err := d.fw.NewTransportFromJSON(data)
+// replySender is the identity a discovery reply names: its transport's sender, read no further
+// (a sweep of 10,000 nodes stays cheap). An identity the coordinators' API would refuse (empty,
+// too long, spaces or control characters) is an error: anyone may answer a sweep.
+func replySender(decode func([]byte) (protocol.TransportMessage, error), data []byte) (string, error) {
+	t, err := decode(data)
 	if err != nil {
+		return "", fmt.Errorf("discovery reply: %w", err)
+	}
+	// go-choria reads the sender through the headers without looking: a transport whose
+	// headers are null or missing would panic the sweep.
+	switch t := t.(type) {
+	case *v1.TransportMessage:
+		if t.Headers == nil {
+			return "", errors.New("discovery reply: transport has no headers")
+		}
+	case *v2.TransportMessage:
+		if t.Headers == nil {
+			return "", errors.New("discovery reply: transport has no headers")
+		}
+	default:
+		return "", fmt.Errorf("discovery reply: transport %T is not go-choria's v1 or v2", t)
+	}
+	id := t.SenderID()
+	if err := api.ValidateName("discovery reply sender", id); err != nil {
 		return "", err
 	}
-	return t.SenderID(), nil
+	return id, nil
 }

@@ -56,13 +56,15 @@ type localNode struct {
 // own edge, and it is that edge's work queue. A node is in the queue at most once: while it
 // waits or is being provisioned, discovering it again changes nothing; once its settle window
 // has passed it is forgotten, so the queue holds only nodes in flight or recently finished.
+// Nodes the edge knew before (Found.FirstSeen false: tried again, found again) are leased
+// before first-seen ones, so identities invented by the hundred wait behind the fleet.
 type Local struct {
 	o LocalOptions
 
 	mu       sync.Mutex
 	nodes    map[string]*localNode
-	queue    []string // FIFO of waiting identities; head at queue[head]
-	head     int
+	known    fifo        // waiting nodes the edge knew before, served first
+	fresh    fifo        // waiting first-seen nodes
 	settling settleIndex // when each settling node's window ends, soonest first
 	leased   int
 	seq      uint64
@@ -130,7 +132,11 @@ func (l *Local) Register(_ context.Context, found []Found) (int, error) {
 			continue
 		}
 		n.state = stateWaiting
-		l.queue = append(l.queue, f.Identity)
+		if f.FirstSeen {
+			l.fresh.push(f.Identity)
+		} else {
+			l.known.push(f.Identity)
+		}
 		added++
 	}
 	if added > 0 {
@@ -143,7 +149,8 @@ func (l *Local) Register(_ context.Context, found []Found) (int, error) {
 	return added, nil
 }
 
-// Acquire leases up to max waiting nodes in discovery order, waiting up to wait for one.
+// Acquire leases up to max waiting nodes, known ones first, each kind in discovery order,
+// waiting up to wait for one.
 func (l *Local) Acquire(ctx context.Context, max int, wait time.Duration) (Grant, error) {
 	if max <= 0 {
 		return Grant{}, fmt.Errorf("acquire: max nodes %d is not positive", max)
@@ -157,7 +164,7 @@ func (l *Local) Acquire(ctx context.Context, max int, wait time.Duration) (Grant
 	for {
 		l.mu.Lock()
 		l.forgetSettledLocked(l.o.Now())
-		if l.head < len(l.queue) {
+		if l.known.len()+l.fresh.len() > 0 {
 			g := l.grantLocked(max)
 			counts := l.countsLocked()
 			l.mu.Unlock()
@@ -182,10 +189,11 @@ func (l *Local) Acquire(ctx context.Context, max int, wait time.Duration) (Grant
 func (l *Local) grantLocked(max int) Grant {
 	l.seq++
 	ls := &api.Lease{ID: fmt.Sprintf("local-%d", l.seq), Edge: l.o.Edge, Region: l.o.Region, Token: l.seq}
-	for l.head < len(l.queue) && len(ls.Nodes) < max {
-		id := l.queue[l.head]
-		l.queue[l.head] = ""
-		l.head++
+	for len(ls.Nodes) < max && l.known.len()+l.fresh.len() > 0 {
+		id := l.known.pop()
+		if id == "" {
+			id = l.fresh.pop()
+		}
 		n := l.nodes[id]
 		if n == nil || n.state != stateWaiting {
 			continue
@@ -194,11 +202,6 @@ func (l *Local) grantLocked(max int) Grant {
 		ls.Nodes = append(ls.Nodes, id)
 	}
 	l.leased += len(ls.Nodes)
-	// Reclaim the consumed head once it dominates, so a long-running edge's queue stays small.
-	if l.head > 1024 && l.head*2 > len(l.queue) {
-		l.queue = append([]string(nil), l.queue[l.head:]...)
-		l.head = 0
-	}
 	if len(ls.Nodes) == 0 {
 		return Grant{}
 	}
@@ -267,7 +270,7 @@ func (l *Local) Counts() Counts {
 func (l *Local) countsLocked() Counts {
 	// Every queue entry is a waiting node: Register queues a node only as it starts waiting,
 	// and only grantLocked takes it out.
-	return Counts{Waiting: len(l.queue) - l.head, Leased: l.leased}
+	return Counts{Waiting: l.known.len() + l.fresh.len(), Leased: l.leased}
 }
 
 func (l *Local) changed(c Counts) {

@@ -5,6 +5,7 @@ package lease_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -225,5 +226,29 @@ func TestHeld_ANodeLeftOutOfARenewalIsNoLongerHeld(t *testing.T) {
 	h.Renewed(l, sent.Add(3*time.Second))
 	if h.Holds("b") {
 		t.Fatal("a later answer listing b again gave it back")
+	}
+}
+
+// TestLocal_KnownNodesLeasedBeforeFirstSeenOnes: a node the edge knew before, queued after a
+// backlog of first-seen ones (identities a rogue may have invented by the hundred), is leased
+// first; each kind keeps its discovery order.
+func TestLocal_KnownNodesLeasedBeforeFirstSeenOnes(t *testing.T) {
+	l := lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})
+	ctx := context.Background()
+	if _, err := l.Register(ctx, []lease.Found{{Identity: "new-1", FirstSeen: true}, {Identity: "new-2", FirstSeen: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Register(ctx, []lease.Found{{Identity: "known-1"}, {Identity: "known-2"}}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := l.Acquire(ctx, 3, 0)
+	if err != nil || g.Lease == nil {
+		t.Fatalf("acquire: %+v %v", g, err)
+	}
+	if want := []string{"known-1", "known-2", "new-1"}; !slices.Equal(g.Lease.Nodes, want) {
+		t.Fatalf("leased %v, want %v", g.Lease.Nodes, want)
+	}
+	if c := l.Counts(); c.Waiting != 1 || c.Leased != 3 {
+		t.Fatalf("counts %+v, want 1 waiting and 3 leased", c)
 	}
 }

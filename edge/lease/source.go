@@ -22,6 +22,9 @@ type Found struct {
 	// RegisterFresh before it was read); zero is At. A sighting the edge may have been stopped
 	// after is not registered: it may be older than At says.
 	Since time.Time
+	// FirstSeen is true for a node the edge had not seen answer before: it answered its first
+	// check just now. A source serves the nodes it knew before first (Local does).
+	FirstSeen bool
 }
 
 // Grant is the answer to an acquire or renew.

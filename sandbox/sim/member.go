@@ -102,7 +102,7 @@ func (m *member) open() error {
 		return fmt.Errorf("member %s: %w", m.name, err)
 	}
 	m.mgr = mgr
-	m.calls = edgecalls.New(callee{m: m, inc: inc}, coordinator.HTTPErrors())
+	m.calls = edgecalls.New(callee{m: m, inc: inc}, edgecalls.Options{Errors: coordinator.HTTPErrors()})
 	idx, _, err := l.AppliedIndex()
 	if err != nil {
 		return fmt.Errorf("member %s: %w", m.name, err)

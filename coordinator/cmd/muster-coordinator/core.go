@@ -60,6 +60,7 @@ func openCore(cfg config.Config, raftTLS *tls.Config, members *http.Client, logg
 		RaftTLS:           raftTLS,
 		RaftMemberName:    cfg.TLS.MemberName,
 		Warnings:          cfg.Warnings,
+		MaxFirstSeen:      cfg.Ledger.MaxFirstSeen,
 		SnapshotThreshold: cfg.Raft.SnapshotThreshold,
 		SnapshotInterval:  cfg.Raft.SnapshotInterval,
 		Logger:            logger,

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package edgesuite
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/pkg/testkit"
+	"github.com/seed96588659/muster/sandbox/fleet/emulated"
+	"github.com/seed96588659/muster/sandbox/fleet/faults"
+	"github.com/seed96588659/muster/sandbox/fleet/lab"
+)
+
+// inventedPrefix starts the identities the rogue invents; they sort before the real node's, so
+// an edge that takes a sweep in identity order meets every one of them first.
+const inventedPrefix = "fake-eu-"
+
+// TestEdge_InventedIdentitiesDoNotStarveARealNode: a client holding the provisioning.jwt answers
+// every discovery sweep with 200 invented identities and nothing else. A real go-choria node in
+// provisioning mode is still provisioned while the rogue keeps answering, and no invented
+// identity gets a host flow: each costs one short check it does not answer, and is never
+// registered.
+func TestEdge_InventedIdentitiesDoNotStarveARealNode(t *testing.T) {
+	t.Parallel()
+	l := startLab(t, lab.Options{Real: 1})
+	startInventor(t, l, 200)
+	re := startEdge(t, l, func(c *config.Config) {
+		c.Features.PKI = true
+		c.Workers = 16
+	}, nil)
+
+	id := lab.RealIdentity(region, 1)
+	testkit.WaitFor(t, 90*time.Second, "the real node provisioned while a rogue invents 200 identities", func() bool {
+		return re.Has(id, hostflow.Provisioned)
+	})
+	realRestarted(t, l, id)
+	flowed := 0
+	for node := range re.Touched() {
+		if strings.HasPrefix(node, inventedPrefix) {
+			flowed++
+		}
+	}
+	if flowed > 0 {
+		t.Fatalf("%d of 200 invented identities got a host flow", flowed)
+	}
+	if !strings.Contains(re.Logs.String(), "new nodes did not answer their check") {
+		t.Fatal("no log line says invented identities failed their check")
+	}
+}
+
+// startInventor connects a rogue to the region's provisioning broker with the region's
+// provisioning.jwt: one connection answering every discovery for count invented identities and
+// ignoring every other request.
+func startInventor(t *testing.T, l *lab.Lab, count int) {
+	t.Helper()
+	info := l.Info().Regions[region]
+	jwt, err := os.ReadFile(info.ProvisioningJWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := emulated.Start(context.Background(), emulated.Config{
+		BrokerURL: info.BrokerURL,
+		Region:    region,
+		Prefix:    inventedPrefix,
+		Count:     count,
+		JWT:       strings.TrimSpace(string(jwt)),
+		Faults:    faults.NewSet(faults.Rule{Select: faults.Selector{Glob: inventedPrefix + "*"}, Fault: faults.Fault{Only: []string{"discovery#ping"}}}),
+	})
+	if err != nil {
+		t.Fatalf("start the rogue: %v", err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+}
