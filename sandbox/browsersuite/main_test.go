@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
+	"github.com/seed96588659/muster/pkg/gobuild"
 )
 
 // suite is what TestMain prepares once for every test: the browser and the coordinator binary.
