@@ -7,7 +7,9 @@ export GONOSUMDB := github.com/choria-io
 export GOFLAGS := -mod=mod
 export GOWORK := off
 
-MODULES := pkg coordinator edge sandbox
+# pkg, coordinator and edge are what ships; sandbox is the lab that tests them (fleet, stack,
+# suites, simulator, benchmarks); tools builds and publishes (packages, bench-report).
+MODULES := pkg coordinator edge sandbox tools
 # -race costs ~10x CPU; on 2 cores it still fits CI's budget. RACE= disables it.
 RACE ?= -race
 TESTFLAGS ?=
@@ -37,7 +39,7 @@ build:
 	done
 
 # packages: .deb and .rpm of muster-coordinator and muster-edge in dist/ (what they hold:
-# sandbox/packaging/README.md). bin/ is rebuilt as the packages ship it: without cgo (one binary
+# tools/packaging/README.md). bin/ is rebuilt as the packages ship it: without cgo (one binary
 # for Debian 12 and el9), position-independent, without symbol table. The version is read from
 # the binaries (0.0.0~git<commit time>.<commit> between releases); PACKAGE_VERSION=1.2.0 sets it.
 PACKAGE_BUILDFLAGS := -trimpath -buildmode=pie -ldflags=-s
@@ -71,7 +73,8 @@ bench: build
 		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./...); \
 	done
 
-# bench-report: the figures of docs/performance.md, as markdown on stdout (progress on stderr):
+# bench-report: the figures of docs/performance.md, as markdown on stdout (progress on stderr);
+# tools/benchreport runs the sandbox's and the coordinator's benchmarks, each as its own go test:
 # muster-edge against choria-provisioner at 1,000 and 10,000 nodes, cluster against standalone,
 # an edge 150 ms from the coordinators, ten regions of 10,000 nodes on a 3-datacenter cluster, the
 # failover stall and the ledger at 1,000,000 nodes, each row with the command that reproduces it;

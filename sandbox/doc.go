@@ -13,6 +13,9 @@
 //   - stack/: Muster's own processes on top of the fleet: coordinator members (stack/coordproc)
 //     and each region's edge configuration file (stack/edgefile).
 //   - the drivers and suites that use both: rpcsuite, edgesuite, clustersuite, chaos, sim, demo
-//     (`make run`), edgebench and benchreport, browsersuite, deploysuite, packagesuite, and
-//     cmd/muster-sandbox, the command line.
+//     (`make run`), edgebench, regionbench, browsersuite, deploysuite, upgradesuite, and
+//     cmd/muster-sandbox, the command line; labkit is what the end-to-end suites share about the
+//     lab, and internal/ holds low-level helpers that import neither fleet/ nor stack/.
+//
+// The release tools (the packages and the bench report) are the tools module's, not the lab's.
 package sandbox

@@ -11,6 +11,7 @@ import (
 )
 
 // slogWriter forwards raft's hclog lines to slog; raft wants an hclog.Logger and we do not fork it.
+// Each line keeps the level of its hclog tag, which slog.NewLogLogger's fixed level would lose.
 type slogWriter struct {
 	log   *slog.Logger
 	level slog.Level

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package version says which build a Muster binary is, from the build information Go stamps in
-// it: the same string its deb and rpm packages carry (sandbox/packaging).
+// it: the same string its deb and rpm packages carry (tools/packaging).
 package version
 
 import (

@@ -4,7 +4,6 @@ package browsersuite
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,7 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
+	"github.com/seed96588659/muster/pkg/gobuild"
+	"github.com/seed96588659/muster/pkg/testkit/aptget"
 )
 
 // suite is what TestMain prepares once for every test: the browser and the coordinator binary.
@@ -52,35 +52,14 @@ func run(m *testing.M) int {
 // ensureChromium finds Debian's chromium on PATH, installing the package with apt-get when it is
 // missing; without apt-get (or the right to use it) it fails and says what to install.
 func ensureChromium() (string, error) {
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p, nil
-	}
-	apt, err := exec.LookPath("apt-get")
+	installed, err := aptget.Ensure(context.Background(), []aptget.Need{{Command: "chromium", Package: "chromium"}})
 	if err != nil {
-		return "", errors.New("chromium is not on PATH and apt-get is not available to install it: install Debian's chromium package (apt-get install chromium)")
+		return "", fmt.Errorf("chromium: %w", err)
 	}
-	var prefix []string
-	if os.Geteuid() != 0 {
-		sudo, err := exec.LookPath("sudo")
-		if err != nil {
-			return "", errors.New("chromium is not on PATH, and installing it needs root or sudo: run apt-get install chromium as root")
-		}
-		prefix = []string{sudo, "-n"}
+	if len(installed) > 0 {
+		fmt.Println("browsersuite: chromium was not on PATH; installed Debian's chromium package")
 	}
-	fmt.Println("browsersuite: chromium is not on PATH; installing Debian's chromium package")
-	for _, args := range [][]string{{apt, "update", "-qq"}, {apt, "install", "-y", "-qq", "chromium"}} {
-		args = append(prefix, args...)
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("install chromium: %v: %w\n%s", args, err, tail(out, 4000))
-		}
-	}
-	p, err := exec.LookPath("chromium")
-	if err != nil {
-		return "", fmt.Errorf("apt-get installed chromium but it is not on PATH: %w", err)
-	}
-	return p, nil
+	return exec.LookPath("chromium")
 }
 
 // buildCoordinator builds muster-coordinator from the coordinator module next to this one.
@@ -94,11 +73,4 @@ func buildCoordinator(dir string) (string, error) {
 		return "", err
 	}
 	return bin, nil
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/pkg/testkit/proxy"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/labkit"
 	"github.com/seed96588659/muster/sandbox/stack/wan"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/labkit"
 )
 
 func emu(region string, i int) string { return fmt.Sprintf("%s%05d", lab.EmulatedPrefix(region), i) }

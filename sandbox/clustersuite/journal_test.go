@@ -18,7 +18,7 @@ import (
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/labkit"
 )
 
 // lostReports is a lease source whose reports never arrive: as far as the ledger can tell, the

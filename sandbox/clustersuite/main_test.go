@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/labkit"
 )
 
 // Regions of the suite. Each test uses its own, so the one ledger holds them apart; every edge

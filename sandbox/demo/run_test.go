@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed96588659/muster/pkg/gobuild"
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
 )
 
 // bins holds muster-edge, muster-helper-sample and muster-coordinator; nodeBinary is

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
+	"github.com/seed96588659/muster/pkg/gobuild"
 )
 
 // bins are built once for the package.

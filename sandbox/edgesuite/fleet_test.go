@@ -14,7 +14,7 @@ import (
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/labkit"
 )
 
 // Faulty nodes of the 1,000-node fleet, by index.

@@ -16,7 +16,7 @@ import (
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/labkit"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 

@@ -14,11 +14,11 @@ import (
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/edge/config"
+	"github.com/seed96588659/muster/pkg/gobuild"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/labkit"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 

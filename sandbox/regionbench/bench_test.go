@@ -24,8 +24,8 @@ import (
 	"github.com/seed96588659/muster/sandbox/chaos"
 	"github.com/seed96588659/muster/sandbox/fleet/audit"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
 	"github.com/seed96588659/muster/sandbox/internal/procstat"
+	"github.com/seed96588659/muster/sandbox/labkit"
 	"github.com/seed96588659/muster/sandbox/stack/wan"
 )
 

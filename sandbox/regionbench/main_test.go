@@ -9,7 +9,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/seed96588659/muster/sandbox/internal/labkit"
+	"github.com/seed96588659/muster/sandbox/labkit"
 )
 
 // bins are the binaries built once for the package.

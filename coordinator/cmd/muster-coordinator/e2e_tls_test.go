@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -96,5 +98,48 @@ func TestTLSSetup_RaftRefusesAMemberCertificateWithoutTheMemberName(t *testing.T
 	cfg.TLS.Cert, cfg.TLS.Key = testkit.WriteCert(t, dir, "member", pki.IssueMember(t, "c1"))
 	if _, _, raft, err := tlsSetup(cfg); err != nil || raft == nil {
 		t.Fatalf("raft tls with a member's certificate: %v", err)
+	}
+}
+
+// TestHTTPServer_ErrorLogIsAWarningOfTheMemberLog: what net/http reports on its error log (here
+// a client sending bytes that are no TLS handshake) reaches the member's slog log as one warning.
+func TestHTTPServer_ErrorLogIsAWarningOfTheMemberLog(t *testing.T) {
+	pki, dir := testkit.NewCA(t, "muster test CA"), t.TempDir()
+	var cfg config.Config
+	cfg.TLS.Cert, cfg.TLS.Key = testkit.WriteCert(t, dir, "member", pki.IssueMember(t, "c1"))
+	serverTLS, _, _, err := tlsSetup(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, buf := testkit.NewLogger()
+	srv := httpServer(context.Background(), http.NotFoundHandler(), serverTLS, log.With("member", "c1"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = conn.Write([]byte("not a TLS client hello\r\n"))
+	_ = conn.Close()
+
+	line := func() string {
+		for l := range strings.SplitSeq(buf.String(), "\n") {
+			if strings.Contains(l, "TLS handshake error") {
+				return l
+			}
+		}
+		return ""
+	}
+	testkit.WaitFor(t, 10*time.Second, "the TLS handshake error in the member log", func() bool { return line() != "" })
+	if l := line(); !strings.Contains(l, "level="+slog.LevelWarn.String()) || !strings.Contains(l, "member=c1") {
+		t.Errorf("the HTTP server's error is %q, want a warning of member c1", l)
+	}
+	if n := strings.Count(buf.String(), "TLS handshake error"); n != 1 {
+		t.Errorf("the TLS handshake error is logged %d times, want once:\n%s", n, buf.String())
 	}
 }

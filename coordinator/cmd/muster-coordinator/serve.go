@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -190,7 +189,7 @@ func httpServer(reqCtx context.Context, mux http.Handler, serverTLS *tls.Config,
 		WriteTimeout:      apiMaxWait + 30*time.Second, // an acquire may long-poll up to its wait
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(slogWriter{logger}, "", 0),
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }
 
@@ -304,21 +303,6 @@ func nonEmpty(s string) []string {
 		return nil
 	}
 	return []string{s}
-}
-
-// slogWriter feeds net/http's error log into slog.
-type slogWriter struct{ l *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.l.Warn("http server", "msg", string(trimNewline(p)))
-	return len(p), nil
-}
-
-func trimNewline(p []byte) []byte {
-	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
-		p = p[:len(p)-1]
-	}
-	return p
 }
 
 // edgeCredentials maps auth.edges to the HTTP layer's bindings.

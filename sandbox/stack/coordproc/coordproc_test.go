@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
+	"github.com/seed96588659/muster/pkg/gobuild"
 	"github.com/seed96588659/muster/sandbox/stack/coordproc"
 )
 

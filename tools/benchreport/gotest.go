@@ -13,7 +13,7 @@ import (
 	"regexp"
 	"syscall"
 
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
+	"github.com/seed96588659/muster/pkg/gobuild"
 )
 
 // GoTest runs invocations with the go command in a checkout of the repository, keeping each

@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/benchreport"
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
+	"github.com/seed96588659/muster/pkg/gobuild"
+	"github.com/seed96588659/muster/tools/benchreport"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
+	"github.com/seed96588659/muster/pkg/gobuild"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 

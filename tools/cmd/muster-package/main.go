@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command muster-package writes the .deb and .rpm packages of muster-coordinator and
-// muster-edge (sandbox/packaging) from the binaries of make build:
+// muster-edge (tools/packaging) from the binaries of make build:
 //
 //	muster-package --root . --bin bin --out dist            # what make packages runs
 //	muster-package --root . --bin bin --out dist --version 1.2.0
@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/seed96588659/muster/sandbox/packaging"
+	"github.com/seed96588659/muster/tools/packaging"
 )
 
 func main() {

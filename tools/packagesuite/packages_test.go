@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/internal/aptget"
-	"github.com/seed96588659/muster/sandbox/internal/gobuild"
+	"github.com/seed96588659/muster/pkg/gobuild"
+	"github.com/seed96588659/muster/pkg/testkit/aptget"
 )
 
 // artifact is one package the packager wrote.
@@ -128,7 +128,7 @@ func build(t *testing.T) built {
 	}{
 		{"coordinator", env, slices.Concat(args, []string{"-o", bin, "./cmd/muster-coordinator"})},
 		{"edge", env, slices.Concat(args, []string{"-o", bin, "./cmd/muster-edge"})},
-		{"sandbox", nil, []string{"-o", bin, "./cmd/muster-package"}},
+		{"tools", nil, []string{"-o", bin, "./cmd/muster-package"}},
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package aptget installs the Debian packages a test suite needs when their commands are not on
-// PATH, as browsersuite installs chromium: one apt-get update, then one apt-get install of every
-// missing package, as root or through passwordless sudo.
+// PATH (sandbox/browsersuite's chromium, tools/packagesuite's lintian and rpmlint): one apt-get
+// update, then one apt-get install of every missing package, as root or through passwordless sudo.
 package aptget
 
 import (

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package labkit holds what the sandbox's end-to-end test packages share about the lab: its
-// report, a second provisioner taking a node's lock, and a region's edge configuration.
+// report, a second provisioner taking a node's lock, and a region's edge configuration. It
+// imports the fleet and the stack, so it stands beside them and not in sandbox/internal, which
+// holds only low-level helpers (processes, ports, files, discovery).
 package labkit
 
 import (

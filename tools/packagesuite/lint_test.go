@@ -15,13 +15,13 @@ import (
 )
 
 // keptLintian are the lintian warnings the packages keep, each explained in
-// sandbox/packaging/README.md; the intended ones are overridden inside the packages.
+// tools/packaging/README.md; the intended ones are overridden inside the packages.
 func keptLintian() map[string]bool {
 	return map[string]bool{"initial-upload-closes-no-bugs": true}
 }
 
 // keptRpmlint are the rpmlint warnings the packages keep, each explained in
-// sandbox/packaging/README.md; the intended errors are filtered by sandbox/packaging/rpmlint.toml.
+// tools/packaging/README.md; the intended errors are filtered by tools/packaging/rpmlint.toml.
 func keptRpmlint() map[string]bool {
 	return map[string]bool{
 		"only-non-binary-in-usr-lib": true, // the systemd unit, which must be in /usr/lib
@@ -56,7 +56,7 @@ func checkLintian(t *testing.T, b built) {
 // rpmlintLine is "muster-edge.x86_64: W: tag arguments".
 var rpmlintLine = regexp.MustCompile(`^(\S+)\.\S+: (?P<severity>[EW]): (?P<tag>\S+)`)
 
-// checkRpmlint runs rpmlint with sandbox/packaging/rpmlint.toml on both .rpms. rpmlint unpacks
+// checkRpmlint runs rpmlint with tools/packaging/rpmlint.toml on both .rpms. rpmlint unpacks
 // with rpm2cpio | cpio -id, and nfpm's payload names are absolute (goreleaser/nfpm#1122): GNU
 // cpio would write them into /, so rpmlint gets a cpio that strips the leading slash.
 func checkRpmlint(t *testing.T, b built) {
@@ -78,7 +78,7 @@ func checkRpmlint(t *testing.T, b built) {
 			}
 		}
 	}
-	args := []string{"-c", filepath.Join(b.root, "sandbox", "packaging", "rpmlint.toml")}
+	args := []string{"-c", filepath.Join(b.root, "tools", "packaging", "rpmlint.toml")}
 	for _, name := range packageNames() {
 		args = append(args, b.pkg(t, name, "rpm").path)
 	}

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package gobuild runs `go build` inside one of the monorepo's modules, as make build does: the
-// chaos runner and the suites build the coordinator and edge binaries they start this way.
+// chaos runner and the suites build the coordinator and edge binaries they start this way, and
+// tools/benchreport runs the benchmarks' `go test` with its Env. It depends on the standard
+// library only.
 package gobuild
 
 import (
