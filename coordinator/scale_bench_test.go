@@ -123,7 +123,7 @@ func scaleNodeID(i int) string {
 	return fmt.Sprintf("node-%07d.example.net", (i%1_000)*1_000+i/1_000)
 }
 
-// load registers nodes [from, to) in requests of 1,000 (an edge's discovery batch, edge/discover.go),
+// load registers nodes [from, to) in requests of 1,000 (an edge's discovery batch, edge/sweeping.go),
 // rotating over 10 regions. (Requests of 10,000, one ledger command each, load as fast but peak
 // at ~190 MB of heap at 1M nodes instead of ~30 MB: bbolt holds every page such a command dirties.)
 func (s *scaleCluster) load(from, to int) {

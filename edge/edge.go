@@ -13,6 +13,7 @@ import (
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/journal"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -111,7 +112,7 @@ func New(o Options) (*Edge, error) {
 // their results were reported.
 func (e *Edge) Run(ctx context.Context) error {
 	e.log.Info("edge starting", "site", e.o.Site, "region", e.o.Region, "edge", e.o.Name, "workers", e.o.Workers, "interval", e.o.Interval)
-	found := make(chan lease.Found, 4096)
+	found := make(chan register.Found, 4096)
 	results := make(chan leased, e.o.Workers)
 	reported := make(chan struct{})
 
@@ -127,7 +128,7 @@ func (e *Edge) Run(ctx context.Context) error {
 		// possibly RegisterFresh older than its reading, so one read just after a stop is dropped.
 		now := e.o.Now()
 		select {
-		case found <- lease.Found{Identity: id, Event: true, At: now, Since: now.Add(-e.o.RegisterFresh)}:
+		case found <- register.Found{Identity: id, Event: true, At: now, Since: now.Add(-e.o.RegisterFresh)}:
 		case <-ctx.Done():
 		}
 	}, e.eventNotTaken); err != nil {

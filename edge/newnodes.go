@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 )
 
 // Results of an identity this edge has not seen answer before (muster_edge_new_nodes_total).
@@ -186,6 +186,6 @@ func (g *newNodes) start(ctx context.Context, id string, wg *sync.WaitGroup, del
 
 // checked is the sighting of a new identity that answered its check sent at asked: seen when it
 // answered, and describing no moment before the check was sent.
-func (g *newNodes) checked(id string, event bool, asked time.Time) lease.Found {
-	return lease.Found{Identity: id, Event: event, At: g.o.Now(), Since: asked, FirstSeen: true}
+func (g *newNodes) checked(id string, event bool, asked time.Time) register.Found {
+	return register.Found{Identity: id, Event: event, At: g.o.Now(), Since: asked, FirstSeen: true}
 }

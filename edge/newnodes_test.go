@@ -14,6 +14,7 @@ import (
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
@@ -53,7 +54,7 @@ func newRegistered() *registered {
 	return &registered{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"}), ids: map[string]int{}}
 }
 
-func (r *registered) Register(ctx context.Context, found []lease.Found) (int, error) {
+func (r *registered) Register(ctx context.Context, found []register.Found) (int, error) {
 	r.mu.Lock()
 	for _, f := range found {
 		r.ids[f.Identity]++
@@ -231,7 +232,7 @@ type orderedSource struct {
 	ids []string
 }
 
-func (o *orderedSource) Register(ctx context.Context, found []lease.Found) (int, error) {
+func (o *orderedSource) Register(ctx context.Context, found []register.Found) (int, error) {
 	o.mu.Lock()
 	for _, f := range found {
 		o.ids = append(o.ids, f.Identity)

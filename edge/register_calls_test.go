@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
 
@@ -29,7 +30,7 @@ type slowRegister struct {
 	release sync.Once
 }
 
-func (s *slowRegister) Register(ctx context.Context, found []lease.Found) (int, error) {
+func (s *slowRegister) Register(ctx context.Context, found []register.Found) (int, error) {
 	s.mu.Lock()
 	s.now++
 	s.most = max(s.most, s.now)
@@ -71,7 +72,7 @@ type recordingRegister struct {
 	batches [][]string
 }
 
-func (s *recordingRegister) Register(ctx context.Context, found []lease.Found) (int, error) {
+func (s *recordingRegister) Register(ctx context.Context, found []register.Found) (int, error) {
 	batch := make([]string, len(found))
 	for i, f := range found {
 		batch[i] = f.Identity

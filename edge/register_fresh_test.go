@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
 
@@ -60,7 +61,7 @@ type cutOff struct {
 	cutGot  []string // what registers sent during the outage (never delivered)
 }
 
-func (c *cutOff) Register(ctx context.Context, found []lease.Found) (int, error) {
+func (c *cutOff) Register(ctx context.Context, found []register.Found) (int, error) {
 	if c.cut.Load() {
 		c.mu.Lock()
 		for _, f := range found {

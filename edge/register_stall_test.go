@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
 
@@ -40,11 +41,11 @@ type sightings struct {
 }
 
 type sighting struct {
-	lease.Found
+	register.Found
 	sweeps int64
 }
 
-func (s *sightings) Register(ctx context.Context, found []lease.Found) (int, error) {
+func (s *sightings) Register(ctx context.Context, found []register.Found) (int, error) {
 	s.mu.Lock()
 	for _, f := range found {
 		s.got = append(s.got, sighting{Found: f, sweeps: s.sweeps()})

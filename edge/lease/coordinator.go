@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -34,7 +35,7 @@ type CoordinatorOptions struct {
 	// Logger receives heartbeat failures; the default discards them.
 	Logger *slog.Logger
 	// Resend is how long a node the coordinators answered as waiting or leased is left out of
-	// registrations (Queued); default DefaultResend.
+	// registrations (register.Queued); default register.DefaultResend.
 	Resend time.Duration
 	// Changed, when set, is called with the region's queue from every acquire and heartbeat
 	// answer that carries one (the coordinator's ledger counts, every edge of the region
@@ -53,7 +54,7 @@ type CoordinatorOptions struct {
 // takes leases on batches of this edge's region and reports results under their id and token.
 type Coordinator struct {
 	o      CoordinatorOptions
-	queued *Queued
+	queued *register.Queued
 	// carries is the last acquire answer's CarriesReports: whether the leader takes reports
 	// with an acquire.
 	carries atomic.Bool
@@ -71,7 +72,7 @@ var (
 // Unsettler is a Source told of the nodes an earlier run of the edge sent calls to and never had
 // a report of answered.
 type Unsettler interface {
-	// Unsettled registers ids at every sighting until Resend (Queued.Unsure): the earlier run's
+	// Unsettled registers ids at every sighting until Resend (register.Queued.Unsure): the earlier run's
 	// report may still be on its way, held by the network, and change the node when it lands,
 	// whatever this run's answers said.
 	Unsettled(ids ...string)
@@ -90,7 +91,7 @@ type PauseWatcher interface {
 // DefaultCoordinatorOptions returns the options every coordinator source starts from; Client,
 // Edge and Region have no default.
 func DefaultCoordinatorOptions() CoordinatorOptions {
-	return CoordinatorOptions{Heartbeat: 250 * time.Millisecond, ReportFor: 2 * time.Minute, Resend: DefaultResend, Logger: slog.New(slog.DiscardHandler),
+	return CoordinatorOptions{Heartbeat: 250 * time.Millisecond, ReportFor: 2 * time.Minute, Resend: register.DefaultResend, Logger: slog.New(slog.DiscardHandler),
 		CredentialBackoffMax: credentialBackoffMax}
 }
 
@@ -122,15 +123,15 @@ func NewCoordinator(o CoordinatorOptions) (*Coordinator, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{o: o, queued: NewQueued(o.Resend)}, nil
+	return &Coordinator{o: o, queued: register.NewQueued(o.Resend)}, nil
 }
 
 // Register records found nodes in this edge's region and says how many now wait anew (added,
 // or back to waiting after they were finished). The edge batches its discoveries, so one call
 // carries up to a sweep's batch; the coordinator splits it into ledger commands. Nodes the
-// coordinators answered as waiting or leased before are left out (Queued).
-func (c *Coordinator) Register(ctx context.Context, found []Found) (int, error) {
-	valid := make([]Found, 0, len(found))
+// coordinators answered as waiting or leased before are left out (register.Queued).
+func (c *Coordinator) Register(ctx context.Context, found []register.Found) (int, error) {
+	valid := make([]register.Found, 0, len(found))
 	seen := make(map[string]bool, len(found))
 	for _, f := range found {
 		if f.Identity == "" || seen[f.Identity] {

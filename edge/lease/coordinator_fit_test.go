@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
@@ -69,7 +70,7 @@ func TestCoordinator_SendsNothingTheAPIRefuses(t *testing.T) {
 	}
 	ctx := context.Background()
 	long := strings.Repeat("x", api.MaxNameLength+1)
-	if _, err := src.Register(ctx, []lease.Found{{Identity: "a"}, {Identity: "bad one"}, {Identity: "b/2"}, {Identity: long}, {Identity: "c"}}); err != nil {
+	if _, err := src.Register(ctx, []register.Found{{Identity: "a"}, {Identity: "bad one"}, {Identity: "b/2"}, {Identity: long}, {Identity: "c"}}); err != nil {
 		t.Fatal(err)
 	}
 	l := api.Lease{ID: "l-1", Edge: "edge-eu-1", Region: "eu", Nodes: []string{"n1", "n2"}, Token: 4}

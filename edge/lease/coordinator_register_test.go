@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -18,7 +19,7 @@ func TestCoordinator_RegistersAgainOnlyWhatASightingMayChange(t *testing.T) {
 	ctx := context.Background()
 	f.register.Store(`{"added":3,"final":["done"],"lists_final":true}`)
 	f.report.Store(`{"applied":["n1"]}`)
-	sweep := []lease.Found{{Identity: "n1"}, {Identity: "n2"}, {Identity: "done"}}
+	sweep := []register.Found{{Identity: "n1"}, {Identity: "n2"}, {Identity: "done"}}
 	registerTimes(t, src, sweep, 2)
 	if _, err := src.Report(ctx, api.Lease{ID: "l-1", Token: 4, Edge: "edge-eu-1", Region: "eu"}, []api.NodeResult{{Identity: "n1", Outcome: api.OutcomeFailed}}); err != nil {
 		t.Fatal(err)
@@ -31,14 +32,14 @@ func TestCoordinator_RegistersAgainOnlyWhatASightingMayChange(t *testing.T) {
 
 // A sighting registered while the node's report is on its way is answered leased (the ledger has
 // not applied the report yet); once the report is answered, the next sighting is sent again, or
-// a node back in provisioning mode right after its result would wait lease.DefaultResend
+// a node back in provisioning mode right after its result would wait register.DefaultResend
 // (found by the simulator's stuck invariant, seed 110).
 func TestCoordinator_ANodeReportedIsRegisteredAgainAfterTheReportWasAnswered(t *testing.T) {
 	f, src, _ := newFakeSource(t)
 	ctx := context.Background()
 	f.register.Store(`{"added":1,"lists_final":true}`)
 	f.report.Store(`{"applied":["n1"]}`)
-	sweep := []lease.Found{{Identity: "n1"}}
+	sweep := []register.Found{{Identity: "n1"}}
 	if _, err := src.Register(ctx, sweep); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestCoordinator_ANodeAnEarlierRunLeftUnsettledIsRegisteredAtEverySighting(t
 	f, src, _ := newFakeSource(t)
 	f.register.Store(`{"added":1,"lists_final":true}`)
 	src.Unsettled("n1")
-	sweep := []lease.Found{{Identity: "n1"}, {Identity: "n2"}}
+	sweep := []register.Found{{Identity: "n1"}, {Identity: "n2"}}
 	registerTimes(t, src, sweep, 3)
 	wantRegistered(t, f, [][]string{{"n1", "n2"}, {"n1"}, {"n1"}})
 }
@@ -95,7 +96,7 @@ func TestCoordinator_ACarriedReportRefusedNotStaleIsRegisteredAtEverySighting(t 
 	ctx := context.Background()
 	f.register.Store(`{"added":2,"lists_final":true}`)
 	f.acquire.Store(`{"carries_reports":true,"reports":[{"request_id":"rid-1","applied":["a"]},{"request_id":"rid-2","error":{"error":"could not record","code":"unavailable"}}]}`)
-	sweep := []lease.Found{{Identity: "a"}, {Identity: "b"}}
+	sweep := []register.Found{{Identity: "a"}, {Identity: "b"}}
 	registerTimes(t, src, sweep, 1)
 	_, answers, err := src.AcquireCarrying(ctx, 5, 0, twoDeliveries())
 	if err != nil || len(answers) != 2 || answers[1].Err == nil || lease.Stale(answers[1].Err) {
@@ -106,7 +107,7 @@ func TestCoordinator_ACarriedReportRefusedNotStaleIsRegisteredAtEverySighting(t 
 }
 
 // registerTimes registers sweep n times, as n sweeps of the edge would.
-func registerTimes(t *testing.T, src *lease.Coordinator, sweep []lease.Found, n int) {
+func registerTimes(t *testing.T, src *lease.Coordinator, sweep []register.Found, n int) {
 	t.Helper()
 	for range n {
 		if _, err := src.Register(context.Background(), sweep); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -56,7 +57,7 @@ type localNode struct {
 // own edge, and it is that edge's work queue. A node is in the queue at most once: while it
 // waits or is being provisioned, discovering it again changes nothing; once its settle window
 // has passed it is forgotten, so the queue holds only nodes in flight or recently finished.
-// Nodes the edge knew before (Found.FirstSeen false: tried again, found again) are leased
+// Nodes the edge knew before (register.Found.FirstSeen false: tried again, found again) are leased
 // before first-seen ones, so identities invented by the hundred wait behind the fleet.
 type Local struct {
 	o LocalOptions
@@ -112,7 +113,7 @@ func NewLocal(o LocalOptions) *Local {
 }
 
 // Register queues every found node that is not waiting or leased already.
-func (l *Local) Register(_ context.Context, found []Found) (int, error) {
+func (l *Local) Register(_ context.Context, found []register.Found) (int, error) {
 	now := l.o.Now()
 	l.mu.Lock()
 	l.forgetSettledLocked(now)

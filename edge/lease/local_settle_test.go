@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -87,7 +88,7 @@ func TestLocal_ResettledNodeKeepsItsLaterWindow(t *testing.T) {
 	l.Register(ctx, found("a"))
 	provision()
 	clk.Advance(30 * time.Second)
-	l.Register(ctx, []lease.Found{{Identity: "a", Event: true}})
+	l.Register(ctx, []register.Found{{Identity: "a", Event: true}})
 	provision()
 	clk.Advance(31 * time.Second) // past the first window, inside the second
 	if n, _ := l.Register(ctx, found("a")); n != 0 {
@@ -111,7 +112,7 @@ func TestLocal_RequeuedNodeOutlivesItsOldWindow(t *testing.T) {
 	l.Register(ctx, found("a", "b"))
 	ls := mustAcquire(t, l, 2)
 	l.Report(ctx, ls, []api.NodeResult{{Identity: "a", Outcome: api.OutcomeProvisioned}, {Identity: "b", Outcome: api.OutcomeProvisioned}})
-	l.Register(ctx, []lease.Found{{Identity: "a", Event: true}, {Identity: "b", Event: true}})
+	l.Register(ctx, []register.Found{{Identity: "a", Event: true}, {Identity: "b", Event: true}})
 	a := mustAcquire(t, l, 1)
 	clk.Advance(2 * time.Minute)
 	if c := l.Counts(); c.Waiting != 1 || c.Leased != 1 {

@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
 
 func newClock() *testkit.Clock { return testkit.NewClock(time.Now()) }
 
-func found(ids ...string) []lease.Found {
-	out := make([]lease.Found, len(ids))
+func found(ids ...string) []register.Found {
+	out := make([]register.Found, len(ids))
 	for i, id := range ids {
-		out[i] = lease.Found{Identity: id}
+		out[i] = register.Found{Identity: id}
 	}
 	return out
 }
@@ -50,7 +51,7 @@ func TestLocal_NodeIsQueuedAtMostOnce(t *testing.T) {
 		t.Fatalf("lease has %v, want a and b", ls.Nodes)
 	}
 	// Being provisioned: found again by a sweep or an event, still not queued.
-	if n, _ := l.Register(ctx, []lease.Found{{Identity: "a"}, {Identity: "b", Event: true}}); n != 0 {
+	if n, _ := l.Register(ctx, []register.Found{{Identity: "a"}, {Identity: "b", Event: true}}); n != 0 {
 		t.Fatalf("leased nodes queued again: %d", n)
 	}
 	if c := l.Counts(); c.Waiting != 0 || c.Leased != 2 {
@@ -73,7 +74,7 @@ func TestLocal_ProvisionedNodeSettlesUntilItBootsAgain(t *testing.T) {
 		t.Fatalf("sweep right after the results queued %d, want only the failed b", n)
 	}
 	// A startup event is a new boot: queue at once.
-	if n, _ := l.Register(ctx, []lease.Found{{Identity: "a", Event: true}}); n != 1 {
+	if n, _ := l.Register(ctx, []register.Found{{Identity: "a", Event: true}}); n != 1 {
 		t.Fatalf("startup event did not queue a settled node")
 	}
 }
@@ -235,10 +236,10 @@ func TestHeld_ANodeLeftOutOfARenewalIsNoLongerHeld(t *testing.T) {
 func TestLocal_KnownNodesLeasedBeforeFirstSeenOnes(t *testing.T) {
 	l := lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})
 	ctx := context.Background()
-	if _, err := l.Register(ctx, []lease.Found{{Identity: "new-1", FirstSeen: true}, {Identity: "new-2", FirstSeen: true}}); err != nil {
+	if _, err := l.Register(ctx, []register.Found{{Identity: "new-1", FirstSeen: true}, {Identity: "new-2", FirstSeen: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Register(ctx, []lease.Found{{Identity: "known-1"}, {Identity: "known-2"}}); err != nil {
+	if _, err := l.Register(ctx, []register.Found{{Identity: "known-1"}, {Identity: "known-2"}}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := l.Acquire(ctx, 3, 0)

@@ -20,6 +20,7 @@ import (
 	"github.com/seed96588659/muster/coordinator/httpapi"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/edge/monitor"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
@@ -152,7 +153,7 @@ func TestEdge_ARefusedCredentialIsNotReadySaidOnceAndBacksOff(t *testing.T) {
 		}()
 	}
 	loop(func() error { _, err := src.Acquire(ctx, 10, 0); return err })
-	loop(func() error { _, err := src.Register(ctx, []lease.Found{{Identity: "n1"}}); return err })
+	loop(func() error { _, err := src.Register(ctx, []register.Found{{Identity: "n1"}}); return err })
 	wg.Add(1)
 	go func() { defer wg.Done(); src.WatchPause(ctx, func(bool, api.PauseMark) {}) }()
 

@@ -80,7 +80,7 @@ type checker struct {
 	banned    map[string]uint64
 	forgotten map[string]uint64
 	// operated holds the nodes the operator acted on: a forgotten node is left out of the
-	// edges' sweeps for lease.DefaultResend, a banned or moved one may never be offered again.
+	// edges' sweeps for register.DefaultResend, a banned or moved one may never be offered again.
 	operated map[string]bool
 	// unsure holds the nodes a recover lost a registration of: the edges remember its answer.
 	unsure map[string]bool
@@ -611,8 +611,8 @@ func (c *checker) truncated(cut uint64, lost []*entry, recovered bool) {
 			delete(c.banned, id)
 		}
 	}
-	// An edge remembers a registration's answer (lease.Queued) and leaves the node out of its
-	// sweeps until lease.DefaultResend: a requeue the recover lost is not asked for again
+	// An edge remembers a registration's answer (register.Queued) and leaves the node out of its
+	// sweeps until register.DefaultResend: a requeue the recover lost is not asked for again
 	// sooner, so the liveness check leaves such nodes out.
 	for _, e := range lost {
 		if r, ok := e.cmd.(*ledger.Register); ok {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -38,7 +39,7 @@ type edge struct {
 	journal   []*intent
 	// queued is the real source's memory of the nodes answered as waiting or leased, which
 	// sweeps leave out until a result; a new incarnation starts without it.
-	queued *lease.Queued
+	queued *register.Queued
 	// lastAnswer is the newest place in the log an answer this run received was made at: an
 	// edge that got an answer made after a pause committed could have learned of the pause.
 	lastAnswer logPos
@@ -86,7 +87,7 @@ func (e *edge) start() {
 	e.c.reset()
 	e.paused, e.pauseAt, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, api.PauseMark{}, 0, false, false, nil, logPos{}
 	e.carries, e.parked = false, nil
-	e.queued = lease.NewQueued(lease.DefaultResend)
+	e.queued = register.NewQueued(register.DefaultResend)
 	e.after(e.s.between(0, time.Second), e.heartbeat)
 	e.after(e.s.between(0, 3*time.Second), e.sweepOnce)
 	e.acquireIn(e.s.between(time.Second, 3*time.Second))
@@ -175,10 +176,10 @@ func (e *edge) heartbeat() {
 // source's Queued leaves out; a sweep older than RegisterFresh (2 s) is not registered.
 func (e *edge) sweepOnce() {
 	defer e.after(e.sweep, e.sweepOnce)
-	var found []lease.Found
+	var found []register.Found
 	for _, n := range e.s.nodes {
 		if n.region == e.region && n.provisioning {
-			found = append(found, lease.Found{Identity: n.id})
+			found = append(found, register.Found{Identity: n.id})
 		}
 	}
 	found, answered := e.queued.Filter(e.clock.monoTime(), found)

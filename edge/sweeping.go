@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 )
 
 // discover sweeps at once, then every interval and whenever provisioning resumes. Like
 // choria-provisioner it skips sweeps while paused.
-func (e *Edge) discover(ctx context.Context, found chan<- lease.Found) {
+func (e *Edge) discover(ctx context.Context, found chan<- register.Found) {
 	tick := time.NewTicker(e.o.Interval)
 	defer tick.Stop()
 	for {
@@ -31,7 +32,7 @@ func (e *Edge) discover(ctx context.Context, found chan<- lease.Found) {
 	}
 }
 
-func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
+func (e *Edge) sweep(ctx context.Context, found chan<- register.Found) {
 	e.m.o.DiscoverCycles.WithLabelValues(e.o.Site).Inc()
 	start := e.o.Now()
 	ids, err := e.o.Finder.Sweep(ctx)
@@ -59,13 +60,13 @@ func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
 	// first: new ones wait for their check.
 	for _, id := range known {
 		select {
-		case found <- lease.Found{Identity: id, At: end, Since: start}:
+		case found <- register.Found{Identity: id, At: end, Since: start}:
 		case <-ctx.Done():
 			return
 		}
 	}
 	e.newNodes.check(ctx, e.newNodes.admitSweep(fresh), func(id string, asked time.Time) {
-		f := lease.Found{Identity: id, At: end, Since: start, FirstSeen: true}
+		f := register.Found{Identity: id, At: end, Since: start, FirstSeen: true}
 		if !asked.IsZero() {
 			f = e.newNodes.checked(id, false, asked)
 		}
@@ -79,7 +80,7 @@ func (e *Edge) sweep(ctx context.Context, found chan<- lease.Found) {
 
 // startupOfNew takes a startup event of an identity this edge has not seen answer: within the
 // edge's rate it is checked in the background and registered once it answers.
-func (e *Edge) startupOfNew(ctx context.Context, id string, found chan<- lease.Found) {
+func (e *Edge) startupOfNew(ctx context.Context, id string, found chan<- register.Found) {
 	if !e.newNodes.admitEvent() {
 		return
 	}
@@ -88,7 +89,7 @@ func (e *Edge) startupOfNew(ctx context.Context, id string, found chan<- lease.F
 		if asked.IsZero() {
 			// As a known node's event: it may have waited in the socket while the edge was stopped.
 			now := e.o.Now()
-			f = lease.Found{Identity: id, Event: true, At: now, Since: now.Add(-e.o.RegisterFresh), FirstSeen: true}
+			f = register.Found{Identity: id, Event: true, At: now, Since: now.Add(-e.o.RegisterFresh), FirstSeen: true}
 		}
 		select {
 		case found <- f:
@@ -120,11 +121,11 @@ func (e *Edge) logNewNodes() {
 // are in flight at once: one after another, a sweep's last batches waited for every earlier
 // batch's round trip and commit, and a coordinator a datacenter away saw them arrive after
 // RegisterFresh, dropped.
-func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
+func (e *Edge) register(ctx context.Context, found <-chan register.Found) {
 	const maxBatch, registerCalls = 1000, 4
-	batch := make([]lease.Found, 0, maxBatch)
+	batch := make([]register.Found, 0, maxBatch)
 	calls := make(chan struct{}, registerCalls)
-	registerAll := func(batch []lease.Found, event bool) {
+	registerAll := func(batch []register.Found, event bool) {
 		batch, oldest := e.fresh(batch)
 		if len(batch) == 0 {
 			return
@@ -156,7 +157,7 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 	}
 	// start registers found in a call of its own once fewer than registerCalls are in flight;
 	// false when ctx ended first.
-	start := func(found []lease.Found, event bool) bool {
+	start := func(found []register.Found, event bool) bool {
 		if len(found) == 0 {
 			return true
 		}
@@ -173,7 +174,7 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 	}
 	// Sweeps and events have a counter each, as in choria-provisioner, so they register apart.
 	flush := func() {
-		var swept, events []lease.Found
+		var swept, events []register.Found
 		for _, f := range batch {
 			if f.Event {
 				events = append(events, f)
@@ -210,7 +211,7 @@ func (e *Edge) register(ctx context.Context, found <-chan lease.Found) {
 // fresh drops the sightings older than RegisterFresh and those the edge may have been stopped
 // after, and has discovery look again soon for what they named; it returns the rest and the oldest
 // sighting's time. A sighting without a time (a source of the edge's own) counts as now.
-func (e *Edge) fresh(batch []lease.Found) ([]lease.Found, time.Time) {
+func (e *Edge) fresh(batch []register.Found) ([]register.Found, time.Time) {
 	now := e.o.Now()
 	oldest := now
 	stalled := e.stalls.lastEnd()

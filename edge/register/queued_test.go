@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package lease_test
+package register_test
 
 import (
 	"fmt"
@@ -8,19 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed96588659/muster/edge/lease"
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
-func sighted(ids ...string) []lease.Found {
-	out := make([]lease.Found, len(ids))
+func sighted(ids ...string) []register.Found {
+	out := make([]register.Found, len(ids))
 	for i, id := range ids {
-		out[i] = lease.Found{Identity: id}
+		out[i] = register.Found{Identity: id}
 	}
 	return out
 }
 
-func names(found []lease.Found) []string {
+func names(found []register.Found) []string {
 	out := make([]string, len(found))
 	for i, f := range found {
 		out[i] = f.Identity
@@ -29,7 +29,7 @@ func names(found []lease.Found) []string {
 }
 
 // filter runs one registration through q and answers it with resp; it returns what was sent.
-func filter(q *lease.Queued, now time.Time, found []lease.Found, resp *api.RegisterResponse) []string {
+func filter(q *register.Queued, now time.Time, found []register.Found, resp *api.RegisterResponse) []string {
 	send, answered := q.Filter(now, found)
 	answered(resp)
 	return names(send)
@@ -37,7 +37,7 @@ func filter(q *lease.Queued, now time.Time, found []lease.Found, resp *api.Regis
 
 func TestQueued_LeavesOutNodesAnsweredAsWaitingUntilAResultOrResend(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	q := lease.NewQueued(10 * time.Minute)
+	q := register.NewQueued(10 * time.Minute)
 	queued := &api.RegisterResponse{ListsFinal: true, Final: []string{"done"}, Rejected: []api.RejectedResult{{Identity: "elsewhere"}}}
 	if got := filter(q, t0, sighted("a", "b", "done", "elsewhere"), queued); !slices.Equal(got, []string{"a", "b", "done", "elsewhere"}) {
 		t.Fatalf("first sweep sent %v, want every node", got)
@@ -48,7 +48,7 @@ func TestQueued_LeavesOutNodesAnsweredAsWaitingUntilAResultOrResend(t *testing.T
 	}
 	// A result for a makes its next sighting count; a startup event always counts.
 	q.Forget("a")
-	boot := lease.Found{Identity: "b", Event: true}
+	boot := register.Found{Identity: "b", Event: true}
 	if got := filter(q, t0.Add(2*time.Minute), append(sighted("a"), boot), queued); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("after a's result and b's boot sent %v, want both", got)
 	}
@@ -60,7 +60,7 @@ func TestQueued_LeavesOutNodesAnsweredAsWaitingUntilAResultOrResend(t *testing.T
 
 func TestQueued_SendsAgainWhatNoAnswerVouchedFor(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	q := lease.NewQueued(time.Hour)
+	q := register.NewQueued(time.Hour)
 	// The call failed: nothing is known.
 	filter(q, t0, sighted("a"), nil)
 	if got := filter(q, t0.Add(time.Second), sighted("a"), &api.RegisterResponse{}); !slices.Equal(got, []string{"a"}) {
@@ -79,7 +79,7 @@ func TestQueued_SendsAgainWhatNoAnswerVouchedFor(t *testing.T) {
 // which may predate the result in the ledger, does not make the edge leave the node out.
 func TestQueued_AResultDuringTheRegistrationIsNotOverwrittenByItsAnswer(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	q := lease.NewQueued(time.Hour)
+	q := register.NewQueued(time.Hour)
 	_, answered := q.Filter(t0, sighted("a"))
 	q.Forget("a")
 	answered(&api.RegisterResponse{ListsFinal: true})
@@ -92,7 +92,7 @@ func TestQueued_AResultDuringTheRegistrationIsNotOverwrittenByItsAnswer(t *testi
 // memory follows the nodes still sighted, not every node ever seen.
 func TestQueued_DropsExpiredAnswersAsItGrows(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	q := lease.NewQueued(time.Minute)
+	q := register.NewQueued(time.Minute)
 	queued := &api.RegisterResponse{ListsFinal: true}
 	var old []string
 	for i := range 2000 {
@@ -114,7 +114,7 @@ func TestQueued_DropsExpiredAnswersAsItGrows(t *testing.T) {
 // end that: the given-up report may still land after it.
 func TestQueued_ANodeWhoseReportWasGivenUpIsSentAtEverySightingUntilResend(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	q := lease.NewQueued(10 * time.Minute)
+	q := register.NewQueued(10 * time.Minute)
 	queued := &api.RegisterResponse{ListsFinal: true}
 	filter(q, t0, sighted("a", "b"), queued)
 	q.Unsure(t0.Add(time.Second), "a")
