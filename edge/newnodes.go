@@ -121,7 +121,9 @@ type deliverFunc func(id string, asked time.Time)
 
 // check runs the checks of ids, CheckConcurrency at a time, and hands those that answered to
 // deliver in the order given, a round at a time: a sweep's nodes are registered in identity
-// order (see sweep) and a real node waits at most one reply window for the rest of its round.
+// order (see sweep). A round waits at most CheckRound for its slowest: an identity that answers
+// later is handed on alone when it does, so one that never answers (a rogue's invention, a dead
+// node) holds the others of its round for CheckRound, not for the check's whole timeout.
 // Without a check every identity is handed on at once.
 func (g *newNodes) check(ctx context.Context, ids []string, deliver deliverFunc) {
 	type answer struct {
@@ -131,19 +133,45 @@ func (g *newNodes) check(ctx context.Context, ids []string, deliver deliverFunc)
 	for len(ids) > 0 && ctx.Err() == nil {
 		round := ids[:min(len(ids), g.o.CheckConcurrency)]
 		ids = ids[len(round):]
+		var mu sync.Mutex
 		answers := make([]answer, len(round))
+		handed := false // the round was handed on: a later answer goes alone
 		var wg sync.WaitGroup
 		for i, id := range round {
-			if !g.start(ctx, id, &wg, func(_ string, asked time.Time) { answers[i] = answer{true, asked} }) {
+			if !g.start(ctx, id, &wg, func(_ string, asked time.Time) {
+				mu.Lock()
+				defer mu.Unlock()
+				if handed {
+					deliver(id, asked)
+					return
+				}
+				answers[i] = answer{true, asked}
+			}) {
 				break
 			}
 		}
-		wg.Wait()
+		g.awaitRound(ctx, &wg)
+		mu.Lock()
+		handed = true
 		for i, a := range answers {
 			if a.ok {
 				deliver(round[i], a.asked)
 			}
 		}
+		mu.Unlock()
+	}
+}
+
+// awaitRound waits until every check of a round ended, CheckRound passed or ctx ended.
+func (g *newNodes) awaitRound(ctx context.Context, wg *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(g.o.CheckRound)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -257,7 +258,8 @@ func TestEdge_CheckedIdentitiesAreRegisteredInIdentityOrder(t *testing.T) {
 		}
 		return true, nil
 	}
-	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned), Finder: f, Source: src, Check: check})
+	// The round waits for its slowest here: on a loaded machine 100 ms may take longer.
+	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned), Finder: f, Source: src, Check: check, CheckRound: time.Minute})
 	testkit.WaitFor(t, 10*time.Second, "every node registered", func() bool {
 		src.mu.Lock()
 		defer src.mu.Unlock()
@@ -269,5 +271,30 @@ func TestEdge_CheckedIdentitiesAreRegisteredInIdentityOrder(t *testing.T) {
 		if id != fleet[i] {
 			t.Fatalf("registered in order %v", src.ids)
 		}
+	}
+}
+
+// An identity that never answers its check holds the others of its round for CheckRound, not
+// for as long as its check lasts: they are registered while it still waits.
+func TestEdge_ACheckThatNeverAnswersDoesNotHoldItsRound(t *testing.T) {
+	fleet := []string{"n-00", "n-01", "silent", "n-02"}
+	src := &orderedSource{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})}
+	check := func(ctx context.Context, id string) (bool, error) {
+		if id == "silent" {
+			<-ctx.Done() // a check timeout longer than the test
+			return false, nil
+		}
+		return true, nil
+	}
+	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned), Finder: &finder{ids: fleet}, Source: src, Check: check, CheckRound: 50 * time.Millisecond})
+	testkit.WaitFor(t, 30*time.Second, "the three that answered registered while the silent one's check waits", func() bool {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		return len(src.ids) >= 3
+	})
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if want := []string{"n-00", "n-01", "n-02"}; !slices.Equal(src.ids[:3], want) {
+		t.Fatalf("registered %v, want %v in order", src.ids, want)
 	}
 }
