@@ -65,8 +65,9 @@ test: build
 	@$(MAKE) --no-print-directory sim SEEDS=300 SIMPROFILE=3dc
 
 # sandbox/edgebench runs muster-edge from bin/ against labs of 1,000 and 10,000 emulated nodes
-# (minutes, hence the timeout); with MUSTER_ANCHOR_BIN=/path/to/choria-provisioner it runs the
-# anchor side by side (never built here). MUSTER_BENCH_NODES=1000 limits the lab sizes.
+# (minutes, hence the timeout); with MUSTER_CHORIA_PROVISIONER_BIN=/path/to/choria-provisioner it
+# runs choria-provisioner side by side (never built here). MUSTER_BENCH_NODES=1000 limits the lab
+# sizes.
 bench: build
 	@set -e; for m in $(MODULES); do \
 		echo "== bench $$m"; \
@@ -79,13 +80,14 @@ bench: build
 # an edge 150 ms from the coordinators, ten regions of 10,000 nodes on a 3-datacenter cluster, the
 # failover stall and the ledger at 1,000,000 nodes, each row with the command that reproduces it;
 # about 15 minutes on 2 otherwise idle cores, and 5 more for the ten regions. choria-provisioner is never built here:
-# MUSTER_ANCHOR_BIN names its binary, and without it its rows read "not run".
+# MUSTER_CHORIA_PROVISIONER_BIN names its binary, and without it its rows read "not run"
+# (MUSTER_ANCHOR_BIN, its deprecated old name, still works for one release).
 # BENCHREPORTFLAGS=--quick checks the tooling at tiny sizes in minutes.
-MUSTER_ANCHOR_BIN ?=
+MUSTER_CHORIA_PROVISIONER_BIN ?= $(MUSTER_ANCHOR_BIN)
 BENCHREPORTFLAGS ?=
 .PHONY: bench-report
 bench-report: build
-	@bin/muster-benchreport --root . --anchor '$(MUSTER_ANCHOR_BIN)' $(BENCHREPORTFLAGS)
+	@bin/muster-benchreport --root . --choria-provisioner '$(MUSTER_CHORIA_PROVISIONER_BIN)' $(BENCHREPORTFLAGS)
 
 # fuzz installs Debian's librpm-dev if it is missing, compares $(LIBRPM_PAIRS) random pairs with
 # the real librpm, then runs every fuzz target of every module for $(FUZZTIME) each (.ci/fuzz

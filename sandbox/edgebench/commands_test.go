@@ -57,7 +57,7 @@ func binDir(b *testing.B) string {
 type helperKind string
 
 const (
-	// execShell forks helperScript per node, as the anchor does.
+	// execShell forks helperScript per node, as choria-provisioner does.
 	execShell helperKind = "exec"
 	// execSample forks muster-helper-sample (Go) per node.
 	execSample helperKind = "exec-go"
@@ -89,9 +89,9 @@ func edgeCommand(bin, script string, kind helperKind, workers int) provisioner {
 	}
 }
 
-// anchorCommand runs choria-provisioner with the anchor's configuration for the lab, as the
+// choriaProvisionerCommand runs choria-provisioner with its configuration for the lab, as the
 // lab's second client identity so it never shares a caller with an edge.
-func anchorCommand(anchor, script string, workers int) provisioner {
+func choriaProvisionerCommand(bin, script string, workers int) provisioner {
 	return func(l *lab.Lab, dir string) (*exec.Cmd, error) {
 		info, ok := l.Info().Regions[region]
 		if !ok || len(info.Clients) < 2 {
@@ -102,7 +102,7 @@ func anchorCommand(anchor, script string, workers int) provisioner {
 			"workers: " + strconv.Itoa(workers),
 			"interval: 1m",
 			"loglevel: warn",
-			"logfile: " + strconv.Quote(filepath.Join(dir, "anchor.log")),
+			"logfile: " + strconv.Quote(filepath.Join(dir, "choria-provisioner.log")),
 			"helper: " + strconv.Quote(script),
 			"token: " + strconv.Quote(info.ProvisioningToken),
 			"site: " + region,
@@ -112,19 +112,19 @@ func anchorCommand(anchor, script string, workers int) provisioner {
 			"  jwt: true",
 			"",
 		}, "\n")
-		path := filepath.Join(dir, "anchor.yaml")
+		path := filepath.Join(dir, "choria-provisioner.yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-			return nil, fmt.Errorf("write anchor config: %w", err)
+			return nil, fmt.Errorf("write choria-provisioner config: %w", err)
 		}
-		cmd := exec.Command(anchor, "run", "--config", path, "--choria-config", client.Config)
+		cmd := exec.Command(bin, "run", "--config", path, "--choria-config", client.Config)
 		// Choria takes the client identity from $USER unless MCOLLECTIVE_CERTNAME is set.
 		cmd.Env = append(os.Environ(), "MCOLLECTIVE_CERTNAME="+client.Identity)
 		return cmd, nil
 	}
 }
 
-// shellJoin quotes args for the helper setting, which the edge and the anchor split as a shell
-// would.
+// shellJoin quotes args for the helper setting, which the edge and choria-provisioner split as a
+// shell would.
 func shellJoin(args ...string) string {
 	quoted := make([]string, len(args))
 	for i, a := range args {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package edgebench holds the edge's speed benchmarks: muster-edge and, when
-// MUSTER_ANCHOR_BIN names its binary, the unmodified choria-provisioner, each run as a separate
-// process against a fresh in-process sandbox lab of emulated nodes, with the flow jwt +
-// inventory + helper + configure + restart.
+// MUSTER_CHORIA_PROVISIONER_BIN names its binary, the unmodified choria-provisioner, each run as
+// a separate process against a fresh in-process sandbox lab of emulated nodes, with the flow
+// jwt + inventory + helper + configure + restart.
 //
 // Every run reports, from the lab's actions.jsonl and the provisioner's /proc entry:
 //

@@ -46,7 +46,7 @@ func benchRuns(b *testing.B, spec runSpec) []runResult {
 	return runs
 }
 
-// BenchmarkEdge is muster-edge with 64 workers and the anchor's exec shell helper, the sample
+// BenchmarkEdge is muster-edge with 64 workers and choria-provisioner's exec shell helper, the sample
 // helper forked per node (Go instead of shell) and the persistent sample helper.
 func BenchmarkEdge(b *testing.B) {
 	bin := binDir(b)
@@ -63,23 +63,36 @@ func BenchmarkEdge(b *testing.B) {
 	}
 }
 
-// BenchmarkAnchor is the unmodified choria-provisioner named by MUSTER_ANCHOR_BIN with the same
-// lab, flow, exec shell helper and 64 workers. make never builds it; without the variable the
-// benchmark is skipped.
-func BenchmarkAnchor(b *testing.B) {
-	anchor := os.Getenv("MUSTER_ANCHOR_BIN")
-	if anchor == "" {
-		b.Skip("MUSTER_ANCHOR_BIN does not name a choria-provisioner binary")
+// BenchmarkChoriaProvisioner is the unmodified choria-provisioner named by
+// MUSTER_CHORIA_PROVISIONER_BIN with the same lab, flow, exec shell helper and 64 workers. make
+// never builds it; without the variable the benchmark is skipped.
+func BenchmarkChoriaProvisioner(b *testing.B) {
+	bin := choriaProvisionerBin(b)
+	if bin == "" {
+		b.Skip("MUSTER_CHORIA_PROVISIONER_BIN does not name a choria-provisioner binary")
 	}
-	if _, err := os.Stat(anchor); err != nil {
-		b.Fatalf("MUSTER_ANCHOR_BIN: %v", err)
+	if _, err := os.Stat(bin); err != nil {
+		b.Fatalf("MUSTER_CHORIA_PROVISIONER_BIN: %v", err)
 	}
 	script := writeHelper(b, b.TempDir())
 	for _, n := range nodeCounts(b) {
 		b.Run(fmt.Sprintf("exec/%d", n), func(b *testing.B) {
-			benchRuns(b, runSpec{nodes: n, start: anchorCommand(anchor, script, workers)})
+			benchRuns(b, runSpec{nodes: n, start: choriaProvisionerCommand(bin, script, workers)})
 		})
 	}
+}
+
+// choriaProvisionerBin is $MUSTER_CHORIA_PROVISIONER_BIN, else the deprecated
+// $MUSTER_ANCHOR_BIN (accepted for one release, with a warning).
+func choriaProvisionerBin(b *testing.B) string {
+	if bin := os.Getenv("MUSTER_CHORIA_PROVISIONER_BIN"); bin != "" {
+		return bin
+	}
+	bin := os.Getenv("MUSTER_ANCHOR_BIN")
+	if bin != "" {
+		b.Log("MUSTER_ANCHOR_BIN is deprecated and goes in the next release: use MUSTER_CHORIA_PROVISIONER_BIN")
+	}
+	return bin
 }
 
 // inFlightDelay holds every emulated node's jwt reply back, so that with as many workers as

@@ -32,19 +32,19 @@ func QuickSizes() Sizes {
 	return Sizes{Name: "quick (tooling check, not the published figures)", Labs: []int{100}, Ledger: "10k", LedgerNodes: 10_000, Failovers: 2, RegionNodes: 100}
 }
 
-// AnchorUnset is what choria-provisioner's rows read when no binary of it was given.
-const AnchorUnset = "not run: MUSTER_ANCHOR_BIN unset"
+// ChoriaProvisionerUnset is what choria-provisioner's rows read when no binary of it was given.
+const ChoriaProvisionerUnset = "not run: MUSTER_CHORIA_PROVISIONER_BIN unset"
 
-// Plan is every table of the report: anchorBin is choria-provisioner's binary, "" when there is
-// none (its rows then read AnchorUnset).
-func Plan(s Sizes, anchorBin string) []Table {
+// Plan is every table of the report: choriaProvisionerBin is choria-provisioner's binary, "" when
+// there is none (its rows then read ChoriaProvisionerUnset).
+func Plan(s Sizes, choriaProvisionerBin string) []Table {
 	regions := tenRegions(s)
-	return []Table{sideBySide(s, anchorBin), clusterTable(), farEdgeTable(), regions[0], regions[1], failoverTable(s), ledgerTable(s)}
+	return []Table{sideBySide(s, choriaProvisionerBin), clusterTable(), farEdgeTable(), regions[0], regions[1], failoverTable(s), ledgerTable(s)}
 }
 
 // sideBySide is muster-edge and choria-provisioner on the same fresh lab, one process per run
 // (sandbox/edgebench).
-func sideBySide(s Sizes, anchorBin string) Table {
+func sideBySide(s Sizes, choriaProvisionerBin string) Table {
 	t := Table{
 		Title: "Muster against choria-provisioner",
 		Note: "One provisioner process, 64 workers, against a fresh lab of emulated nodes (jwt, inventory, helper, " +
@@ -62,23 +62,23 @@ func sideBySide(s Sizes, anchorBin string) Table {
 	}
 	for _, n := range s.Labs {
 		nodes := strconv.Itoa(n)
-		anchorKey := "anchor/" + nodes
-		anchor := Row{
-			Key: anchorKey, Labels: []string{"choria-provisioner", "exec", nodes},
-			Bench: "BenchmarkAnchor/exec/" + nodes,
-			Run:   edgebench("^BenchmarkAnchor$", n, "MUSTER_ANCHOR_BIN="+anchorBin),
+		baselineKey := "choria-provisioner/" + nodes
+		baseline := Row{
+			Key: baselineKey, Labels: []string{"choria-provisioner", "exec", nodes},
+			Bench: "BenchmarkChoriaProvisioner/exec/" + nodes,
+			Run:   edgebench("^BenchmarkChoriaProvisioner$", n, "MUSTER_CHORIA_PROVISIONER_BIN="+choriaProvisionerBin),
 		}
-		if anchorBin == "" {
-			anchor.NotRun = AnchorUnset
-			anchor.Run.Env = []string{"MUSTER_ANCHOR_BIN=/path/to/choria-provisioner", anchor.Run.Env[0]}
+		if choriaProvisionerBin == "" {
+			baseline.NotRun = ChoriaProvisionerUnset
+			baseline.Run.Env = []string{"MUSTER_CHORIA_PROVISIONER_BIN=/path/to/choria-provisioner", baseline.Run.Env[0]}
 		}
-		t.Rows = append(t.Rows, anchor)
+		t.Rows = append(t.Rows, baseline)
 		for _, helper := range []string{"exec", "persistent"} {
 			t.Rows = append(t.Rows, Row{
 				Key: "edge/" + helper + "/" + nodes, Labels: []string{"muster-edge", helper, nodes},
 				Bench:    "BenchmarkEdge/" + helper + "/" + nodes,
 				Run:      edgebench("^BenchmarkEdge$/^"+helper+"$", n),
-				Baseline: anchorKey,
+				Baseline: baselineKey,
 			})
 		}
 	}

@@ -15,12 +15,12 @@ import (
 // Report is everything the printed report holds.
 type Report struct {
 	Machine Machine
-	// Anchor names choria-provisioner's binary and version, "" when it was not given.
-	Anchor string
-	Commit string
-	Sizes  string
-	Start  time.Time
-	End    time.Time
+	// ChoriaProvisioner names choria-provisioner's binary and version, "" when it was not given.
+	ChoriaProvisioner string
+	Commit            string
+	Sizes             string
+	Start             time.Time
+	End               time.Time
 	// LoadBefore and LoadAfter are the machine's load averages (ReadLoad) around the runs.
 	LoadBefore string
 	LoadAfter  string
@@ -32,9 +32,9 @@ type Report struct {
 func Render(w io.Writer, r Report) error {
 	bw := bufio.NewWriter(w)
 	m := r.Machine
-	anchor := r.Anchor
-	if anchor == "" {
-		anchor = "not given (MUSTER_ANCHOR_BIN unset)"
+	choriaProvisioner := r.ChoriaProvisioner
+	if choriaProvisioner == "" {
+		choriaProvisioner = "not given (MUSTER_CHORIA_PROVISIONER_BIN unset)"
 	}
 	fmt.Fprintf(bw, "### Machine\n\n| | |\n|---|---|\n")
 	for _, kv := range [][2]string{
@@ -44,7 +44,7 @@ func Render(w io.Writer, r Report) error {
 		{"Go", m.Go},
 		{"kernel", m.Kernel},
 		{"commit", r.Commit},
-		{"choria-provisioner", anchor},
+		{"choria-provisioner", choriaProvisioner},
 		{"sizes", r.Sizes},
 		{"run", fmt.Sprintf("%s to %s (%s)", r.Start.UTC().Format("2006-01-02 15:04"), r.End.UTC().Format("15:04 MST"), r.End.Sub(r.Start).Round(time.Second))},
 		{"load average (1, 5, 15 min)", fmt.Sprintf("%s before, %s after", r.LoadBefore, r.LoadAfter)},

@@ -24,7 +24,7 @@ type recorded struct {
 
 func newRecorded(t *testing.T) *recorded {
 	return &recorded{t: t, asked: map[string]int{}, fail: map[string]error{}, files: map[string]string{
-		"^BenchmarkAnchor$":                             "anchor.txt",
+		"^BenchmarkChoriaProvisioner$":                  "choria-provisioner.txt",
 		"^BenchmarkEdge$/^exec$":                        "edge-exec.txt",
 		"^BenchmarkEdge$/^persistent$":                  "edge-persistent.txt",
 		"^BenchmarkClusterEdge$":                        "cluster.txt",
@@ -51,13 +51,13 @@ func (r *recorded) Run(_ context.Context, inv Invocation) ([]byte, error) {
 	return data, nil
 }
 
-func render(t *testing.T, anchor string, r Runner) string {
+func render(t *testing.T, choriaProvisioner string, r Runner) string {
 	t.Helper()
-	tables := Plan(QuickSizes(), anchor)
+	tables := Plan(QuickSizes(), choriaProvisioner)
 	start := time.Date(2026, 12, 2, 4, 5, 0, 0, time.UTC)
 	rep := Report{
-		Machine: Machine{CPU: "AMD EPYC 7B13", Cores: 2, Memory: 24 << 30, Go: "go1.26.0", Kernel: "Linux 6.1.0"},
-		Anchor:  anchor, Commit: "570e9dc1a2b3", Sizes: QuickSizes().Name,
+		Machine:           Machine{CPU: "AMD EPYC 7B13", Cores: 2, Memory: 24 << 30, Go: "go1.26.0", Kernel: "Linux 6.1.0"},
+		ChoriaProvisioner: choriaProvisioner, Commit: "570e9dc1a2b3", Sizes: QuickSizes().Name,
 		Start: start, End: start.Add(25*time.Minute + 3*time.Second),
 		LoadBefore: "0.10 0.20 0.30", LoadAfter: "1.90 1.80 1.20",
 		Tables: tables, Outcomes: Execute(context.Background(), tables, r, io.Discard),
@@ -72,7 +72,7 @@ func render(t *testing.T, anchor string, r Runner) string {
 // The report of the recorded quick runs is testdata/report.md, byte for byte.
 func TestRender_RecordedRuns(t *testing.T) {
 	r := newRecorded(t)
-	got := render(t, "/opt/anchor/choria-provisioner", r)
+	got := render(t, "/opt/choria-provisioner/choria-provisioner", r)
 	want, err := os.ReadFile("testdata/report.md")
 	if err != nil {
 		t.Fatal(err)
@@ -90,24 +90,24 @@ func TestRender_RecordedRuns(t *testing.T) {
 	}
 }
 
-func TestRender_AnchorUnsetIsNeverRunAndSaysSo(t *testing.T) {
+func TestRender_ChoriaProvisionerUnsetIsNeverRunAndSaysSo(t *testing.T) {
 	r := newRecorded(t)
 	got := render(t, "", r)
-	if r.asked["^BenchmarkAnchor$"] != 0 {
+	if r.asked["^BenchmarkChoriaProvisioner$"] != 0 {
 		t.Error("choria-provisioner's benchmark ran without a binary")
 	}
 	row := lineWith(t, got, "| choria-provisioner | exec | 100 |")
-	if !strings.Contains(row, "| "+AnchorUnset+" |") {
-		t.Errorf("choria-provisioner's row does not say %q: %s", AnchorUnset, row)
+	if !strings.Contains(row, "| "+ChoriaProvisionerUnset+" |") {
+		t.Errorf("choria-provisioner's row does not say %q: %s", ChoriaProvisionerUnset, row)
 	}
-	if !strings.Contains(row, "MUSTER_ANCHOR_BIN=/path/to/choria-provisioner") {
+	if !strings.Contains(row, "MUSTER_CHORIA_PROVISIONER_BIN=/path/to/choria-provisioner") {
 		t.Errorf("choria-provisioner's row does not say how to run it: %s", row)
 	}
 	edge := lineWith(t, got, "| muster-edge | exec | 100 |")
 	if !strings.Contains(edge, "| – |") {
 		t.Errorf("muster-edge's row compares with a run that did not happen: %s", edge)
 	}
-	if !strings.Contains(got, "| choria-provisioner | not given (MUSTER_ANCHOR_BIN unset) |") {
+	if !strings.Contains(got, "| choria-provisioner | not given (MUSTER_CHORIA_PROVISIONER_BIN unset) |") {
 		t.Errorf("the machine table does not say choria-provisioner was not given:\n%s", got)
 	}
 }
@@ -115,7 +115,7 @@ func TestRender_AnchorUnsetIsNeverRunAndSaysSo(t *testing.T) {
 func TestRender_FailedRunSaysSoInItsRows(t *testing.T) {
 	r := newRecorded(t)
 	r.fail["^BenchmarkClusterEdge$"] = errors.New("exit status 1 (log /tmp/l/04.log)")
-	got := render(t, "/opt/anchor/choria-provisioner", r)
+	got := render(t, "/opt/choria-provisioner/choria-provisioner", r)
 	for _, mode := range []string{"standalone", "cluster (3 coordinators)"} {
 		row := lineWith(t, got, "| "+mode+" | 1000 |")
 		if !strings.Contains(row, "| failed: exit status 1 (log /tmp/l/04.log) |") {

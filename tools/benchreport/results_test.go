@@ -15,7 +15,7 @@ func TestParse_RecordedRuns(t *testing.T) {
 		unit  string
 		want  float64
 	}{
-		{"anchor.txt", "BenchmarkAnchor/exec/100", "provisioned", 100},
+		{"choria-provisioner.txt", "BenchmarkChoriaProvisioner/exec/100", "provisioned", 100},
 		{"edge-exec.txt", "BenchmarkEdge/exec/100", "provisioned", 100},
 		{"edge-persistent.txt", "BenchmarkEdge/persistent/100", "double-provisioned", 0},
 		{"cluster.txt", "BenchmarkClusterEdge/cluster", "ns/op", -1},

@@ -4,7 +4,7 @@
 // invocation as its own process, and prints the machine and the figures as markdown tables with
 // the command that reproduces each row (make bench-report). Progress goes to stderr.
 //
-//	muster-benchreport --root . --anchor /tmp/anchor/choria-provisioner > report.md
+//	muster-benchreport --root . --choria-provisioner /tmp/choria-provisioner/choria-provisioner > report.md
 //	muster-benchreport --root . --quick      # 100-node labs, a 10,000-node ledger: the tooling only
 package main
 
@@ -27,19 +27,21 @@ import (
 
 func main() {
 	root := flag.String("root", ".", "the repository's root, where make build put bin/")
-	anchor := flag.String("anchor", os.Getenv("MUSTER_ANCHOR_BIN"), "choria-provisioner's binary (default $MUSTER_ANCHOR_BIN); without it its rows are not run")
+	choriaProvisioner := flag.String("choria-provisioner", os.Getenv("MUSTER_CHORIA_PROVISIONER_BIN"), "choria-provisioner's binary (default $MUSTER_CHORIA_PROVISIONER_BIN); without it its rows are not run")
+	deprecated := deprecatedNames(flag.CommandLine)
 	quick := flag.Bool("quick", false, "tiny sizes that check the tooling in minutes; not the published figures")
 	logDir := flag.String("logs", "", "directory for each invocation's whole output (default: a new temporary one)")
 	flag.Parse()
+	deprecated.apply(flag.CommandLine, choriaProvisioner, os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *root, *anchor, *quick, *logDir); err != nil {
+	if err := run(ctx, *root, *choriaProvisioner, *quick, *logDir); err != nil {
 		fmt.Fprintln(os.Stderr, "muster-benchreport:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, root, anchor string, quick bool, logDir string) error {
+func run(ctx context.Context, root, choriaProvisioner string, quick bool, logDir string) error {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return fmt.Errorf("root: %w", err)
@@ -48,17 +50,17 @@ func run(ctx context.Context, root, anchor string, quick bool, logDir string) er
 	if quick {
 		sizes = benchreport.QuickSizes()
 	}
-	anchorDesc := ""
-	if anchor == "" {
-		fmt.Fprintf(os.Stderr, "MUSTER_ANCHOR_BIN is unset: choria-provisioner's rows will read %q\n", benchreport.AnchorUnset)
+	choriaProvisionerDesc := ""
+	if choriaProvisioner == "" {
+		fmt.Fprintf(os.Stderr, "MUSTER_CHORIA_PROVISIONER_BIN is unset: choria-provisioner's rows will read %q\n", benchreport.ChoriaProvisionerUnset)
 	} else {
-		if anchor, err = filepath.Abs(anchor); err != nil {
-			return fmt.Errorf("anchor: %w", err)
+		if choriaProvisioner, err = filepath.Abs(choriaProvisioner); err != nil {
+			return fmt.Errorf("choria-provisioner: %w", err)
 		}
-		if _, err := os.Stat(anchor); err != nil {
-			return fmt.Errorf("MUSTER_ANCHOR_BIN: %w", err)
+		if _, err := os.Stat(choriaProvisioner); err != nil {
+			return fmt.Errorf("MUSTER_CHORIA_PROVISIONER_BIN: %w", err)
 		}
-		anchorDesc = anchor + " (" + anchorVersion(ctx, anchor) + ")"
+		choriaProvisionerDesc = choriaProvisioner + " (" + choriaProvisionerVersion(ctx, choriaProvisioner) + ")"
 	}
 	if logDir == "" {
 		if logDir, err = os.MkdirTemp("", "muster-benchreport-"); err != nil {
@@ -82,7 +84,7 @@ func run(ctx context.Context, root, anchor string, quick bool, logDir string) er
 	if err != nil {
 		return err
 	}
-	report := benchreport.Report{Machine: machine, Anchor: anchorDesc, Commit: commit, Sizes: sizes.Name, Tables: benchreport.Plan(sizes, anchor)}
+	report := benchreport.Report{Machine: machine, ChoriaProvisioner: choriaProvisionerDesc, Commit: commit, Sizes: sizes.Name, Tables: benchreport.Plan(sizes, choriaProvisioner)}
 	if report.LoadBefore, err = benchreport.ReadLoad(proc); err != nil {
 		return err
 	}
@@ -98,10 +100,10 @@ func run(ctx context.Context, root, anchor string, quick bool, logDir string) er
 	return benchreport.Render(os.Stdout, report)
 }
 
-// anchorVersion is what choria-provisioner says its version is, or why it said nothing. Its
-// parser checks that the default Choria client configuration exists even for --version, hence
-// one that always does.
-func anchorVersion(ctx context.Context, bin string) string {
+// choriaProvisionerVersion is what choria-provisioner says its version is, or why it said
+// nothing. Its parser checks that the default Choria client configuration exists even for
+// --version, hence one that always does.
+func choriaProvisionerVersion(ctx context.Context, bin string) string {
 	out, err := exec.CommandContext(ctx, bin, "--version", "--choria-config", os.DevNull).CombinedOutput()
 	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
 		return "version " + v
