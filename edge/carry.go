@@ -6,28 +6,21 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
-	"github.com/seed96588659/muster/pkg/api"
 )
 
 // A complete lease's results, and those of a lease that waited reportDelay for the rest of it,
 // ride the dispatcher's next acquire when the source takes them (lease.Carrier): the edge asks
 // for its next lease as its workers free up, and one call and one log entry on every member
 // carry both, where a report and an acquire were two of each. Results are parked for that
-// acquire up to parkFor; the reporter sends them alone after that, or when the edge stops. The
+// acquire up to lease.ParkFor; the reporter sends them alone after that, or when the edge stops. The
 // parked results get their request id when parked, so a carried try and a lone one are the same
 // report to the ledger, which applies it once: an acquire that failed leaves its reports to be
 // sent alone.
 
-// parkFor is how long parked results wait for an acquire. A busy edge acquires about twice a
-// second (ten-region benchmark: 66 nodes a grant, about 1.8 grants a second an edge); an idle
-// one long-polls, and its results go alone after this.
-const parkFor = 500 * time.Millisecond
-
-// parkedBatch is a lease's results waiting for an acquire to carry them.
+// parkedBatch is a lease's results waiting for an acquire to carry them (lease.Outbox).
 type parkedBatch struct {
 	held *lease.Held
 	b    *batch
-	at   time.Time
 }
 
 // sendOrPark parks a lease's results for the next acquire, or sends them now when the source
@@ -44,44 +37,29 @@ func (r *reporter) sendOrPark(held *lease.Held, b *batch) {
 	d := lease.NewDelivery(held.Lease(), b.results)
 	b.delivery = &d
 	r.parkMu.Lock()
-	r.parked = append(r.parked, parkedBatch{held: held, b: b, at: r.e.o.Now()})
+	r.parked.Park(r.e.o.Now(), parkedBatch{held: held, b: b}, len(b.results))
 	r.parkMu.Unlock()
 }
 
-// unpark sends alone every parked lease parked before cutoff (all of them for the zero time).
+// unpark sends alone every lease parked at or before cutoff (all of them for the zero time).
 func (r *reporter) unpark(cutoff time.Time) {
 	r.parkMu.Lock()
-	var late []parkedBatch
-	kept := r.parked[:0]
-	for _, p := range r.parked {
-		if cutoff.IsZero() || p.at.Before(cutoff) {
-			late = append(late, p)
-			continue
-		}
-		kept = append(kept, p)
-	}
-	r.parked = kept
+	late := r.parked.Due(cutoff)
 	r.parkMu.Unlock()
 	for _, p := range late {
 		r.deliver(p.held, p.b)
 	}
 }
 
-// takeParked hands the dispatcher the parked leases an acquire may carry: at most
-// api.MaxCarriedReports and api.MaxLeaseNodes results. They count as in flight until settled.
+// takeParked hands the dispatcher the parked leases an acquire may carry (lease.Outbox.Take).
+// They count as in flight until settled.
 func (r *reporter) takeParked() []parkedBatch {
 	if r.carrier == nil {
 		return nil
 	}
 	r.parkMu.Lock()
 	defer r.parkMu.Unlock()
-	n, results := 0, 0
-	for n < len(r.parked) && n < api.MaxCarriedReports && results+len(r.parked[n].b.results) <= api.MaxLeaseNodes {
-		results += len(r.parked[n].b.results)
-		n++
-	}
-	taken := append([]parkedBatch(nil), r.parked[:n]...)
-	r.parked = append(r.parked[:0], r.parked[n:]...)
+	taken := r.parked.Take()
 	r.inFlight.Add(len(taken))
 	return taken
 }

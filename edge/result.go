@@ -48,7 +48,7 @@ type reporter struct {
 	// carrier is the source when its acquires can carry reports (carry.go), else nil.
 	carrier lease.Carrier
 	parkMu  sync.Mutex
-	parked  []parkedBatch
+	parked  lease.Outbox[parkedBatch]
 }
 
 func newReporter(ctx context.Context, e *Edge, in <-chan leased) *reporter {
@@ -81,7 +81,7 @@ func (r *reporter) run() {
 			r.add(res)
 		case <-tick.C:
 			r.flushOlder(r.e.o.Now().Add(-reportDelay))
-			r.unpark(r.e.o.Now().Add(-parkFor))
+			r.unpark(r.e.o.Now().Add(-lease.ParkFor))
 		case <-done:
 			done = nil
 			for len(r.confirm.out) > 0 {

@@ -3,7 +3,6 @@
 package sim
 
 import (
-	"slices"
 	"time"
 
 	"github.com/seed96588659/muster/edge/lease"
@@ -11,14 +10,11 @@ import (
 )
 
 // Results ride the next acquire, as edge/carry.go has them: an edge whose leader said it takes
-// reports with an acquire (AcquireResponse.CarriesReports) parks a result up to parkFor for its
-// next acquire, which carries it (and then does not long-poll). A result still parked after
-// parkFor, or carried by an acquire that failed or whose answer does not say what became of it,
+// reports with an acquire (AcquireResponse.CarriesReports) parks a result up to lease.ParkFor
+// for its next acquire, which carries it (and then does not long-poll). A result still parked
+// after it, or carried by an acquire that failed or whose answer does not say what became of it,
 // is sent alone under the request id it got when it was made: the ledger applies it once however
 // often it is sent. The seed makes about half the edges carry, so both paths run.
-
-// parkFor is how long a result waits for an acquire to carry it (edge/carry.go).
-const parkFor = 500 * time.Millisecond
 
 // delivery is one report on its way: its request, and so its request id, is fixed before the
 // first try, carried or alone (lease.Delivery).
@@ -27,43 +23,26 @@ type delivery struct {
 	req api.ReportRequest
 	// done runs once the report was answered or given up.
 	done func()
-	// parkedAt is when it was parked for an acquire (real time).
-	parkedAt int64
 }
 
-// park holds d for the next acquire; it goes alone after parkFor.
+// park holds d for the next acquire (lease.Outbox, as the real edge's); it goes alone after
+// lease.ParkFor.
 func (e *edge) park(d *delivery) {
-	d.parkedAt = e.s.now
-	e.parked = append(e.parked, d)
+	e.parked.Park(time.Unix(0, e.s.now), d, len(d.req.Results))
 	e.s.tracef(d.tags(), e.who(), "parks report %s for its next acquire", d.req.RequestID)
-	e.after(parkFor, e.unpark)
+	e.after(lease.ParkFor, e.unpark)
 }
 
-// unpark sends alone every report parked parkFor ago or earlier.
+// unpark sends alone every report parked lease.ParkFor ago or earlier.
 func (e *edge) unpark() {
-	cutoff := e.s.now - int64(parkFor)
-	var late []*delivery
-	e.parked = slices.DeleteFunc(e.parked, func(d *delivery) bool {
-		if d.parkedAt > cutoff {
-			return false
-		}
-		late = append(late, d)
-		return true
-	})
-	for _, d := range late {
-		e.s.tracef(d.tags(), e.who(), "report %s waited %s for an acquire: sends it alone", d.req.RequestID, parkFor)
+	for _, d := range e.parked.Due(time.Unix(0, e.s.now-int64(lease.ParkFor))) {
+		e.s.tracef(d.tags(), e.who(), "report %s waited %s for an acquire: sends it alone", d.req.RequestID, lease.ParkFor)
 		e.deliver(d)
 	}
 }
 
-// takeParked hands an acquire the parked reports it carries: at most api.MaxCarriedReports (each
-// holds one result, far below api.MaxLeaseNodes).
-func (e *edge) takeParked() []*delivery {
-	n := min(len(e.parked), api.MaxCarriedReports)
-	taken := slices.Clone(e.parked[:n])
-	e.parked = slices.Delete(e.parked, 0, n)
-	return taken
-}
+// takeParked hands an acquire the parked reports it carries (lease.Outbox.Take).
+func (e *edge) takeParked() []*delivery { return e.parked.Take() }
 
 // carriedRequests are the reports an acquire carries, in order.
 func carriedRequests(ds []*delivery) []api.ReportRequest {

@@ -53,7 +53,7 @@ type edge struct {
 	// are parked only for a leader that takes them. parked are the reports waiting for an
 	// acquire (carry.go); both are lost with the process.
 	carries bool
-	parked  []*delivery
+	parked  lease.Outbox[*delivery]
 }
 
 // heldLease is one lease of this run: the real Held and its hosts.
@@ -86,7 +86,7 @@ func (e *edge) start() {
 	e.alive = true
 	e.c.reset()
 	e.paused, e.pauseAt, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, api.PauseMark{}, 0, false, false, nil, logPos{}
-	e.carries, e.parked = false, nil
+	e.carries, e.parked = false, lease.Outbox[*delivery]{}
 	e.queued = register.NewQueued(register.DefaultResend)
 	e.after(e.s.between(0, time.Second), e.heartbeat)
 	e.after(e.s.between(0, 3*time.Second), e.sweepOnce)
