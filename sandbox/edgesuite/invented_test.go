@@ -3,8 +3,6 @@
 package edgesuite
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +10,6 @@ import (
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/pkg/testkit"
-	"github.com/seed96588659/muster/sandbox/fleet/emulated"
-	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 )
 
@@ -29,7 +25,8 @@ const inventedPrefix = "fake-eu-"
 func TestEdge_InventedIdentitiesDoNotStarveARealNode(t *testing.T) {
 	t.Parallel()
 	l := startLab(t, lab.Options{Real: 1})
-	startInventor(t, l, 200)
+	// One connection answering every discovery for 200 invented identities, and nothing else.
+	startRogue(t, l, inventedPrefix, 200, "discovery#ping")
 	re := startEdge(t, l, func(c *config.Config) {
 		c.Features.PKI = true
 		c.Workers = 16
@@ -52,28 +49,4 @@ func TestEdge_InventedIdentitiesDoNotStarveARealNode(t *testing.T) {
 	if !strings.Contains(re.Logs.String(), "new nodes did not answer their check") {
 		t.Fatal("no log line says invented identities failed their check")
 	}
-}
-
-// startInventor connects a rogue to the region's provisioning broker with the region's
-// provisioning.jwt: one connection answering every discovery for count invented identities and
-// ignoring every other request.
-func startInventor(t *testing.T, l *lab.Lab, count int) {
-	t.Helper()
-	info := l.Info().Regions[region]
-	jwt, err := os.ReadFile(info.ProvisioningJWT)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := emulated.Start(context.Background(), emulated.Config{
-		BrokerURL: info.BrokerURL,
-		Region:    region,
-		Prefix:    inventedPrefix,
-		Count:     count,
-		JWT:       strings.TrimSpace(string(jwt)),
-		Faults:    faults.NewSet(faults.Rule{Select: faults.Selector{Glob: inventedPrefix + "*"}, Fault: faults.Fault{Only: []string{"discovery#ping"}}}),
-	})
-	if err != nil {
-		t.Fatalf("start the rogue: %v", err)
-	}
-	t.Cleanup(func() { _ = f.Stop() })
 }

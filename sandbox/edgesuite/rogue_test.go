@@ -33,7 +33,7 @@ func TestEdge_RogueWinningTheCSRRaceGetsNothingSigned(t *testing.T) {
 		Emulated: 2,
 		Faults:   faults.NewSet(rule(victim, faults.Fault{Delay: 200 * time.Millisecond, DelayActions: []string{"choria_provision#gencsr"}})),
 	})
-	startRogue(t, l, 1, "choria_provision#gencsr")
+	startRogue(t, l, l.Info().Regions[region].EmulatedPrefix, 1, "choria_provision#gencsr")
 	// The window is wide here: on a loaded machine the real node's 200 ms reply can come half a
 	// second after the rogue's, which the default window would rightly not catch.
 	const window = 3 * time.Second
@@ -68,10 +68,11 @@ func TestEdge_RogueWinningTheCSRRaceGetsNothingSigned(t *testing.T) {
 	}
 }
 
-// startRogue connects count emulated nodes named as the lab's first count nodes to the region's
-// provisioning broker with the region's provisioning.jwt, answering only the actions named, at
-// once. Their actions are not recorded: the lab's log holds the real nodes' alone.
-func startRogue(t *testing.T, l *lab.Lab, count int, answers ...string) {
+// startRogue connects count emulated nodes named prefix and a number (the lab's own prefix: its
+// first count nodes) to the region's provisioning broker with the region's provisioning.jwt,
+// answering only the actions named, at once. Their actions are not recorded: the lab's log
+// holds the real nodes' alone.
+func startRogue(t *testing.T, l *lab.Lab, prefix string, count int, answers ...string) {
 	t.Helper()
 	info := l.Info().Regions[region]
 	jwt, err := os.ReadFile(info.ProvisioningJWT)
@@ -81,10 +82,10 @@ func startRogue(t *testing.T, l *lab.Lab, count int, answers ...string) {
 	f, err := emulated.Start(context.Background(), emulated.Config{
 		BrokerURL: info.BrokerURL,
 		Region:    region,
-		Prefix:    info.EmulatedPrefix,
+		Prefix:    prefix,
 		Count:     count,
 		JWT:       strings.TrimSpace(string(jwt)),
-		Faults:    faults.NewSet(faults.Rule{Select: faults.Selector{Glob: info.EmulatedPrefix + "*"}, Fault: faults.Fault{Only: answers}}),
+		Faults:    faults.NewSet(faults.Rule{Select: faults.Selector{Glob: prefix + "*"}, Fault: faults.Fault{Only: answers}}),
 	})
 	if err != nil {
 		t.Fatalf("start the rogue: %v", err)
