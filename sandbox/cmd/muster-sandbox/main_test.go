@@ -128,7 +128,7 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 		}
 	}
 
-	out, err := exec.CommandContext(ctx, bin, "report", "--dir", dir).Output()
+	out, err := exec.CommandContext(ctx, bin, "report", "--dir", dir, "--json").Output()
 	if err != nil {
 		t.Fatalf("report: %v", err)
 	}
