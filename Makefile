@@ -128,7 +128,8 @@ lint: $(STATICCHECK)
 # members and one cluster-mode muster-edge per region with the sample helper, with live
 # progress, a summary and the sandbox report; the cluster keeps running (commands to try are
 # printed) until Ctrl-C stops every process.
-# RUNDIR (default: a fresh temporary directory) keeps the lab, the logs and the report;
+# RUNDIR (default: a fresh temporary directory) keeps the lab, the logs and the report, some
+# hundreds of MB: the run ends saying where, how much, and the rm -rf that removes it;
 # RUNFLAGS go to `muster-sandbox run` (e.g. RUNFLAGS='--emulated 1000 --exit', '--exit --failover').
 RUNDIR ?=
 RUNFLAGS ?=

@@ -138,7 +138,8 @@ func TestLoad_RefusesBadValuesNamingTheKey(t *testing.T) {
 		{"cert without key", []string{"--tls-cert", "/etc/hosts"}, "", "tls.cert and tls.key: give both or neither"},
 		{"missing key file", []string{"--tls-cert", "/etc/hosts", "--tls-key", "/nonexistent/key.pem"}, "", "tls.key: stat /nonexistent/key.pem"},
 		{"client certs without CA", []string{"--auth-client-certs"}, "", "auth.client_certs: needs tls.cert"},
-		{"unknown key in file", nil, "lease:\n  tll: 30s\n", "unknown key(s) lease.tll"},
+		{"unknown key in file", nil, "lease:\n  tll: 30s\n", "unknown key(s) lease.tll (did you mean lease.ttl?)"},
+		{"unknown key at the wrong level", nil, "ttl: 30s\n", "unknown key(s) ttl (did you mean lease.ttl?)"},
 		{"bad log level", []string{"--log-level", "loud"}, "", `log.level: "loud" is not debug`},
 		{"history zero", []string{"--ledger-history-length", "0"}, "", "ledger.history_length: 0 is outside"},
 	}

@@ -44,7 +44,7 @@ func TestLoad_WarnsOfWhatIsInsecureButAllowed(t *testing.T) {
 	for _, want := range []string{
 		"auth.insecure: the edge API takes requests without any credential",
 		"raft.tls: off while raft.bind 0.0.0.0:7000 is not a loopback address",
-		"MUSTER_LEASE_TLL: not a setting, ignored",
+		"MUSTER_LEASE_TLL: not a setting, ignored (did you mean MUSTER_LEASE_TTL?)",
 		"--auth-admin-token: the admin token given as a flag shows in ps",
 	} {
 		if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, want) }) {

@@ -52,5 +52,8 @@ func unknownKeys(s *settings.Schema, src *settings.Source) error {
 		return nil
 	}
 	sort.Strings(bad)
+	for i, k := range bad {
+		bad[i] = k + s.SuggestKey(k)
+	}
 	return fmt.Errorf("config file %s: unknown key(s) %s", src.File, strings.Join(bad, ", "))
 }

@@ -61,7 +61,7 @@ func unknownVariables(environ []string) []string {
 	var out []string
 	for _, name := range s.Variables(environ, edgeEnvPrefix) {
 		if _, ok := s.KeyOfVariable(name); !ok && name != EnvName(FlagConfig) {
-			out = append(out, fmt.Sprintf("%s: not a setting, ignored", name))
+			out = append(out, fmt.Sprintf("%s: not a setting, ignored%s", name, s.SuggestVariable(name)))
 		}
 	}
 	return out

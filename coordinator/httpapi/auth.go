@@ -60,8 +60,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, admin bool) (
 		writeError(w, http.StatusForbidden, api.CodeForbidden, "an edge token does not open the admin API", "")
 		return binding{}, false
 	}
+	// A missing token and a wrong one are told apart: the fix differs (send one; send the right one).
+	msg := "the admin API needs the admin bearer token: the request carries none"
+	if tok != "" {
+		msg = "the bearer token is not the admin token (auth.admin_token) of this member"
+	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="muster-admin"`)
-	writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "the admin API needs the admin bearer token", "")
+	writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, msg, "")
 	return binding{}, false
 }
 

@@ -151,8 +151,8 @@ func TestBadInput_EveryEndpointRefusesAndLeavesTheLedgerAlone(t *testing.T) {
 		{"edge with a wrong token", post, api.PathAcquire, "not-the-edge-token", `{"edge":"e1","region":"ams","max_nodes":1}`, 401, api.CodeUnauthorized, "not a valid edge token"},
 		{"edge with the admin token", post, api.PathReport, adminToken, `{` + good + `,` + result + `}`, 401, api.CodeUnauthorized, "not a valid edge token"},
 		{"admin with the edge token", post, api.PathPause, edgeToken, `{}`, 403, api.CodeForbidden, "edge token does not open the admin API"},
-		{"admin without token", get, api.PathStatus, "", ``, 401, api.CodeUnauthorized, "admin bearer token"},
-		{"admin read with a wrong token", get, api.PathNodes, "guess", ``, 401, api.CodeUnauthorized, "admin bearer token"},
+		{"admin without token", get, api.PathStatus, "", ``, 401, api.CodeUnauthorized, "needs the admin bearer token: the request carries none"},
+		{"admin read with a wrong token", get, api.PathNodes, "guess", ``, 401, api.CodeUnauthorized, "the bearer token is not the admin token (auth.admin_token)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

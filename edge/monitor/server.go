@@ -2,8 +2,9 @@
 
 // Package monitor serves an edge's operational endpoints: /metrics (Prometheus), /healthz (the
 // process answers), /readyz (the edge is running: subscribed and dispatching, and every check
-// passes, such as the coordinators accepting its credential), and the operator's POST /pause and
-// /resume, which need the pause token as a bearer credential.
+// passes, such as the coordinators accepting its credential; with the pause, its own and the
+// coordinators'), GET /pause, and the operator's POST /pause and /resume, which need the pause
+// token as a bearer credential.
 package monitor
 
 import (
@@ -14,12 +15,20 @@ import (
 	"strings"
 )
 
-// Edge is what the endpoints read and steer.
+// Edge is what the endpoints read and steer: Paused is the operator's pause through these
+// endpoints, ClusterPaused the coordinators' (always false standalone).
 type Edge interface {
 	Ready() bool
 	Paused() bool
+	ClusterPaused() bool
 	Pause()
 	Resume()
+}
+
+// pauseState is what the endpoints say of the pause: paused while either holds, and which.
+func pauseState(e Edge) map[string]any {
+	here, cluster := e.Paused(), e.ClusterPaused()
+	return map[string]any{"paused": here || cluster, "paused_here": here, "paused_by_coordinator": cluster}
 }
 
 // Check is a readiness condition besides the edge's own: an error says why the edge is not ready.
@@ -45,18 +54,21 @@ func Handler(e Edge, metrics http.Handler, token string, checks ...Check) http.H
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"ready": true, "paused": e.Paused()})
+		body := pauseState(e)
+		body["ready"] = true
+		writeJSON(w, http.StatusOK, body)
 	})
 	mux.HandleFunc("GET /pause", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"paused": e.Paused()})
+		writeJSON(w, http.StatusOK, pauseState(e))
 	})
 	mux.HandleFunc("POST /pause", guarded(token, func(w http.ResponseWriter, _ *http.Request) {
 		e.Pause()
-		writeJSON(w, http.StatusOK, map[string]any{"paused": true})
+		writeJSON(w, http.StatusOK, pauseState(e))
 	}))
+	// A resume here lifts only this edge's pause: the answer says if the coordinators' holds.
 	mux.HandleFunc("POST /resume", guarded(token, func(w http.ResponseWriter, _ *http.Request) {
 		e.Resume()
-		writeJSON(w, http.StatusOK, map[string]any{"paused": false})
+		writeJSON(w, http.StatusOK, pauseState(e))
 	}))
 	return mux
 }

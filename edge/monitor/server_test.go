@@ -15,10 +15,11 @@ import (
 
 type fakeEdge struct{ ready, paused atomic.Bool }
 
-func (f *fakeEdge) Ready() bool  { return f.ready.Load() }
-func (f *fakeEdge) Paused() bool { return f.paused.Load() }
-func (f *fakeEdge) Pause()       { f.paused.Store(true) }
-func (f *fakeEdge) Resume()      { f.paused.Store(false) }
+func (f *fakeEdge) Ready() bool         { return f.ready.Load() }
+func (f *fakeEdge) Paused() bool        { return f.paused.Load() }
+func (f *fakeEdge) ClusterPaused() bool { return false }
+func (f *fakeEdge) Pause()              { f.paused.Store(true) }
+func (f *fakeEdge) Resume()             { f.paused.Store(false) }
 
 func call(t *testing.T, h http.Handler, method, path, token string) (int, string) {
 	t.Helper()

@@ -249,3 +249,48 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// visibleJS(id) is whether the element takes room on the page, as a person sees it.
+const visibleJS = `((id) => { const e = document.getElementById(id); return !!e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden'; })`
+
+// TestStatusPage_ShowsOnlyTheLoginUntilLoggedInAndEveryColumnFits: before a token is given the
+// page shows the login form alone (no board, no "served by ?", no "running", no "log out");
+// logged in, in the suite's 1400 px window, the nodes-per-region table shows its last column
+// inside its section.
+func TestStatusPage_ShowsOnlyTheLoginUntilLoggedInAndEveryColumnFits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium and a coordinator process")
+	}
+	c, _ := startCluster(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	register(ctx, t, c.client(edgeToken), "eu-west-longer-region-name", 3)
+	m := c.Members()[0]
+	b := newBrowser(t)
+	b.do("open the page", 30*time.Second, chromedp.Navigate(m.API+"/status/"), chromedp.WaitVisible(chromedp.CSS("#login")))
+	b.screenshot("before-login")
+	for _, id := range []string{"board", "summary", "logout", "pause"} {
+		if v := b.eval(visibleJS + "(" + js(id) + ")"); v != "false" {
+			t.Errorf("#%s is shown before login", id)
+		}
+	}
+	b.do("log in", 20*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#token"), adminToken), chromedp.Click(chromedp.CSS("#login-button")),
+		chromedp.WaitVisible(chromedp.CSS("#board")))
+	b.waitJS("the region's counts", fmt.Sprintf(`%s('eu-west-longer-region-name','total') === '3'`, countJS), 30*time.Second)
+	b.screenshot("regions-at-1400px")
+	if v := b.eval(`String(window.innerWidth)`); v != "1400" {
+		t.Logf("window is %s px wide", v)
+	}
+	fits := b.eval(`(() => {
+		const sec = document.querySelector('#regions').closest('section');
+		const cells = document.querySelectorAll('#regions thead th');
+		const last = cells[cells.length - 1].getBoundingClientRect();
+		const box = sec.getBoundingClientRect();
+		return last.right <= box.right - 1 && sec.scrollWidth <= sec.clientWidth ? 'fits' :
+			'last column ' + last.left.toFixed(0) + '..' + last.right.toFixed(0) + ' px, section ' + box.left.toFixed(0) + '..' + box.right.toFixed(0) + ' px (scroll width ' + sec.scrollWidth + ', client ' + sec.clientWidth + ')';
+	})()`)
+	if fits != "fits" {
+		t.Errorf("the nodes-per-region table does not fit its section at 1400 px: %s", fits)
+	}
+}

@@ -71,10 +71,11 @@ func (m *member) bind(t *testing.T, token string) {
 // ready is an edge that is running: readiness then rests on the monitor's checks.
 type ready struct{}
 
-func (ready) Ready() bool  { return true }
-func (ready) Paused() bool { return false }
-func (ready) Pause()       {}
-func (ready) Resume()      {}
+func (ready) Ready() bool         { return true }
+func (ready) Paused() bool        { return false }
+func (ready) ClusterPaused() bool { return false }
+func (ready) Pause()              {}
+func (ready) Resume()             {}
 
 func readyz(t *testing.T, h http.Handler) (int, map[string]any) {
 	t.Helper()

@@ -48,7 +48,7 @@ func (r *runner) hints() {
 		r.say("   curl -s %s/metrics | grep -E '^(choria_provisioner|muster_edge)_'    # the %s edge", e.Monitor, e.region)
 	}
 	r.say("   tail -f %s", filepath.Join(o.Dir, EdgeLogName(o.Regions[0])))
-	r.say("   %s report --dir %s | less", cmd, filepath.Join(o.Dir, LabDirName))
+	r.say("   %s report --dir %s    # what the nodes received, in short (--json: every node)", cmd, filepath.Join(o.Dir, LabDirName))
 	r.say("   the lab for any Choria client: %s", r.lab.InfoFile())
 	r.say("Press Ctrl-C to stop the edges, the coordinators, the nodes and the brokers.")
 }

@@ -83,6 +83,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	runErr := r.run(ctx)
 	stopErr := r.stop()
+	r.sayLeftBehind()
 	return r.res, errors.Join(runErr, stopErr)
 }
 
@@ -127,6 +128,10 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	r.res.Summarised = true
+	if sum.pendingCount() > 0 {
+		sum.Pending = r.pending(ctx)
+		r.res.Summary = sum
+	}
 	sum.Print(r.o.Out)
 	if b, err := json.MarshalIndent(sum.Report, "", "  "); err == nil {
 		_ = os.WriteFile(filepath.Join(o.Dir, ReportName), b, 0o644)

@@ -192,10 +192,13 @@ func TestRun_ReachesThePlanSurvivesTheLeadersDeathAndLeavesNoProcess(t *testing.
 
 	text := out.String()
 	for _, want := range []string{"== done after", "healthy nodes: 24 of 24 provisioned", "steady rate", "eu discovered", "us leased", "eu provisioned", "us failed", "leader c",
-		"REGION", "double_provisioned", "== failover: kill -9", "new leader", "resume through the new leader", "none is left"} {
+		"REGION", "double_provisioned", "== failover: kill -9", "new leader", "resume through the new leader", "none is left", "rm -rf " + dir} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
+	}
+	if s.pendingCount() > 0 && (!strings.Contains(text, "still pending in the ledger") || len(s.Pending) == 0) {
+		t.Errorf("the ledger holds %d nodes waiting or leased at the summary, which does not name them (%v):\n%s", s.pendingCount(), s.Pending, text)
 	}
 	if strings.Contains(text, "\x1b[") {
 		t.Errorf("non-terminal output has escape sequences:\n%q", text)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -34,6 +35,9 @@ type Summary struct {
 	// Missing and Unexpected come from the last evaluation (see status).
 	Missing    []string
 	Unexpected []string
+	// Pending names the nodes the ledger still has waiting or leased, with their attempts: a
+	// failed node is offered again until the coordinator abandons it, after the plan counts it.
+	Pending []string
 	// Outcomes is the edges' muster_edge_results_total by outcome, summed over the regions.
 	Outcomes map[string]int64
 	// Regions is each region's plan, ledger and edge, in the order of the run's regions.
@@ -69,8 +73,12 @@ func (s Summary) Print(w io.Writer) {
 	if !s.Done {
 		state = "NOT done"
 	}
-	fmt.Fprintf(w, "\n== %s after %s: %d nodes, %d provisioned, %.0f nodes/min over the whole run (faulty nodes and upgrades included)\n", state,
-		s.Elapsed.Round(100*time.Millisecond), s.Nodes, s.Report.Totals.Provisioned, s.NodesPerMinute())
+	pending := ""
+	if n := s.pendingCount(); n > 0 {
+		pending = fmt.Sprintf("; %d nodes still pending (listed below)", n)
+	}
+	fmt.Fprintf(w, "\n== %s after %s: %d nodes, %d provisioned, %.0f nodes/min over the whole run (faulty nodes and upgrades included)%s\n", state,
+		s.Elapsed.Round(100*time.Millisecond), s.Nodes, s.Report.Totals.Provisioned, s.NodesPerMinute(), pending)
 	fmt.Fprintf(w, "   %s\n\n", s.healthyLine())
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -108,6 +116,7 @@ func (s Summary) Print(w io.Writer) {
 
 	list(w, "still missing", s.Missing)
 	list(w, "unexpected", s.Unexpected)
+	s.printPending(w)
 	for _, d := range s.Report.DoubleProvisioned {
 		fmt.Fprintf(w, "double provisioned: %s (episode %d) by %v\n", d.Node, d.Episode, d.Callers)
 	}
@@ -146,5 +155,40 @@ func list(w io.Writer, what string, items []string) {
 			break
 		}
 		fmt.Fprintf(w, "  %s\n", it)
+	}
+}
+
+// pendingCount is how many nodes the ledger still has waiting or leased.
+func (s Summary) pendingCount() int {
+	n := 0
+	for _, r := range s.Regions {
+		n += r.Ledger[api.StateWaiting] + r.Ledger[api.StateLeased]
+	}
+	return n
+}
+
+// printPending says, per region, what the ledger has not settled yet, and names those nodes.
+func (s Summary) printPending(w io.Writer) {
+	if s.pendingCount() == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nstill pending in the ledger (%d nodes): a failed node is offered again until its last attempt, then abandoned\n", s.pendingCount())
+	for _, r := range s.Regions {
+		var parts []string
+		for _, st := range []api.NodeState{api.StateWaiting, api.StateLeased} {
+			if n := r.Ledger[st]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, st))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "  %s: %s\n", r.Name, strings.Join(parts, ", "))
+		}
+	}
+	for i, p := range s.Pending {
+		if i == maxListed {
+			fmt.Fprintf(w, "  ... and %d more\n", len(s.Pending)-maxListed)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", p)
 	}
 }

@@ -85,3 +85,25 @@ func TestSummary_ClosingLineWithoutASteadyRate(t *testing.T) {
 		}
 	}
 }
+
+// TestSummary_DoneSaysWhatIsStillPending: a run is done when every node reached its planned
+// end, but a failed node goes on being retried until the coordinator abandons it: the summary
+// does not read as if nothing were left; it says which nodes are still waiting or leased.
+func TestSummary_DoneSaysWhatIsStillPending(t *testing.T) {
+	s := Summary{Done: true, Elapsed: time.Minute, Nodes: 44, Regions: []RegionSummary{
+		{Name: "eu", Nodes: 22, Ledger: map[api.NodeState]int{api.StateProvisioned: 17, api.StateWaiting: 1}},
+		{Name: "us", Nodes: 22, Ledger: map[api.NodeState]int{api.StateProvisioned: 17, api.StateWaiting: 1, api.StateLeased: 1}},
+	}}
+	var b bytes.Buffer
+	s.Print(&b)
+	text := b.String()
+	first := strings.TrimSpace(strings.SplitN(strings.TrimLeft(text, "\n"), "\n", 2)[0])
+	if !strings.Contains(first, "3 nodes still pending") {
+		t.Errorf("the closing line %q does not say 3 nodes are still pending", first)
+	}
+	for _, want := range []string{"eu: 1 waiting", "us: 1 waiting, 1 leased"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -40,9 +40,18 @@ func adminCommand(cmd *cobra.Command, check func(args []string) error, run func(
 		}
 		ctx, cancel := o.context(cmd)
 		defer cancel()
-		return run(adminCall{ctx: ctx, client: c, cmd: cmd, args: args, json: o.json})
+		return explainRefusal(run(adminCall{ctx: ctx, client: c, cmd: cmd, args: args, json: o.json}))
 	}
 	return cmd
+}
+
+// explainRefusal adds to a refused token what to check: the command always sends one (it
+// refuses to start without), so a 401 means the one it sent is not the members'.
+func explainRefusal(err error) error {
+	if api.IsCode(err, api.CodeUnauthorized) {
+		return fmt.Errorf("%w\ncheck the token this command sent (--admin-token, else %s): it must be the members' auth.admin_token", err, envAdminToken)
+	}
+	return err
 }
 
 // showing is the run of a command that asks for one answer and prints it.

@@ -4,8 +4,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +86,89 @@ func TestServe_ABusyAPIPortWritesNoState(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(dir); !os.IsNotExist(err) {
 		t.Errorf("the data directory was written before the API port was found busy: %v %v", entries, err)
+	}
+}
+
+// TestAdminCommands_AWrongTokenIsToldApartFromAMissingOne: a token the members do not take is
+// not reported as a missing one: the message says the token was refused and what to check.
+func TestAdminCommands_AWrongTokenIsToldApartFromAMissingOne(t *testing.T) {
+	url := inProcessMember(t)
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", "")
+	_, _, missing := runCLI(t, "status", "--addr", url)
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", "not-the-admin-token")
+	code, _, wrong := runCLI(t, "status", "--addr", url)
+	if code != 1 || wrong == missing {
+		t.Fatalf("a wrong token: exit %d, %q; a missing one: %q; want exit 1 and two messages", code, wrong, missing)
+	}
+	for _, want := range []string{"not the admin token", "MUSTER_AUTH_ADMIN_TOKEN", "--admin-token", "auth.admin_token"} {
+		if !strings.Contains(wrong, want) {
+			t.Errorf("a wrong token's message %q lacks %q", wrong, want)
+		}
+	}
+	if strings.Contains(wrong, "not-the-admin-token") {
+		t.Errorf("the message shows the token: %q", wrong)
+	}
+}
+
+// servedMember runs `serve` in this process for one bootstrapping member and returns its API
+// base URL and its log; it stops with the test.
+func servedMember(t *testing.T) (string, *testkit.LogBuffer) {
+	t.Helper()
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", e2eAdminToken)
+	t.Setenv("MUSTER_AUTH_EDGE_TOKENS", e2eEdgeToken)
+	api := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	logs := &testkit.LogBuffer{}
+	root := newRootCmd(io.Discard, logs)
+	root.SetArgs([]string{"serve", "--node-id", "c1", "--data-dir", filepath.Join(t.TempDir(), "c1"), "--bootstrap",
+		"--raft-bind", fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)), "--http-bind", api})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	url := "http://" + api
+	waitReady(t, url)
+	return url, logs
+}
+
+// TestServe_LogLinesNameTheMemberOnce: every line of a member's log names it once, not
+// "member=c1 member=c1".
+func TestServe_LogLinesNameTheMemberOnce(t *testing.T) {
+	_, logs := servedMember(t)
+	text := logs.String()
+	if !strings.Contains(text, "member=c1") {
+		t.Fatalf("the log does not name the member:\n%s", text)
+	}
+	for line := range strings.Lines(text) {
+		if strings.Count(line, "member=c1") > 1 {
+			t.Errorf("a line names the member twice: %s", line)
+		}
+	}
+}
+
+// TestServe_TheRootSendsABrowserToTheStatusPage: `/` on a member redirects to /status/ (a
+// person types the member's address), while an unknown path stays a 404.
+func TestServe_TheRootSendsABrowserToTheStatusPage(t *testing.T) {
+	url, _ := servedMember(t)
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/status/" {
+		t.Fatalf("GET /: %d Location %q; want 302 to /status/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err = hc.Get(url + "/nothing-here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /nothing-here: %d, want 404", resp.StatusCode)
 	}
 }

@@ -41,7 +41,7 @@ func newEventsCmd() *cobra.Command {
 			ctx = a.cmd.Context() // until interrupted: --timeout bounds single answers
 		}
 		enc := json.NewEncoder(a.cmd.OutOrStdout())
-		return a.client.Events(ctx, from, api.EventFilter{Region: region, State: api.NodeState(state)}, follow, func(e api.Event) error {
+		err := a.client.Events(ctx, from, api.EventFilter{Region: region, State: api.NodeState(state)}, follow, func(e api.Event) error {
 			if e.Kind == api.EventReset {
 				// A JSON line is easy to miss in a terminal, or for a script that reads only
 				// transitions: the person is told too.
@@ -49,6 +49,11 @@ func newEventsCmd() *cobra.Command {
 			}
 			return enc.Encode(e)
 		})
+		if follow && a.cmd.Context().Err() != nil {
+			// An interrupt is how --follow ends: not a failure.
+			return nil
+		}
+		return err
 	})
 	cmd.Flags().BoolVar(&follow, "follow", false, "wait for new events until interrupted")
 	cmd.Flags().StringVar(&after, "after", "", "start after this Raft index or event id (INDEX or INDEX.POS)")

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -36,5 +39,52 @@ func TestEventsCommand_SaysPlainlyThatEventsWereMissed(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "missed events") || !strings.Contains(errOut, "900.0") || !strings.Contains(errOut, "nodes") {
 		t.Fatalf("stderr does not say events were missed, from where, and what to do:\n%s", errOut)
+	}
+}
+
+// TestEventsCommand_FollowEndsQuietlyOnAnInterrupt: Ctrl-C is how `events --follow` ends, so
+// it exits 0 with nothing on stderr, not "context canceled" and 1.
+func TestEventsCommand_FollowEndsQuietlyOnAnInterrupt(t *testing.T) {
+	streaming := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "id: 7.0\nevent: transition\ndata: {\"index\":7,\"pos\":0,\"kind\":\"transition\",\"identity\":\"n1\",\"region\":\"eu\",\"to\":\"waiting\",\"at\":\"2030-01-01T00:00:00Z\"}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case streaming <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // a follow waits for more until the reader goes
+	}))
+	defer srv.Close()
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", "t")
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := runCLI(t, "events", "--follow", "--addr", srv.URL)
+		done <- result{code, out, errOut}
+	}()
+	select {
+	case <-streaming:
+	case r := <-done:
+		t.Fatalf("events --follow ended before the interrupt: exit %d\n%s%s", r.code, r.out, r.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("events --follow never read the stream")
+	}
+	// The command listens for SIGINT from its start (run's signal.NotifyContext), before it
+	// connects: the signal reaches it, not the test binary's default handler.
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.code != 0 || r.err != "" || !strings.Contains(r.out, `"identity":"n1"`) {
+			t.Fatalf("events --follow after Ctrl-C: exit %d, stderr %q, stdout %q; want 0, nothing on stderr and the event", r.code, r.err, r.out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("events --follow did not end on SIGINT")
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/user"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,12 +29,18 @@ func newOperatorCmds() []*cobra.Command {
 
 func newOperatorCmd(verb, use, short string, region bool) *cobra.Command {
 	req := api.OperatorRequest{Verb: verb}
+	var newRegion bool
+	long := short + ".\nEach node a lease holds or fences, an unknown node and one the verb would not change is refused by\n" +
+		"name and the others are acted on; the exit status is 1 when any was refused. Every action is in the\n" +
+		"node's history and the ledger's audit with --by (default: user@host)."
+	if region {
+		long += "\nThe region must hold a node already, so a mistyped name is refused with the regions the ledger\n" +
+			"knows; --new-region moves the nodes to a region that has none yet."
+	}
 	cmd := adminCommand(&cobra.Command{
 		Use:   use,
 		Short: short,
-		Long: short + ".\nEach node a lease holds or fences, an unknown node and one the verb would not change is refused by\n" +
-			"name and the others are acted on; the exit status is 1 when any was refused. Every action is in the\n" +
-			"node's history and the ledger's audit with --by (default: user@host).",
+		Long:  long,
 	}, func(args []string) error {
 		req.Nodes = args
 		if region {
@@ -45,6 +54,11 @@ func newOperatorCmd(verb, use, short string, region bool) *cobra.Command {
 		}
 		return req.Validate()
 	}, func(a adminCall) error {
+		if region && !newRegion {
+			if err := knownRegion(a, req.Region); err != nil {
+				return err
+			}
+		}
 		resp, err := a.client.Operate(a.ctx, req)
 		if err != nil {
 			return err
@@ -59,7 +73,28 @@ func newOperatorCmd(verb, use, short string, region bool) *cobra.Command {
 	})
 	cmd.Flags().StringVar(&req.By, "by", "", "who asks, for the history and the audit (default: user@host)")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, for the history and the audit")
+	if region {
+		cmd.Flags().BoolVar(&newRegion, "new-region", false, "the region is meant to be new: no node is in it yet")
+	}
 	return cmd
+}
+
+// knownRegion refuses a region no node of the ledger is in: a move there is most likely a typo,
+// and the nodes would wait for an edge of a region nobody runs.
+func knownRegion(a adminCall, region string) error {
+	st, err := a.client.Status(a.ctx)
+	if err != nil {
+		return fmt.Errorf("read the regions the ledger knows: %w", err)
+	}
+	if _, ok := st.Regions[region]; ok {
+		return nil
+	}
+	known := slices.Sorted(maps.Keys(st.Regions))
+	names := "none"
+	if len(known) > 0 {
+		names = strings.Join(known, ", ")
+	}
+	return fmt.Errorf("move: no node is in region %q (regions the ledger knows: %s); check the name, or give --new-region to start a new region", region, names)
 }
 
 func printOperator(w io.Writer, verb string, r api.OperatorResponse) error {
@@ -67,7 +102,7 @@ func printOperator(w io.Writer, verb string, r api.OperatorResponse) error {
 		fmt.Fprintf(w, "%s: %s\n", verb, id)
 	}
 	for _, rj := range r.Rejected {
-		fmt.Fprintf(w, "refused %s: %s\n", rj.Identity, oneLine(rj.Reason))
+		fmt.Fprintf(w, "refused %s: %s\n", rj.Identity, api.Printable(rj.Reason))
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func TestOperatorCommands_BanMoveForgetThroughTheCLI(t *testing.T) {
 	if code, out, stderr := runCLI(t, "nodes", "--addr", url, "--state", "banned"); code != 0 || !strings.Contains(out, "a.eu") || strings.Contains(out, "b.eu") {
 		t.Fatalf("nodes --state banned: exit %d\n%s%s", code, out, stderr)
 	}
-	if code, out, stderr := runCLI(t, "move", "--addr", url, "--by", "alice", "b.eu", "us"); code != 0 || node("b.eu").Region != "us" {
+	if code, out, stderr := runCLI(t, "move", "--addr", url, "--by", "alice", "--new-region", "b.eu", "us"); code != 0 || node("b.eu").Region != "us" {
 		t.Fatalf("move: exit %d\n%s%s", code, out, stderr)
 	}
 	if code, out, stderr := runCLI(t, "unban", "--addr", url, "a.eu"); code != 0 || node("a.eu").State != api.StateWaiting {
@@ -80,5 +80,41 @@ func TestEventsCommand_PrintsJSONLines(t *testing.T) {
 	}
 	if code, out, _ := runCLI(t, "events", "--addr", url); code != 0 || len(strings.Split(strings.TrimSpace(out), "\n")) != 3 {
 		t.Fatalf("events: exit %d\n%s", code, out)
+	}
+}
+
+// TestMoveCommand_RefusesARegionNoNodeIsIn: a mistyped region is refused, naming the regions
+// the ledger knows, and nothing moves; --new-region says the region is meant to be new.
+func TestMoveCommand_RefusesARegionNoNodeIsIn(t *testing.T) {
+	url := inProcessMember(t)
+	t.Setenv("MUSTER_AUTH_ADMIN_TOKEN", e2eAdminToken)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	edge, _ := api.NewClient([]string{url}, api.WithToken(e2eEdgeToken))
+	for _, r := range []string{"eu", "us"} {
+		if _, err := edge.Register(ctx, api.RegisterRequest{Region: r, Edge: "edge-" + r, Nodes: []api.RegisterNode{{Identity: "a." + r}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin, _ := api.NewClient([]string{url}, api.WithToken(e2eAdminToken))
+	region := func(id string) string {
+		n, err := admin.Node(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Region
+	}
+	code, out, stderr := runCLI(t, "move", "--addr", url, "a.eu", "uss")
+	if code != 1 || !strings.Contains(stderr, `"uss"`) || !strings.Contains(stderr, "eu, us") || !strings.Contains(stderr, "--new-region") {
+		t.Fatalf("move to a region no node is in: exit %d\n%s%s\nwant 1 naming the region, the known ones and --new-region", code, out, stderr)
+	}
+	if r := region("a.eu"); r != "eu" {
+		t.Fatalf("a refused move moved a.eu to %s", r)
+	}
+	if code, out, stderr := runCLI(t, "move", "--addr", url, "a.eu", "us"); code != 0 || region("a.eu") != "us" {
+		t.Fatalf("move to a known region: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := runCLI(t, "move", "--addr", url, "--new-region", "a.us", "ap"); code != 0 || region("a.us") != "ap" {
+		t.Fatalf("move --new-region: exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -152,7 +152,7 @@ func printNodes(w io.Writer, out api.NodesResponse) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "IDENTITY\tREGION\tSTATE\tATTEMPTS\tEDGE\tLEASE\tVERSION\tLAST ERROR")
 	for _, n := range out.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(api.Printable(n.InventoryVersion)), dash(oneLine(n.LastError)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(api.Printable(n.InventoryVersion)), dash(cell(n.LastError)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -178,7 +178,7 @@ func printNode(w io.Writer, n api.Node) error {
 	row("lease", dash(n.LeaseID)+" token "+fmt.Sprint(n.LeaseToken))
 	row("inventory version", dash(api.Printable(n.InventoryVersion)))
 	row("target version", dash(api.Printable(n.TargetVersion)))
-	row("last error", dash(oneLine(n.LastError)))
+	row("last error", dash(api.Printable(n.LastError)))
 	row("discovered", stamp(n.DiscoveredAt))
 	row("leased", stamp(n.LeasedAt))
 	row("finished", stamp(n.FinishedAt))
@@ -190,7 +190,7 @@ func printNode(w io.Writer, n api.Node) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tFROM\tTO\tREASON\tEDGE\tLEASE\tTOKEN\tERROR")
 	for _, h := range n.History {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", stamp(h.At), dash(string(h.From)), h.To, dash(api.Printable(h.Reason)), dash(h.Edge), dash(h.LeaseID), h.LeaseToken, dash(oneLine(h.Error)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", stamp(h.At), dash(string(h.From)), h.To, dash(api.Printable(h.Reason)), dash(h.Edge), dash(h.LeaseID), h.LeaseToken, dash(api.Printable(h.Error)))
 	}
 	return tw.Flush()
 }
@@ -216,8 +216,10 @@ func dash(s string) string {
 	return s
 }
 
-func oneLine(s string) string {
-	// A newline is escaped as every other control character: text a node sent is data.
+// cell is node text for a column of a table: escaped as api.Printable does (a newline too, as
+// every control character: text a node sent is data), and cut to keep the table readable. A
+// detail view prints api.Printable's whole text instead.
+func cell(s string) string {
 	s = api.Printable(s)
 	if len(s) > 120 {
 		return s[:117] + "..."

@@ -159,3 +159,28 @@ func TestNodesOutput_NodeTextCannotControlTheTerminal(t *testing.T) {
 		t.Fatalf("output does not show the node's text escaped:\n%s", b.String())
 	}
 }
+
+// TestNodeOutput_TheDetailViewPrintsTheWholeError: node's detail view and a refusal of an
+// operator verb print the whole (escaped) text, however long: the end of a refusal says when the
+// verb may be tried again. The nodes table may shorten its column.
+func TestNodeOutput_TheDetailViewPrintsTheWholeError(t *testing.T) {
+	long := "configure failed: " + strings.Repeat("the helper wrote a long explanation; ", 6) + "\x1b[2J and it ends HERE"
+	refusal := "inside go-choria's provisioning lock of edge-eu-1 (" + strings.Repeat("lock window held; ", 6) + "): retry forget after 2030-01-01T00:02:00Z"
+	n := api.Node{Identity: "n1", Region: "eu", State: api.StateWaiting, LastError: long,
+		History: []api.Transition{{To: api.StateWaiting, Error: long}}}
+	var b strings.Builder
+	if err := printNode(&b, n); err != nil {
+		t.Fatal(err)
+	}
+	want := api.Printable(long)
+	if got := strings.Count(b.String(), want); got != 2 {
+		t.Errorf("node shows the whole error %d times, want 2 (last error and history):\n%s", got, b.String())
+	}
+	b.Reset()
+	if err := printOperator(&b, api.VerbForget, api.OperatorResponse{Rejected: []api.RejectedResult{{Identity: "n1", Reason: refusal}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "retry forget after 2030-01-01T00:02:00Z") {
+		t.Errorf("the refusal lost when forget may be retried:\n%s", b.String())
+	}
+}

@@ -39,7 +39,7 @@ func printRetry(w io.Writer, r api.RetryResponse) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "IDENTITY\tREGION\tFROM\tATTEMPTS\tLAST ERROR")
 	for _, n := range r.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", n.Identity, n.Region, n.From, n.Attempts, dash(oneLine(n.LastError)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", n.Identity, n.Region, n.From, n.Attempts, dash(cell(n.LastError)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -50,7 +50,7 @@ func printRetry(w io.Writer, r api.RetryResponse) error {
 		fmt.Fprintf(w, "\nretried %d node(s): waiting, attempts reset\n", len(r.Nodes))
 	}
 	for _, s := range r.Skipped {
-		fmt.Fprintf(w, "skipped %s: %s\n", s.Identity, oneLine(s.Reason))
+		fmt.Fprintf(w, "skipped %s: %s\n", s.Identity, api.Printable(s.Reason))
 	}
 	if r.More {
 		_, err := fmt.Fprintln(w, "more: the region holds more such nodes than the limit; run it again")

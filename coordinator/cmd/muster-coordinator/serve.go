@@ -59,7 +59,10 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 
 // serve runs one member until ctx ends.
 func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
-	logger := newLogger(cfg.Log, stderr).With("member", cfg.NodeID)
+	// The core names the member on its own lines (coordinator.New), so it gets the logger
+	// without: a second With would print member=c1 twice.
+	base := newLogger(cfg.Log, stderr)
+	logger := base.With("member", cfg.NodeID)
 	logger.Info("starting", "raft", cfg.Raft.Advertise, "api", cfg.HTTP.Advertise, "data_dir", cfg.DataDir,
 		"bootstrap", cfg.Bootstrap, "bootstrap_expect", cfg.BootstrapExpect, "join", cfg.Join, "auth", cfg.Auth.String(), "lease_ttl", cfg.Lease.TTL,
 		"election_timeout", cfg.Raft.ElectionTimeout)
@@ -80,7 +83,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		return fmt.Errorf("listen %s (%s): %w", config.KeyHTTPBind, cfg.HTTP.Bind, err)
 	}
 	defer ln.Close()
-	core, err := openCore(cfg, raftTLS, memberHTTP, logger, reg)
+	core, err := openCore(cfg, raftTLS, memberHTTP, base, reg)
 	if err != nil {
 		return fmt.Errorf("start member %s: %w", cfg.NodeID, err)
 	}
@@ -166,6 +169,10 @@ func routes(cfg config.Config, core *coordinator.Service, memberHTTP *http.Clien
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", apiSrv)
 	mux.Handle(statuspage.Path, statuspage.Handler())
+	// A person who types a member's address gets its status page.
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, statuspage.Path, http.StatusFound)
+	})
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

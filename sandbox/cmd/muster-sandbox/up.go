@@ -154,11 +154,12 @@ func runUp(ctx context.Context, f *upFlags) error {
 }
 
 // printEdgeCommands writes each region's edge configuration, which runs the sample helper next
-// to this binary (make build puts both in bin/), and prints the muster-edge command that uses it.
+// to this binary (make build puts both in bin/) with PKI on (the real nodes need their
+// certificates to run after their restart), and prints the muster-edge command that uses it.
 func printEdgeCommands(out io.Writer, l *lab.Lab, binDir string, log *slog.Logger) {
 	helper := filepath.Join(binDir, edgefile.SampleHelper)
 	for _, r := range l.Regions() {
-		file, err := edgefile.Write(l, r.Name(), helper)
+		file, err := edgefile.Write(l, r.Name(), helper, edgefile.PKI())
 		if err != nil {
 			log.Warn("no edge configuration for the region", "region", r.Name(), "error", err)
 			continue

@@ -26,11 +26,27 @@ const (
 	SampleHelper = "muster-helper-sample"
 )
 
+// Option adds to the settings of one region.
+type Option func(r lab.RegionInfo, s map[string]any) error
+
+// PKI turns on features.pki: the edge asks each node for a CSR and the file's helper signs it
+// with the lab's CA, so a real node restarts into a configuration with its certificate (without
+// it, a real go-choria node exits after its restart). A lab region without a CA is refused.
+func PKI() Option {
+	return func(r lab.RegionInfo, s map[string]any) error {
+		if r.CA == "" || r.CAKey == "" {
+			return fmt.Errorf("features.pki: the lab region has no CA to sign its nodes' CSRs")
+		}
+		s["features.pki"] = true
+		return nil
+	}
+}
+
 // Settings returns the configuration keys that provision region of the lab info describes with
 // nothing else to set up: the region's first client identity, token, broker password and JWT
-// signer, the updates repository, and the sample helper at helper, which must exist. Region ""
-// picks the lab's only region.
-func Settings(info lab.Info, region, helper string) (map[string]any, error) {
+// signer, the updates repository, and the sample helper at helper, which must exist; opts add to
+// them. Region "" picks the lab's only region.
+func Settings(info lab.Info, region, helper string, opts ...Option) (map[string]any, error) {
 	region, r, err := pick(info, region)
 	if err != nil {
 		return nil, err
@@ -65,6 +81,11 @@ func Settings(info lab.Info, region, helper string) (map[string]any, error) {
 		s["jwt_verify_cert"] = r.JWTSignerPublicKeyFile
 	} else {
 		s["jwt_verify_cert"] = r.JWTSignerPublicKey
+	}
+	for _, o := range opts {
+		if err := o(r, s); err != nil {
+			return nil, fmt.Errorf("lab %s: region %s: %w", info.Dir, region, err)
+		}
 	}
 	return s, nil
 }
@@ -109,8 +130,8 @@ func helperArgs(helper string, info lab.Info, r lab.RegionInfo) []string {
 }
 
 // Encode returns the configuration of region as the YAML file muster-edge reads.
-func Encode(info lab.Info, region, helper string) ([]byte, error) {
-	s, err := Settings(info, region, helper)
+func Encode(info lab.Info, region, helper string, opts ...Option) ([]byte, error) {
+	s, err := Settings(info, region, helper, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -141,11 +162,12 @@ func nest(flat map[string]any) map[string]any {
 	return out
 }
 
-// Write writes the configuration of region of the running lab l to DIR/REGION/edge.yaml, readable
-// by its owner alone (it holds the provisioning token and password), and returns its path.
-func Write(l *lab.Lab, region, helper string) (string, error) {
+// Write writes the configuration of region of the running lab l (with opts) to
+// DIR/REGION/edge.yaml, readable by its owner alone (it holds the provisioning token and
+// password), and returns its path.
+func Write(l *lab.Lab, region, helper string, opts ...Option) (string, error) {
 	info := l.Info()
-	body, err := Encode(info, region, helper)
+	body, err := Encode(info, region, helper, opts...)
 	if err != nil {
 		return "", err
 	}

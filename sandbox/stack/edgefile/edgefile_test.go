@@ -194,3 +194,24 @@ func TestEncode_EnvironmentAndFlagsOverTheFile(t *testing.T) {
 		}
 	}
 }
+
+// TestEncode_PKISignsWithTheLabsCA: with PKI the file turns features.pki on, whose CSRs its
+// helper signs with the lab's CA; a lab region without a CA is refused, naming what is missing.
+func TestEncode_PKISignsWithTheLabsCA(t *testing.T) {
+	info, helper := testLab(t, "eu")
+	if _, err := edgefile.Encode(info, "eu", helper, edgefile.PKI()); err == nil || !strings.Contains(err.Error(), "no CA") {
+		t.Fatalf("PKI without a CA: %v", err)
+	}
+	r := info.Regions["eu"]
+	r.CA, r.CAKey = filepath.Join(info.Dir, "ca.pem"), filepath.Join(info.Dir, "ca-key.pem")
+	info.Regions["eu"] = r
+	body, err := edgefile.Encode(info, "eu", helper, edgefile.PKI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pki: true", "--ca " + r.CA, "--ca-key " + r.CAKey} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the file lacks %q:\n%s", want, body)
+		}
+	}
+}
