@@ -30,7 +30,7 @@ func startExpectThree(t *testing.T) (*e2eCluster, string) {
 	c := &e2eCluster{t: t, bin: buildBinary(t), dir: t.TempDir(), serveArgs: expectArgs()}
 	t.Cleanup(c.stopAll)
 	for _, id := range []string{"c1", "c2", "c3"} {
-		c.procs = append(c.procs, &proc{id: id, apiURL: c.freeAPIURL(), raft: fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))})
+		c.procs = append(c.procs, &proc{id: id, apiURL: c.freeAPIURL(), raft: fmt.Sprintf("127.0.0.1:%d", testkit.StablePort(t))})
 	}
 	for _, p := range c.procs {
 		c.launch(p, false, c.addrs(""))

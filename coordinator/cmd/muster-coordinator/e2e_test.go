@@ -73,10 +73,12 @@ func (c *e2eCluster) scheme() string {
 func (c *e2eCluster) start(id string, bootstrap bool, join string) *proc {
 	p := &proc{id: id}
 	// A port freed by freePort may be taken by another process before the member binds it:
-	// then the member exits at once and is started again on fresh ports.
+	// then the member exits at once and is started again on fresh ports. The Raft port, which a
+	// restart must bind again, lies below the ephemeral range (testkit.StablePort): an outgoing
+	// connection took one of that range while its member was down (TestE2E_ReadWithoutALeader...).
 	fresh := func() {
 		p.apiURL = c.freeAPIURL()
-		p.raft = fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(c.t))
+		p.raft = fmt.Sprintf("127.0.0.1:%d", testkit.StablePort(c.t))
 	}
 	fresh()
 	c.launchRetrying(p, bootstrap, join, fresh)
