@@ -74,6 +74,13 @@ func (r *registered) Acquire(ctx context.Context, max int, wait time.Duration) (
 	return g, err
 }
 
+// registrations is how many times id was registered.
+func (r *registered) registrations(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ids[id]
+}
+
 func (r *registered) count(prefix string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -206,7 +213,17 @@ func TestEdge_KnownNodesAreServedBeforeFirstSeenOnes(t *testing.T) {
 		}
 		return hostflow.Result{Outcome: hostflow.Provisioned}
 	})
-	e, _ := run(t, edge.Options{Site: "s", Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: f, Source: src})
+	// New nodes wait for their check, which answers here once the known node is registered
+	// again: the edge registers in concurrent calls, and without a check (as in production) the
+	// two could reach the source in either order.
+	check := func(ctx context.Context, id string) (bool, error) {
+		deadline := time.Now().Add(10 * time.Second)
+		for strings.HasPrefix(id, "a-new") && src.registrations("z-known") < 2 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // polling interval
+		}
+		return true, nil
+	}
+	e, _ := run(t, edge.Options{Site: "s", Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: f, Source: src, Check: check})
 	<-failedOnce
 	testkit.WaitFor(t, 10*time.Second, "z-known given back", func() bool { return src.Counts().Leased == 0 })
 	f.mu.Lock()
