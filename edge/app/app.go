@@ -174,7 +174,10 @@ func (a *App) build(ctx context.Context, o Options) error {
 	eo.LifecycleComponent, eo.LeaseMargin = cfg.LifecycleComponent, cfg.LeaseMargin
 	eo.Flow, eo.Source, eo.Finder, eo.Cluster = flow, source, a.finder, !cfg.Standalone()
 	eo.Metrics, eo.Logger, eo.OnResult, eo.Replay = a.Metrics, log, o.OnResult, replay
-	eo.Check, eo.NewPerSweep = a.answers, cfg.NewNodesPerSweep
+	eo.NewPerSweep = cfg.NewNodesPerSweep
+	if cfg.NewNodeCheckTimeout > 0 {
+		eo.Check = a.answers
+	}
 	eo.NewRate, eo.NewBurst = float64(cfg.NewNodesRate), cfg.NewNodesBurst
 	if a.journal != nil {
 		// Never a nil *journal.Journal in the interface: standalone has no journal at all.

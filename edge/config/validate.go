@@ -123,8 +123,8 @@ func (c *Config) validate() settings.Errors {
 	if c.DuplicateWindow < 0 || c.DuplicateWindow > MaxDuplicateWindow {
 		e.Add("duplicate_window", "%s is not between 0 and %s (every flow with a credential step waits it out under its lease)", c.DuplicateWindow, MaxDuplicateWindow)
 	}
-	if c.NewNodeCheckTimeout <= 0 || c.NewNodeCheckTimeout > MaxNewNodeCheckTimeout {
-		e.Add("new_node_check_timeout", "%s is not above 0 and at most %s", c.NewNodeCheckTimeout, MaxNewNodeCheckTimeout)
+	if c.NewNodeCheckTimeout < 0 || c.NewNodeCheckTimeout > MaxNewNodeCheckTimeout {
+		e.Add("new_node_check_timeout", "%s is not between 0 (no check) and %s", c.NewNodeCheckTimeout, MaxNewNodeCheckTimeout)
 	}
 	for _, n := range []struct {
 		key string
