@@ -3,14 +3,11 @@
 package testkit
 
 import (
-	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/seed96588659/muster/pkg/loopback"
 )
 
 // FreePort is a port on 127.0.0.1 nothing listens on right now, for a child process to bind.
@@ -26,37 +23,14 @@ func FreePort(t testing.TB) int {
 }
 
 // StablePort returns a free TCP port on 127.0.0.1 below the system's ephemeral range, for an
-// address a test must bind again after a restart (a member's Raft address, which the cluster's
-// configuration names): a port of that range is handed to any outgoing connection while its
-// owner is down, and the restart then finds it taken.
+// address a test must bind again after a restart (loopback.StableAddr says why).
 func StablePort(t testing.TB) int {
 	t.Helper()
-	low := ephemeralLow()
-	from := max(low-12000, 10000)
-	for range 200 {
-		port := from + rand.IntN(low-from)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		return port
+	port, err := loopback.StablePort()
+	if err != nil {
+		t.Fatalf("stable port: %v", err)
 	}
-	return FreePort(t)
-}
-
-// ephemeralLow is the first port of the system's ephemeral range (Linux's default when it
-// cannot be read).
-func ephemeralLow() int {
-	low := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
-				low = n
-			}
-		}
-	}
-	return low
+	return port
 }
 
 // Echo listens on 127.0.0.1 until the test ends and answers every connection with what it sends,

@@ -30,7 +30,7 @@ import (
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/sandbox/internal/loopback"
+	"github.com/seed96588659/muster/pkg/loopback"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 

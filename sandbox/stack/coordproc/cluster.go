@@ -15,7 +15,7 @@ import (
 
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/sandbox/internal/childproc"
-	"github.com/seed96588659/muster/sandbox/internal/loopback"
+	"github.com/seed96588659/muster/pkg/loopback"
 )
 
 // Defaults of Spec's zero durations.
@@ -157,11 +157,11 @@ func (c *Cluster) startNew(ctx context.Context, id, join string) (*Member, error
 	s := c.spec
 	var lastErr error
 	for range portTries {
-		apiAddr, err := loopback.Addr()
+		apiAddr, err := loopback.StableAddr()
 		if err != nil {
 			return nil, fmt.Errorf("member %s: %w", id, err)
 		}
-		raftAddr, err := loopback.Addr()
+		raftAddr, err := loopback.StableAddr()
 		if err != nil {
 			return nil, fmt.Errorf("member %s: %w", id, err)
 		}

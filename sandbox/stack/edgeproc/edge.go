@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/sandbox/internal/childproc"
-	"github.com/seed96588659/muster/sandbox/internal/loopback"
+	"github.com/seed96588659/muster/pkg/loopback"
 )
 
 // Spec is how to run one muster-edge in cluster mode.
@@ -49,7 +49,7 @@ type Edge struct {
 
 // New prepares (does not start) the edge of s on a free monitor port.
 func New(s Spec) (*Edge, error) {
-	port, err := loopback.Port()
+	port, err := loopback.StablePort()
 	if err != nil {
 		return nil, fmt.Errorf("edge %s: monitor port: %w", s.Identity, err)
 	}
