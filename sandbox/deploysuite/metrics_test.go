@@ -27,10 +27,10 @@ import (
 
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/pkg/api"
+	"github.com/seed96588659/muster/pkg/loopback"
 	"github.com/seed96588659/muster/pkg/testkit"
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
-	"github.com/seed96588659/muster/pkg/loopback"
 	"github.com/seed96588659/muster/sandbox/stack/edgefile"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
-	"github.com/seed96588659/muster/sandbox/internal/childproc"
 	"github.com/seed96588659/muster/pkg/loopback"
+	"github.com/seed96588659/muster/sandbox/internal/childproc"
 )
 
 // Defaults of Spec's zero durations.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed96588659/muster/sandbox/internal/childproc"
 	"github.com/seed96588659/muster/pkg/loopback"
+	"github.com/seed96588659/muster/sandbox/internal/childproc"
 )
 
 // Spec is how to run one muster-edge in cluster mode.
