@@ -44,7 +44,7 @@ func newChaosCommand() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.dir, "dir", "", "work directory (default: a new temporary one); kept when a check fails")
+	fl.StringVar(&f.dir, "dir", "", "work directory, made when missing and refused when not empty (default: a new temporary one, removed after a pass unless --keep); kept when a check fails")
 	fl.IntVar(&f.rounds, "rounds", 20, "rounds to run")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of every random choice (0: a random one, printed first)")
 	fl.IntVar(&f.emulated, "emulated", 300, "emulated nodes per region, provisioned again every round")
@@ -68,13 +68,8 @@ func runChaos(ctx context.Context, f *chaosFlags) error {
 	if err != nil {
 		return fmt.Errorf("flag --profile: %w", err)
 	}
-	dir := f.dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "muster-chaos-"); err != nil {
-			return err
-		}
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
+	dir, owned, err := chaosDir(f)
+	if err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -101,8 +96,34 @@ func runChaos(ctx context.Context, f *chaosFlags) error {
 	if err != nil {
 		return err
 	}
-	if !f.keep {
+	if owned && !f.keep {
 		return os.RemoveAll(dir)
 	}
 	return nil
+}
+
+// chaosDir is the run's work directory, absolute, and whether the run made it and so removes it
+// after a pass: a new temporary one, or the one --dir names, made when missing and refused when
+// it holds anything (the operator's files must never share a directory the run may remove, nor
+// an earlier run's logs mix with this one's).
+func chaosDir(f *chaosFlags) (string, bool, error) {
+	if f.dir == "" {
+		dir, err := os.MkdirTemp("", "muster-chaos-")
+		return dir, true, err
+	}
+	dir, err := filepath.Abs(f.dir)
+	if err != nil {
+		return "", false, fmt.Errorf("flag --dir: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("flag --dir: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", false, fmt.Errorf("flag --dir: %w", err)
+	}
+	if len(entries) > 0 {
+		return "", false, fmt.Errorf("flag --dir %s is not empty (it holds %s): name a new directory, or remove this one", dir, entries[0].Name())
+	}
+	return dir, false, nil
 }
