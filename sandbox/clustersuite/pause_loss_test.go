@@ -34,7 +34,11 @@ func (r slowRegion) start(t *testing.T, what string, inFlight func(edge.Stats) b
 	t.Helper()
 	slow := faults.NewSet(faults.Rule{Select: faults.Selector{Region: r.region, Glob: lab.EmulatedPrefix(r.region) + "*"}, Fault: faults.Fault{Delay: r.delay}})
 	l := startLab(t, lab.Options{Regions: []string{r.region}, Emulated: r.count, Faults: slow})
-	e := startEdge(t, l, edgeSpec{region: r.region, n: 1, tune: func(c *config.Config) { c.Workers, c.BatchSize = r.workers, r.workers }})
+	e := startEdge(t, l, edgeSpec{region: r.region, n: 1, tune: func(c *config.Config) {
+		c.Workers, c.BatchSize = r.workers, r.workers
+		// Its nodes answer the first-seen check's ping after delay too.
+		c.NewNodeCheckTimeout = r.delay + config.DefaultNewNodeCheckTimeout
+	}})
 	testkit.WaitFor(t, time.Minute, what, func() (bool, string) {
 		s := e.App.Edge.Stats()
 		return inFlight(s), fmt.Sprintf("%+v", s)
@@ -91,7 +95,7 @@ func TestCluster_OperatorPauseAndResume(t *testing.T) {
 	}
 }
 
-// firstTouch maps each node to the time it first received a choria_provision or rpcutil request.
+// firstTouch maps each node to the time it first received a request of a host flow.
 func firstTouch(t *testing.T, l *lab.Lab) map[string]time.Time {
 	t.Helper()
 	actions, err := recorder.ReadFile(l.ActionsFile())
@@ -100,7 +104,9 @@ func firstTouch(t *testing.T, l *lab.Lab) map[string]time.Time {
 	}
 	out := map[string]time.Time{}
 	for _, a := range actions {
-		if strings.HasPrefix(a.Action, "discovery#") {
+		// Discovery and the edge's check of a first-seen node (rpcutil#ping, before any lease)
+		// are not attempts: the host flow sends no ping.
+		if strings.HasPrefix(a.Action, "discovery#") || a.Action == "rpcutil#ping" {
 			continue
 		}
 		if at, ok := out[a.Node]; !ok || a.Time.Before(at) {

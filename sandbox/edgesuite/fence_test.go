@@ -67,10 +67,10 @@ func (s *shortLeases) outside(actions []recorder.Action) (out []string, slack ti
 	defer s.mu.Unlock()
 	slack = s.ttl
 	for _, a := range actions {
-		if strings.HasPrefix(a.Action, "discovery#") {
+		ws := s.windows[a.Node]
+		if strings.HasPrefix(a.Action, "discovery#") || firstSeenCheck(a, ws) {
 			continue
 		}
-		ws := s.windows[a.Node]
 		in := false
 		for _, w := range ws {
 			if !a.Time.Before(w.from) && !a.Time.After(w.to) {
@@ -89,6 +89,21 @@ func (s *shortLeases) outside(actions []recorder.Action) (out []string, slack ti
 		}
 	}
 	return out, slack
+}
+
+// firstSeenCheck reports whether a is the edge's check of a first-seen node: an rpcutil#ping
+// before the node's first lease (the edge registers a node only once it answered one), not an
+// action under a lease. A ping once the node was leased is counted like any other request.
+func firstSeenCheck(a recorder.Action, ws []leaseWindow) bool {
+	if a.Action != "rpcutil#ping" {
+		return false
+	}
+	for _, w := range ws {
+		if !a.Time.Before(w.from) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestEdge_BrokerRestartSendsNothingPastTheLease restarts the broker while hosts are mid-flow

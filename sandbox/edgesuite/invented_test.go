@@ -30,7 +30,7 @@ func TestEdge_InventedIdentitiesDoNotStarveARealNode(t *testing.T) {
 	re := startEdge(t, l, func(c *config.Config) {
 		c.Features.PKI = true
 		c.Workers = 16
-		c.NewNodeCheckTimeout = config.DefaultNewNodeCheckTimeout // the suites turn it off
+		c.NewNodeCheckTimeout = config.DefaultNewNodeCheckTimeout
 	}, nil)
 
 	id := lab.RealIdentity(region, 1)

@@ -29,8 +29,5 @@ func EdgeConfig(t testing.TB, l *lab.Lab, region, helper string) *config.Config 
 	if err != nil {
 		t.Fatalf("load %s: %v", file, err)
 	}
-	// The suites test pauses, leases and fences on timings from before the first-seen check;
-	// the check has its own tests, which turn it on (edgesuite invented_test.go).
-	cfg.NewNodeCheckTimeout = 0
 	return cfg
 }
