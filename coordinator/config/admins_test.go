@@ -115,7 +115,9 @@ func TestLoad_WarnsOfAdminTokensGivenAsAFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.HasPrefix(w, "--auth-admins: the admins' tokens given as a flag show in ps") })
+		got := slices.ContainsFunc(c.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, "--auth-admins: the admins' tokens given as a flag show in ps")
+		})
 		if got != want {
 			t.Errorf("--auth-admins %s: warnings %q, want a warning of ps: %t", strings.SplitN(args, "=", 2)[0], c.Warnings, want)
 		}

@@ -132,4 +132,3 @@ func (s *Server) authorizeEdge(w http.ResponseWriter, r *http.Request, tok strin
 	writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, msg, "")
 	return binding{}, false
 }
-

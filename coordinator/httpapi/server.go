@@ -90,7 +90,7 @@ type Server struct {
 	edgeTokens  []secret
 	admins      []namedSecret
 	certAdmins  map[string]api.Role // admins and readers by their certificate's common name
-	proofs      []string // forward proofs derived from the admin tokens (member.go)
+	proofs      []string            // forward proofs derived from the admin tokens (member.go)
 	clientCerts bool
 	memberName  string
 	insecure    bool
