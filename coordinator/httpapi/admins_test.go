@@ -97,8 +97,16 @@ func TestAdmins_EachRoleOpensItsCallsAndARefusalNamesBothRoles(t *testing.T) {
 			}
 		}
 	}
-	// The refused move changed nothing; otto's and the admins' moved r1 to us and back is not
-	// asked: the node's region is whatever the last let-through move left, never by rita.
+	// Status tells each caller who the member took it for, so the status page can offer what
+	// the role allows.
+	admin, err := api.NewClient([]string{ms[0].url}, api.WithToken(operatorToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := admin.Status(ctxT(t)); err != nil || st.Caller == nil || *st.Caller != (api.Caller{Name: "otto", Role: api.RoleOperate}) {
+		t.Fatalf("status as otto: caller %+v %v, want otto with role operate", st.Caller, err)
+	}
+	// The reader's refused move left no trace in the node's history.
 	n, err := ms[0].svc.Node(ctxT(t), "r1")
 	if err != nil {
 		t.Fatal(err)

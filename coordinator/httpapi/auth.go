@@ -42,6 +42,18 @@ func hasVerifiedClientCert(r *http.Request) bool {
 	return r.TLS != nil && len(r.TLS.VerifiedChains) > 0
 }
 
+// identify is the admin r authenticates as: its bearer token's (the certificate is then not
+// asked), else its verified client certificate's; false when neither names one.
+func (s *Server) identify(r *http.Request) (caller, bool) {
+	if tok := bearer(r); tok != "" {
+		return s.adminByToken(tok)
+	}
+	if hasVerifiedClientCert(r) {
+		return s.certAdmin(r.TLS.VerifiedChains[0][0].Subject.CommonName)
+	}
+	return caller{}, false
+}
+
 // authorizeAdmin checks the credential of an admin call on route and answers 401/403 itself: a
 // bearer token names the admin (the certificate is then not asked), else a verified client
 // certificate does; the admin's role must include the one route needs. The token never reaches
@@ -52,19 +64,12 @@ func (s *Server) authorizeAdmin(w http.ResponseWriter, r *http.Request, route st
 		return caller{}, false
 	}
 	tok := bearer(r)
-	var c caller
-	var ok bool
-	switch {
-	case tok != "":
-		c, ok = s.adminByToken(tok)
-		if !ok {
-			if _, bound := s.boundToken(tok); bound || matchAny(tok, s.edgeTokens) {
-				writeError(w, http.StatusForbidden, api.CodeForbidden, "an edge token does not open the admin API", "")
-				return caller{}, false
-			}
+	c, ok := s.identify(r)
+	if !ok && tok != "" {
+		if _, bound := s.boundToken(tok); bound || matchAny(tok, s.edgeTokens) {
+			writeError(w, http.StatusForbidden, api.CodeForbidden, "an edge token does not open the admin API", "")
+			return caller{}, false
 		}
-	case hasVerifiedClientCert(r):
-		c, ok = s.certAdmin(r.TLS.VerifiedChains[0][0].Subject.CommonName)
 	}
 	if !ok {
 		// A missing token and a wrong one are told apart: the fix differs (send one; send the right one).

@@ -97,6 +97,9 @@ func (s *Server) status() http.Handler {
 			s.fail(w, r, api.PathStatus, nil, err)
 			return
 		}
+		if c, ok := s.identify(r); ok {
+			st.Caller = &api.Caller{Name: c.name, Role: c.role}
+		}
 		writeJSON(w, http.StatusOK, st)
 	})
 }

@@ -37,3 +37,9 @@ func (r Role) Includes(need Role) bool {
 	have, want := slices.Index(Roles(), r), slices.Index(Roles(), need)
 	return have >= 0 && want >= 0 && have >= want
 }
+
+// Caller is an authenticated admin: the name its writes are recorded under, and its role.
+type Caller struct {
+	Name string `json:"name"`
+	Role Role   `json:"role"`
+}

@@ -45,6 +45,9 @@ func TestAdminCommands_ARoleRefusalIsPrintedPlainly(t *testing.T) {
 	if code, out, stderr := runCLI(t, "nodes", "--addr", url); code != 0 || !strings.Contains(out, "a.eu") {
 		t.Fatalf("nodes as a reader: exit %d\n%s%s", code, out, stderr)
 	}
+	if code, out, stderr := runCLI(t, "status", "--addr", url); code != 0 || !strings.Contains(out, "you are rita, role read") {
+		t.Fatalf("status as a reader: exit %d\n%s%s\nwant it to say who the member took the caller for", code, out, stderr)
+	}
 	code, out, stderr := runCLI(t, "ban", "--addr", url, "a.eu")
 	if code != 1 || !strings.Contains(stderr, "needs role operate; rita has role read") {
 		t.Fatalf("ban as a reader: exit %d\n%s%s\nwant 1 naming the role the call needs and the reader's", code, out, stderr)
