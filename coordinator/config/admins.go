@@ -15,7 +15,7 @@ const LegacyAdminName = "admin"
 
 // validateAdmins checks auth.admins: each entry a valid name and role, names and tokens unique
 // among all credentials, tokens long enough and not the shipped example, and a certificate
-// entry verifiable (tls.ca) and bound to nothing else (an edge, a reader). Errors name the entry
+// entry verifiable (tls.ca) and bound to no edge; no name is a reader's too. Errors name the entry
 // by index and name, never its token.
 func (c *Config) validateAdmins() error {
 	a := c.Auth
@@ -44,6 +44,9 @@ func (c *Config) validateAdmins() error {
 		names[ad.Name] = i
 		if ad.Name == LegacyAdminName && a.AdminToken != "" {
 			return fmt.Errorf("%s: the name %s is %s's; name this admin otherwise", key, LegacyAdminName, KeyAdminToken)
+		}
+		if slices.Contains(a.Readers, ad.Name) {
+			return fmt.Errorf("%s: %s is in %s too: one name is one admin (a reader is NAME:read here)", key, ad.Name, KeyReaders)
 		}
 		if ad.Token == "" {
 			if err := c.certAdmin(key, ad.Name); err != nil {
@@ -77,9 +80,6 @@ func (c *Config) certAdmin(key, cn string) error {
 	}
 	if slices.ContainsFunc(a.Edges, func(e Edge) bool { return e.Token == "" && e.Name == cn }) {
 		return fmt.Errorf("%s: the certificate of %s is bound to an edge (%s); an edge's certificate does not open the admin API", key, cn, KeyEdges)
-	}
-	if slices.Contains(a.Readers, cn) {
-		return fmt.Errorf("%s: %s is in %s too; give the certificate one role (a reader is NAME:read here)", key, cn, KeyReaders)
 	}
 	return nil
 }

@@ -95,7 +95,8 @@ func TestLoad_RefusesBadAdminsNamingTheEntry(t *testing.T) {
 		want string
 	}{
 		{"an edge's certificate", []string{"--auth-client-certs", "--auth-edges", "edge-us-1@us", "--auth-admins", "edge-us-1:read"}, "auth.admins[0] (edge-us-1): the certificate of edge-us-1 is bound to an edge (auth.edges); an edge's certificate does not open the admin API"},
-		{"a reader's certificate", []string{"--auth-readers", "carol", "--auth-admins", "carol:operate"}, "auth.admins[0] (carol): carol is in auth.readers too; give the certificate one role"},
+		{"a reader's certificate", []string{"--auth-readers", "carol", "--auth-admins", "carol:operate"}, "auth.admins[0] (carol): carol is in auth.readers too: one name is one admin"},
+		{"a reader's name on a token", []string{"--auth-readers", "carol", "--auth-admins", "carol:operate=" + aliceTok}, "auth.admins[0] (carol): carol is in auth.readers too: one name is one admin"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := load(t, append(append(append([]string{}, base...), tlsArgs(t)...), c.args...)...)
