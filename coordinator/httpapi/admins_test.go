@@ -360,3 +360,28 @@ func TestAdmins_ACertificateAdminOnAFollowerIsSentToTheLeader(t *testing.T) {
 		t.Fatalf("nodes with carol's certificate on a follower: %d %s, want 200 from its own copy saying why", resp.StatusCode, b)
 	}
 }
+
+// TestNew_RefusesBadAdminsNamingTheEntry: an admin without a name or with an unknown role, a name
+// or token given twice, and the name of the admin token beside it are refused, naming the entry.
+func TestNew_RefusesBadAdminsNamingTheEntry(t *testing.T) {
+	svc := &coordinator.Service{}
+	for _, c := range []struct {
+		admins []httpapi.AdminCredential
+		want   string
+	}{
+		{[]httpapi.AdminCredential{{Role: api.RoleRead, Token: readerToken}}, "admins[0].name: must not be empty"},
+		{[]httpapi.AdminCredential{{Name: "rita", Role: "root", Token: readerToken}}, `admins[0] (rita): role "root" is not one of [read operate admin]`},
+		{[]httpapi.AdminCredential{{Name: "rita", Role: api.RoleRead, Token: readerToken}, {Name: "rita", Role: api.RoleAdmin, Token: bossToken}}, "admins[1]: the name rita is given twice"},
+		{[]httpapi.AdminCredential{{Name: "admin", Role: api.RoleRead, Token: readerToken}}, "admins[0]: the name admin is given twice"},
+		{[]httpapi.AdminCredential{{Name: "rita", Role: api.RoleRead, Token: readerToken}, {Name: "otto", Role: api.RoleOperate, Token: readerToken}}, "admins[1] (otto): the token is rita's too"},
+		{[]httpapi.AdminCredential{{Name: "otto", Role: api.RoleOperate, Token: adminToken}}, "admins[0] (otto): the token is admin's too"},
+	} {
+		_, err := httpapi.New(svc, httpapi.Config{EdgeTokens: []string{edgeToken}, AdminTokens: []string{adminToken}, Admins: c.admins, Errors: coordinator.HTTPErrors()})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New with admins %+v: %v, want an error containing %q", c.admins[len(c.admins)-1].Name, err, c.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), readerToken) || strings.Contains(err.Error(), adminToken)) {
+			t.Errorf("the error shows a token: %v", err)
+		}
+	}
+}
