@@ -19,6 +19,10 @@ func (s *Service) Operate(ctx context.Context, req api.OperatorRequest) (api.Ope
 	if err := req.Validate(); err != nil {
 		return resp, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
+	if req.By == "" {
+		// The HTTP layer names the admin it authenticated; a verb must name someone.
+		return resp, fmt.Errorf("%w: by: the admin who asks is not named", ErrBadRequest)
+	}
 	if err := s.leaderOnly(); err != nil {
 		return resp, err
 	}

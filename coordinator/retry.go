@@ -3,6 +3,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -76,7 +77,7 @@ func (s *Service) Retry(ctx context.Context, req api.RetryRequest) (api.RetryRes
 		if err != nil {
 			return resp, fmt.Errorf("retry %d nodes (after %d retried): %w", len(chunk), len(resp.Nodes), err)
 		}
-		cmd := &ledger.Retry{Now: now, By: "operator", Policy: lcfg.Policy, Region: req.Region, State: req.State, Nodes: make([]string, len(chunk)),
+		cmd := &ledger.Retry{Now: now, By: cmp.Or(req.By, "operator"), Policy: lcfg.Policy, Region: req.Region, State: req.State, Nodes: make([]string, len(chunk)),
 			RequestID: req.RequestID, Keep: lcfg.ReportMemory}
 		for i, n := range chunk {
 			cmd.Nodes[i] = n.Identity

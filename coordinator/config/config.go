@@ -5,6 +5,8 @@ package config
 import (
 	"fmt"
 	"time"
+
+	"github.com/seed96588659/muster/pkg/api"
 )
 
 // Config is a coordinator member's checked configuration.
@@ -56,9 +58,11 @@ type HTTP struct {
 
 // Auth holds the API credentials; String never shows them.
 type Auth struct {
-	EdgeTokens  []string
-	Edges       []Edge
-	AdminToken  string
+	EdgeTokens []string
+	Edges      []Edge
+	AdminToken string
+	// Admins are the named admin credentials of auth.admins.
+	Admins      []Admin
 	ClientCerts bool
 	Insecure    bool
 	// Readers are the client certificates' common names that open the admin reads.
@@ -75,6 +79,17 @@ type Edge struct {
 
 // String names the edge and its regions, never the token.
 func (e Edge) String() string { return fmt.Sprintf("%s@%v", e.Name, e.Regions) }
+
+// Admin is one named admin credential of auth.admins: a bearer token, or (Token empty) the
+// client certificate whose common name is Name, with what Role allows.
+type Admin struct {
+	Name  string
+	Role  api.Role
+	Token string
+}
+
+// String names the admin and its role, never the token.
+func (a Admin) String() string { return a.Name + ":" + string(a.Role) }
 
 // TLS names the PEM files of this member.
 type TLS struct {

@@ -37,6 +37,7 @@ const (
 	KeyEdgeTokens        = "auth.edge_tokens"
 	KeyEdges             = "auth.edges"
 	KeyAdminToken        = "auth.admin_token"
+	KeyAdmins            = "auth.admins"
 	KeyClientCerts       = "auth.client_certs"
 	KeyInsecure          = "auth.insecure"
 	KeyReaders           = "auth.readers"
@@ -83,14 +84,15 @@ func schema() *settings.Schema {
 		{Name: KeyHTTPAdvertise, Kind: settings.String, Default: "", Usage: "API base URL other members and edges reach this member at (default: from http.bind)"},
 		{Name: KeyHTTPMaxBody, Kind: settings.Int, Default: 1 << 20, Usage: "largest request body accepted, in bytes"},
 		{Name: KeyHTTPRedirect, Kind: settings.Bool, Default: false, Usage: "answer followers' requests with the leader's address instead of forwarding them"},
-		{Name: KeyHTTPProfiling, Kind: settings.Bool, Default: false, Usage: "serve this member's CPU and heap profiles to the admin token (/v1/admin/profile/cpu and /heap)"},
+		{Name: KeyHTTPProfiling, Kind: settings.Bool, Default: false, Usage: "serve this member's CPU and heap profiles to admins of role admin (/v1/admin/profile/cpu and /heap)"},
 		{Name: KeyHTTPEventReaders, Kind: settings.Int, Default: 256, Usage: "event streams (GET /v1/events, events --follow) this member serves at once; one more is refused with 503"},
 		{Name: KeyHTTPEventWrite, Kind: settings.Duration, Default: 10 * time.Second, Usage: "how long one write to an event stream may wait for its reader before the stream is cut"},
 		{Name: KeyEdgeTokens, Kind: settings.List, Default: []string{}, Usage: "unbound bearer tokens that open the edge API for any edge name (prefer auth.edges)"},
 		{Name: KeyEdges, Kind: settings.List, Default: []string{}, Usage: "edge credentials, each EDGE@REGION[+REGION...]=TOKEN (a bearer token) or EDGE@REGION[+REGION...] (the client certificate whose common name is EDGE); each may act only as EDGE in those regions"},
 		{Name: KeyAdminToken, Kind: settings.String, Default: "", Usage: "bearer token that opens the admin API (prefer the file or MUSTER_AUTH_ADMIN_TOKEN)"},
+		{Name: KeyAdmins, Kind: settings.List, Default: []string{}, Usage: "named admin credentials, each NAME:ROLE=TOKEN (a bearer token) or NAME:ROLE (the client certificate whose common name is NAME, verified against tls.ca); ROLE is read (the admin reads), operate (adds pause, resume, retry and the verbs on nodes) or admin (everything); the audit and each node's history name NAME. auth.admin_token is one more, named admin, with role admin"},
 		{Name: KeyClientCerts, Kind: settings.Bool, Default: false, Usage: "accept edge requests with a TLS client certificate signed by tls.ca, each acting as the edge auth.edges binds its common name to (EDGE@REGION); once any edge is bound, a certificate bound to none acts as no edge. Not needed for the status page (auth.readers)"},
-		{Name: KeyReaders, Kind: settings.List, Default: []string{}, Usage: "common names of client certificates (the status page's) that may use the admin reads without the admin token; with none, only the token opens them"},
+		{Name: KeyReaders, Kind: settings.List, Default: []string{}, Usage: "common names of client certificates (the status page's) that may use the admin reads without a token (admins of role read); with none, only tokens open them"},
 		{Name: KeyInsecure, Kind: settings.Bool, Default: false, Usage: "open the edge API without any credential (local experiments only)"},
 		{Name: KeyTLSCert, Kind: settings.String, Default: "", Usage: "PEM certificate of this member (enables HTTPS)"},
 		{Name: KeyTLSKey, Kind: settings.String, Default: "", Usage: "PEM private key of tls.cert"},

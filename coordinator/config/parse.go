@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/settings"
 )
 
@@ -22,6 +23,22 @@ func edges(r *settings.Reader, key string) []Edge {
 			return nil
 		}
 		out = append(out, Edge{Name: name, Regions: strings.Split(regions, "+"), Token: token})
+	}
+	return out
+}
+
+// admins parses auth.admins items, NAME:ROLE[=TOKEN]; the token is everything after the first
+// '=' and never reaches an error message. The role is checked by Validate, which names the entry.
+func admins(r *settings.Reader, key string) []Admin {
+	var out []Admin
+	for i, item := range r.List(key) {
+		binding, token, _ := strings.Cut(item, "=")
+		name, role, ok := strings.Cut(binding, ":")
+		if !ok || name == "" || role == "" {
+			r.Add(key, "item %d: expected NAME:ROLE[=TOKEN], got %q", i, binding)
+			return nil
+		}
+		out = append(out, Admin{Name: name, Role: api.Role(role), Token: token})
 	}
 	return out
 }
@@ -60,6 +77,7 @@ func parse(r *settings.Reader) (Config, error) {
 			EdgeTokens:  r.List(KeyEdgeTokens),
 			Edges:       edges(r, KeyEdges),
 			AdminToken:  r.String(KeyAdminToken),
+			Admins:      admins(r, KeyAdmins),
 			ClientCerts: r.Bool(KeyClientCerts),
 			Insecure:    r.Bool(KeyInsecure),
 			Readers:     r.List(KeyReaders),

@@ -230,6 +230,9 @@ func (c *Config) validateAuth() error {
 			return fmt.Errorf("%s: equals an edge token; the admin token must open the admin API only", KeyAdminToken)
 		}
 	}
+	if err := c.validateAdmins(); err != nil {
+		return err
+	}
 	if a.Insecure {
 		// Any caller, with any token or none, acts as any edge: credentials would only pretend
 		// to bind, and a network must never reach it.
@@ -338,7 +341,7 @@ func (a Auth) String() string {
 	if a.AdminToken != "" {
 		admin = "set"
 	}
-	return fmt.Sprintf("{edges:%d edge_tokens:%d admin_token:%s client_certs:%t insecure:%t}", len(a.Edges), len(a.EdgeTokens), admin, a.ClientCerts, a.Insecure)
+	return fmt.Sprintf("{edges:%d edge_tokens:%d admin_token:%s admins:%d client_certs:%t insecure:%t}", len(a.Edges), len(a.EdgeTokens), admin, len(a.Admins), a.ClientCerts, a.Insecure)
 }
 
 // GoString keeps %#v from printing the tokens either.

@@ -33,6 +33,9 @@ func (c *Config) warnings(environ []string, fs *pflag.FlagSet) []string {
 		if f := fs.Lookup(settings.FlagName(KeyAdminToken)); f != nil && f.Changed {
 			out = append(out, fmt.Sprintf("--%s: the admin token given as a flag shows in ps; use %s or the configuration file", f.Name, EnvName(KeyAdminToken)))
 		}
+		if f := fs.Lookup(settings.FlagName(KeyAdmins)); f != nil && f.Changed && slices.ContainsFunc(c.Auth.Admins, func(a Admin) bool { return a.Token != "" }) {
+			out = append(out, fmt.Sprintf("--%s: the admins' tokens given as a flag show in ps; use %s or the configuration file", f.Name, EnvName(KeyAdmins)))
+		}
 	}
 	return append(out, unknownVariables(environ)...)
 }

@@ -5,6 +5,7 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -41,36 +42,57 @@ func hasVerifiedClientCert(r *http.Request) bool {
 	return r.TLS != nil && len(r.TLS.VerifiedChains) > 0
 }
 
-// authorize checks the credential for an edge or admin endpoint and answers 401/403 itself; for
-// an edge endpoint it returns what the credential is bound to. The token never reaches a log
-// line or an error message.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request, admin bool) (binding, bool) {
-	tok := bearer(r)
-	if !admin {
-		return s.authorizeEdge(w, r, tok)
+// identify is the admin r authenticates as: its bearer token's (the certificate is then not
+// asked), else its verified client certificate's; false when neither names one.
+func (s *Server) identify(r *http.Request) (caller, bool) {
+	if tok := bearer(r); tok != "" {
+		return s.adminByToken(tok)
 	}
-	if len(s.adminTokens) == 0 {
-		writeError(w, http.StatusForbidden, api.CodeForbidden, "the admin API is disabled: no admin token is configured", "")
-		return binding{}, false
+	if hasVerifiedClientCert(r) {
+		return s.certAdmin(r.TLS.VerifiedChains[0][0].Subject.CommonName)
 	}
-	if tok != "" && matchAny(tok, s.adminTokens) {
-		return binding{any: true}, true
-	}
-	if _, bound := s.boundToken(tok); tok != "" && (bound || matchAny(tok, s.edgeTokens)) {
-		writeError(w, http.StatusForbidden, api.CodeForbidden, "an edge token does not open the admin API", "")
-		return binding{}, false
-	}
-	// A missing token and a wrong one are told apart: the fix differs (send one; send the right one).
-	msg := "the admin API needs the admin bearer token: the request carries none"
-	if tok != "" {
-		msg = "the bearer token is not the admin token (auth.admin_token) of this member"
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="muster-admin"`)
-	writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, msg, "")
-	return binding{}, false
+	return caller{}, false
 }
 
-// authorizeEdge is authorize for an edge endpoint. A request may carry a bearer token and a
+// authorizeAdmin checks the credential of an admin call on route and answers 401/403 itself: a
+// bearer token names the admin (the certificate is then not asked), else a verified client
+// certificate does; the admin's role must include the one route needs. The token never reaches
+// a log line or an error message.
+func (s *Server) authorizeAdmin(w http.ResponseWriter, r *http.Request, route string) (caller, bool) {
+	if !s.hasAdmins() {
+		writeError(w, http.StatusForbidden, api.CodeForbidden, "the admin API is disabled: no admin token is configured", "")
+		return caller{}, false
+	}
+	tok := bearer(r)
+	c, ok := s.identify(r)
+	if !ok && tok != "" {
+		if _, bound := s.boundToken(tok); bound || matchAny(tok, s.edgeTokens) {
+			writeError(w, http.StatusForbidden, api.CodeForbidden, "an edge token does not open the admin API", "")
+			return caller{}, false
+		}
+	}
+	if !ok {
+		// A missing token and a wrong one are told apart: the fix differs (send one; send the right one).
+		msg := "the admin API needs the admin bearer token: the request carries none"
+		if len(s.certAdmins) > 0 {
+			msg += ", nor a client certificate named in auth.admins or auth.readers"
+		}
+		if tok != "" {
+			msg = "the bearer token is not an admin token of this member (auth.admin_token, auth.admins)"
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="muster-admin"`)
+		writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, msg, "")
+		return caller{}, false
+	}
+	if need := routeRole(route); !c.role.Includes(need) {
+		writeError(w, http.StatusForbidden, api.CodeForbidden, fmt.Sprintf("%s needs role %s; %s has role %s (auth.admins)", route, need, c.name, c.role), "")
+		return caller{}, false
+	}
+	return c, true
+}
+
+// authorizeEdge checks the credential of an edge call and answers 401/403 itself; it returns
+// what the credential is bound to. A request may carry a bearer token and a
 // client certificate: a token that matches nothing is refused whatever certificate comes with
 // it, and when both are valid the request gets only what both allow (agree). Letting either one
 // win would let the weaker credential widen the other: any certificate of the CA (the status
@@ -115,6 +137,3 @@ func (s *Server) authorizeEdge(w http.ResponseWriter, r *http.Request, tok strin
 	writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, msg, "")
 	return binding{}, false
 }
-
-// authorized drops the binding of an authorize answer: reads are not scoped to an edge.
-func authorized(_ binding, ok bool) bool { return ok }

@@ -152,7 +152,7 @@ func TestBadInput_EveryEndpointRefusesAndLeavesTheLedgerAlone(t *testing.T) {
 		{"edge with the admin token", post, api.PathReport, adminToken, `{` + good + `,` + result + `}`, 401, api.CodeUnauthorized, "not a valid edge token"},
 		{"admin with the edge token", post, api.PathPause, edgeToken, `{}`, 403, api.CodeForbidden, "edge token does not open the admin API"},
 		{"admin without token", get, api.PathStatus, "", ``, 401, api.CodeUnauthorized, "needs the admin bearer token: the request carries none"},
-		{"admin read with a wrong token", get, api.PathNodes, "guess", ``, 401, api.CodeUnauthorized, "the bearer token is not the admin token (auth.admin_token)"},
+		{"admin read with a wrong token", get, api.PathNodes, "guess", ``, 401, api.CodeUnauthorized, "the bearer token is not an admin token of this member (auth.admin_token, auth.admins)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ type binding struct {
 	edge    string
 	regions []string
 	unbound string
-	// reader marks an unbound certificate named in Readers.
+	// reader marks an unbound certificate of an admin (Admins without a token, or Readers).
 	reader bool
 	// notMember is the member name an unbound certificate carrying a forward proof lacked.
 	notMember string
@@ -96,7 +96,8 @@ func (s *Server) tokenBinding(tok string) (binding, bool) {
 func (s *Server) bindsEdges() bool { return len(s.edges) > 0 || len(s.certEdges) > 0 }
 
 // certBinding is the binding of a verified client certificate: its own binding; with no edge
-// bound at all (the legacy client_certs setup), any edge, except for a reader's certificate.
+// bound at all (the legacy client_certs setup), any edge, except for an admin's or a reader's
+// certificate.
 // Otherwise a certificate bound to no edge may act as none, unless it carries a member's forward
 // proof (member.go): the forwarding member checked the edge's own credential.
 func (s *Server) certBinding(r *http.Request) binding {
@@ -105,14 +106,15 @@ func (s *Server) certBinding(r *http.Request) binding {
 	if b, ok := s.certEdges[cn]; ok {
 		return b
 	}
+	_, admin := s.certAdmins[cn]
 	if !s.bindsEdges() {
-		if s.readers[cn] {
+		if admin {
 			return binding{unbound: cn, reader: true}
 		}
 		return binding{any: true}
 	}
 	if !s.fromMember(r) {
-		return binding{unbound: cn, reader: s.readers[cn]}
+		return binding{unbound: cn, reader: admin}
 	}
 	if s.memberName != "" && !slices.Contains(leaf.DNSNames, s.memberName) {
 		s.log.Warn("a forward refused: its certificate is not a member's", "certificate", cn, "dns_names", leaf.DNSNames, "member_name", s.memberName)
@@ -162,7 +164,7 @@ func (b binding) permits(req any) error {
 		return fmt.Errorf("%w: certificate %s forwards as a member but does not carry the member name %s", errWrongEdge, b.unbound, b.notMember)
 	}
 	if b.reader {
-		return fmt.Errorf("%w: certificate %s is bound to no edge: it is a reader's (auth.readers), which opens the admin reads, never the edge API", errWrongEdge, b.unbound)
+		return fmt.Errorf("%w: certificate %s is bound to no edge: it is an admin's (auth.admins or auth.readers), which opens the admin API, never the edge API", errWrongEdge, b.unbound)
 	}
 	if b.unbound != "" {
 		return fmt.Errorf("%w: certificate %s is bound to no edge (auth.edges binds each edge's certificate by its common name)", errWrongEdge, b.unbound)

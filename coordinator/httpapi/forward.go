@@ -51,8 +51,10 @@ func (s *Server) tryLeader(w http.ResponseWriter, r *http.Request, route string,
 		return &unreachable{http.StatusServiceUnavailable, api.CodeUnavailable, "this member was just elected leader and is not ready yet; retry shortly"}
 	}
 	// A request the edge authenticated with its certificate is sent on only with this member's
-	// proof; without an admin token to derive one from, the client is sent to the leader.
-	if s.redirect || r.Header.Get(api.HeaderForwarded) != "" || (s.clientCerts && hasVerifiedClientCert(r) && !s.canVouch()) {
+	// proof; without an admin token to derive one from, the client is sent to the leader. An
+	// admin's certificate is never sent on: the leader would see this member's certificate, and
+	// no proof names an admin.
+	if s.redirect || r.Header.Get(api.HeaderForwarded) != "" || (s.clientCerts && hasVerifiedClientCert(r) && !s.canVouch()) || s.adminByCert(r) {
 		s.metrics.forwarded.WithLabelValues(route, "redirected").Inc()
 		writeError(w, http.StatusMisdirectedRequest, api.CodeNotLeader, "this member is not the leader; the leader is "+leader, leader)
 		return nil

@@ -16,7 +16,7 @@ type validator interface{ Validate() error }
 // endpoint describes how one POST route is guarded.
 type endpoint struct {
 	route   string
-	admin   bool // admin token instead of an edge credential
+	admin   bool // an admin credential (of the role routeRole names) instead of an edge credential
 	emptyOK bool // an empty body means the zero request
 }
 
@@ -29,7 +29,14 @@ func postJSON[Req any, Resp any](s *Server, ep endpoint, call func(context.Conte
 			writeError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, fmt.Sprintf("%s needs POST, not %s", ep.route, r.Method), "")
 			return
 		}
-		bound, ok := s.authorize(w, r, ep.admin)
+		var bound binding
+		var who caller
+		var ok bool
+		if ep.admin {
+			who, ok = s.authorizeAdmin(w, r, ep.route)
+		} else {
+			bound, ok = s.authorizeEdge(w, r, bearer(r))
+		}
 		if !ok {
 			return
 		}
@@ -46,6 +53,9 @@ func postJSON[Req any, Resp any](s *Server, ep endpoint, call func(context.Conte
 		if aerr := decodeStrict(body, &req, ep.emptyOK); aerr != nil {
 			writeError(w, aerr.status, aerr.code, aerr.msg, "")
 			return
+		}
+		if ep.admin {
+			stamp(&req, who)
 		}
 		if v, ok := any(&req).(validator); ok {
 			if err := v.Validate(); err != nil {
@@ -137,7 +147,7 @@ func (s *Server) operate() http.Handler {
 	return postJSON(s, endpoint{route: api.PathOperator, admin: true}, s.svc.Operate)
 }
 
-// retry is an admin write: the admin token only, never an edge credential or a read certificate.
+// retry is an admin write: an admin of role operate, never an edge credential or a reader.
 func (s *Server) retry() http.Handler {
 	return postJSON(s, endpoint{route: api.PathRetry, admin: true}, s.svc.Retry)
 }

@@ -19,7 +19,8 @@ import (
 )
 
 // TestReadCerts_AClientCertificateOpensTheAdminReadsOnly is the status page's certificate log-in:
-// a certificate named in Readers reads status, nodes and a node, but may not pause; an edge's
+// a certificate named in Readers reads status, nodes and a node, but may not pause (403: it has
+// role read); an edge's
 // certificate does not read even when named there.
 func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
 	m, ca, srv := tlsMember(t, httpapi.Config{ClientCerts: true, Readers: []string{"operator", "edge-1"}, AdminTokens: []string{adminToken}, Errors: coordinator.HTTPErrors(),
@@ -55,9 +56,10 @@ func TestReadCerts_AClientCertificateOpensTheAdminReadsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("pause with a client certificate only: %d, want 401", resp.StatusCode)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "needs role operate; operator has role read") {
+		t.Fatalf("pause with a reader's certificate: %d %s, want 403 naming the role it needs and the reader's", resp.StatusCode, b)
 	}
 	// An edge's certificate is no operator's: it does not open the ledger.
 	edge := ca.Client(ca.Issue(t, "edge-1", x509.ExtKeyUsageClientAuth))

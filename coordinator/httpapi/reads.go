@@ -19,14 +19,14 @@ const (
 	maxNodesLimit     = 10000
 )
 
-// getGuard checks method, admin credential and the query parameters a read accepts.
+// getGuard checks method, admin credential and role, and the query parameters a read accepts.
 func (s *Server) getGuard(w http.ResponseWriter, r *http.Request, route string, allowed ...string) (url.Values, bool) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
 		writeError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, fmt.Sprintf("%s needs GET, not %s", route, r.Method), "")
 		return nil, false
 	}
-	if !s.readCert(r) && !authorized(s.authorize(w, r, true)) {
+	if _, ok := s.authorizeAdmin(w, r, route); !ok {
 		return nil, false
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
@@ -96,6 +96,9 @@ func (s *Server) status() http.Handler {
 		if err != nil {
 			s.fail(w, r, api.PathStatus, nil, err)
 			return
+		}
+		if c, ok := s.identify(r); ok {
+			st.Caller = &api.Caller{Name: c.name, Role: c.role}
 		}
 		writeJSON(w, http.StatusOK, st)
 	})
@@ -185,18 +188,6 @@ func (s *Server) node() http.Handler {
 	})
 }
 
-// readCert is true when a verified client certificate may use the admin reads: it is named in
-// Readers (a certificate of the cluster's CA says nothing of its role: an edge's verifies too),
-// and not bound to an edge, which reads only what its own edge API answers.
-func (s *Server) readCert(r *http.Request) bool {
-	if len(s.readers) == 0 || !hasVerifiedClientCert(r) {
-		return false
-	}
-	cn := r.TLS.VerifiedChains[0][0].Subject.CommonName
-	_, edge := s.certEdges[cn]
-	return s.readers[cn] && !edge
-}
-
 // readLeaderWait bounds how long a read waits for the leader's answer to begin before this
 // member answers from its own copy: a leader across a cut link may never answer at all.
 const readLeaderWait = 5 * time.Second
@@ -216,6 +207,10 @@ func (s *Server) servedHere(w http.ResponseWriter, r *http.Request, q url.Values
 		return nil, true
 	}
 	reason := "asked for (stale=true)"
+	if !local && s.adminByCert(r) {
+		// A forward would reach the leader with this member's certificate, not the caller's.
+		local, reason = true, "asked with a client certificate, which a forward to the leader cannot carry: ask the leader itself for its copy"
+	}
 	if !local {
 		u := s.tryLeader(w, r, route, nil, readLeaderWait)
 		if u == nil {

@@ -73,7 +73,7 @@ func TestRetry_AdminOnlyRefusalsAndAMoveThroughAFollower(t *testing.T) {
 	}
 	for _, id := range []string{"g1", "g2"} {
 		n, err := admin.Node(ctx, id)
-		if err != nil || n.State != api.StateWaiting || n.Attempts != 0 || n.History[len(n.History)-1].Reason != "retried by the operator" {
+		if err != nil || n.State != api.StateWaiting || n.Attempts != 0 || n.History[len(n.History)-1].Reason != "retried by the operator (admin)" {
 			t.Errorf("%s after retry: %+v %v", id, n, err)
 		}
 	}
@@ -155,7 +155,7 @@ func TestRetry_SentAgainWithItsRequestIDIsAnsweredNotRefused(t *testing.T) {
 		}
 		retried := 0
 		for _, tr := range n.History {
-			if tr.Reason == "retried by the operator" {
+			if tr.Reason == "retried by the operator (admin)" {
 				retried++
 			}
 		}

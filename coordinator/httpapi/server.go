@@ -35,8 +35,12 @@ type Config struct {
 	// EdgeTokens open the edge API for any edge name and region (unbound; kept for existing
 	// configurations, prefer Edges).
 	EdgeTokens []string
-	// AdminTokens open the admin API; with none the admin API answers 403.
+	// AdminTokens open the whole admin API, each as the admin named admin (auth.admin_token);
+	// with neither these nor Admins nor Readers the admin API answers 403.
 	AdminTokens []string
+	// Admins are the named admins (auth.admins): each opens the admin calls its role allows, and
+	// its name is what the audit and the history record of its writes.
+	Admins []AdminCredential
 	// ClientCerts accepts edge requests whose TLS client certificate the server verified against
 	// its CA. A certificate whose common name is the Edge of an Edges entry without a Token is
 	// bound to that entry; once any entry exists, a certificate bound to none acts as no edge
@@ -44,9 +48,9 @@ type Config struct {
 	// but a reader's act as any edge.
 	ClientCerts bool
 	// Readers are the common names of verified client certificates that may use the admin reads
-	// (status, nodes, node, failures) without the admin token, for the status page; the admin
-	// writes still need the token, a certificate bound to an edge never reads, and a reader never
-	// acts as an edge.
+	// (status, nodes, node, failures, events) without the admin token, for the status page: each
+	// is an admin of role read. A certificate bound to an edge never reads, and no admin's
+	// certificate acts as an edge.
 	Readers []string
 	// MemberName, when set, is the DNS name a member's certificate carries: a forward proof lets a
 	// certificate bound to no edge act as any edge only when it carries it (tls.member_name).
@@ -84,10 +88,10 @@ type Server struct {
 	edges       []boundSecret
 	certEdges   map[string]binding
 	edgeTokens  []secret
-	adminTokens []secret
-	proofs      []string // forward proofs derived from the admin tokens (member.go)
+	admins      []namedSecret
+	certAdmins  map[string]api.Role // admins and readers by their certificate's common name
+	proofs      []string            // forward proofs derived from the admin tokens (member.go)
 	clientCerts bool
-	readers     map[string]bool
 	memberName  string
 	insecure    bool
 	maxBody     int64
@@ -115,7 +119,6 @@ func New(svc Service, cfg Config) (*Server, error) {
 	s := &Server{
 		svc:         svc,
 		clientCerts: cfg.ClientCerts,
-		readers:     setOf(cfg.Readers),
 		memberName:  cfg.MemberName,
 		insecure:    cfg.Insecure,
 		maxBody:     cfg.MaxBodyBytes,
@@ -135,11 +138,8 @@ func New(svc Service, cfg Config) (*Server, error) {
 		}
 		s.edgeTokens = append(s.edgeTokens, newSecret(t))
 	}
-	for _, t := range cfg.AdminTokens {
-		if t == "" {
-			return nil, errors.New("httpapi: an admin token is empty")
-		}
-		s.adminTokens = append(s.adminTokens, newSecret(t))
+	if err := s.bindAdmins(cfg.AdminTokens, cfg.Admins, cfg.Readers); err != nil {
+		return nil, err
 	}
 	if len(s.errors) == 0 {
 		// Without it every refusal (not leader, unknown lease) would read as a server fault.
@@ -243,11 +243,3 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func setOf(names []string) map[string]bool {
-	out := make(map[string]bool, len(names))
-	for _, n := range names {
-		out[n] = true
-	}
-	return out
-}

@@ -59,6 +59,9 @@ type StatusResponse struct {
 	// Ledger is the member's ledger fingerprint, only when asked for (?fingerprint=true): it
 	// reads the whole ledger.
 	Ledger *Fingerprint `json:"ledger,omitempty"`
+	// Caller is the admin this answer was given to, as the member authenticated it: what the
+	// status page and the CLI may offer it (absent from builds before named admins).
+	Caller *Caller `json:"caller,omitempty"`
 }
 
 // Fingerprint is a digest of a member's whole ledger at the index it has applied: members that

@@ -22,13 +22,14 @@ const (
 // Verbs lists the operator verbs.
 func Verbs() []string { return []string{VerbForget, VerbBan, VerbUnban, VerbMove} }
 
-// OperatorRequest applies Verb to the named nodes; move takes them to Region. By names who asks
-// (kept in each node's history and the audit index), Reason why.
+// OperatorRequest applies Verb to the named nodes; move takes them to Region. By names the admin
+// who asks (kept in each node's history, the audit index and the events): the member that
+// authenticated the request sets it, replacing whatever a client sent. Reason says why.
 type OperatorRequest struct {
 	Verb   string   `json:"verb"`
 	Nodes  []string `json:"nodes"`
 	Region string   `json:"region,omitempty"`
-	By     string   `json:"by"`
+	By     string   `json:"by,omitempty"`
 	Reason string   `json:"reason,omitempty"`
 }
 
@@ -44,8 +45,10 @@ func (r *OperatorRequest) Validate() error {
 	if !slices.Contains(Verbs(), r.Verb) {
 		return fmt.Errorf("verb: %q is not one of %v", r.Verb, Verbs())
 	}
-	if err := ValidateName("by", r.By); err != nil {
-		return err
+	if r.By != "" {
+		if err := ValidateName("by", r.By); err != nil {
+			return err
+		}
 	}
 	if r.Verb == VerbMove {
 		if err := ValidateName("region", r.Region); err != nil {

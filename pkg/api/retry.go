@@ -47,6 +47,9 @@ type RetryRequest struct {
 	// RequestID makes the retry idempotent: sent again (its answer lost), the nodes it moved are
 	// answered as moved instead of refused as waiting. The client sets one per call.
 	RequestID string `json:"request_id,omitempty"`
+	// By is the admin who asks, for each node's history: the member that authenticated the
+	// request sets it, replacing whatever a client sent.
+	By string `json:"by,omitempty"`
 }
 
 // Validate checks that the request names nodes or a region and a retryable state, not both.
@@ -65,6 +68,11 @@ func (r *RetryRequest) Validate() error {
 	}
 	if r.RequestID != "" {
 		if err := ValidateName("request_id", r.RequestID); err != nil {
+			return err
+		}
+	}
+	if r.By != "" {
+		if err := ValidateName("by", r.By); err != nil {
 			return err
 		}
 	}

@@ -45,11 +45,11 @@ func adminCommand(cmd *cobra.Command, check func(args []string) error, run func(
 	return cmd
 }
 
-// explainRefusal adds to a refused token what to check: the command always sends one (it
-// refuses to start without), so a 401 means the one it sent is not the members'.
+// explainRefusal adds to a refused credential what to check: a 401 means the token (or client
+// certificate) it sent opens nothing on the members; a 403 already names the role the call needs.
 func explainRefusal(err error) error {
 	if api.IsCode(err, api.CodeUnauthorized) {
-		return fmt.Errorf("%w\ncheck the token this command sent (--admin-token, else %s): it must be the members' auth.admin_token", err, envAdminToken)
+		return fmt.Errorf("%w\ncheck the token this command sent (--admin-token, else %s): it must be the members' auth.admin_token or the token of an auth.admins entry", err, envAdminToken)
 	}
 	return err
 }

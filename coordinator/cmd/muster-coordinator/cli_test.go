@@ -100,7 +100,7 @@ func TestAdminCommands_AWrongTokenIsToldApartFromAMissingOne(t *testing.T) {
 	if code != 1 || wrong == missing {
 		t.Fatalf("a wrong token: exit %d, %q; a missing one: %q; want exit 1 and two messages", code, wrong, missing)
 	}
-	for _, want := range []string{"not the admin token", "MUSTER_AUTH_ADMIN_TOKEN", "--admin-token", "auth.admin_token"} {
+	for _, want := range []string{"not an admin token", "MUSTER_AUTH_ADMIN_TOKEN", "--admin-token", "auth.admin_token"} {
 		if !strings.Contains(wrong, want) {
 			t.Errorf("a wrong token's message %q lacks %q", wrong, want)
 		}

@@ -28,6 +28,9 @@ import (
 const (
 	e2eEdgeToken  = "e2e-edge-token-0123456789"
 	e2eAdminToken = "e2e-admin-token-0123456789"
+	// A reader and an operator of auth.admins, beside the admin token.
+	e2eReaderToken   = "e2e-reader-token-0123456789"
+	e2eOperatorToken = "e2e-operator-token-0123456789"
 )
 
 // buildBinary compiles muster-coordinator once per test into a temporary directory.
@@ -167,7 +170,8 @@ func (c *e2eCluster) launch(p *proc, bootstrap bool, join string) {
 	}
 	p.cmd = exec.Command(c.bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	p.cmd.Env = append(os.Environ(), "MUSTER_AUTH_EDGE_TOKENS="+e2eEdgeToken, "MUSTER_AUTH_ADMIN_TOKEN="+e2eAdminToken)
+	p.cmd.Env = append(os.Environ(), "MUSTER_AUTH_EDGE_TOKENS="+e2eEdgeToken, "MUSTER_AUTH_ADMIN_TOKEN="+e2eAdminToken,
+		"MUSTER_AUTH_ADMINS=rita:read="+e2eReaderToken+" otto:operate="+e2eOperatorToken)
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -293,9 +297,12 @@ func startThreeWithNodes(t *testing.T, region, prefix string, n int) (*e2eCluste
 }
 
 // cli runs an admin command of the binary and returns its stdout.
-func (c *e2eCluster) cli(args ...string) (string, error) {
+func (c *e2eCluster) cli(args ...string) (string, error) { return c.cliAs(e2eAdminToken, args...) }
+
+// cliAs is cli with token in the admin token's variable.
+func (c *e2eCluster) cliAs(token string, args ...string) (string, error) {
 	cmd := exec.Command(c.bin, append(args, c.cliArgs...)...)
-	cmd.Env = append(os.Environ(), "MUSTER_AUTH_ADMIN_TOKEN="+e2eAdminToken)
+	cmd.Env = append(os.Environ(), "MUSTER_AUTH_ADMIN_TOKEN="+token)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -407,6 +414,12 @@ func TestE2E_SIGKILLTheLeaderThenANewLeaderGrantsLeases(t *testing.T) {
 	}
 
 	c.cliSteps(t, follower.apiURL, first1.Lease.Nodes[0])
+	for _, n := range nodes {
+		if !held[n.Identity] {
+			c.namedAdminSteps(t, follower.apiURL, n.Identity)
+			break
+		}
+	}
 
 	// Leadership may have moved on a loaded machine since the cluster started: kill the member
 	// that leads now.
@@ -475,7 +488,7 @@ func (c *e2eCluster) assertNoTokenLogged() {
 		if !bytes.Contains(b, []byte("auth=")) {
 			c.t.Errorf("%s lacks the starting line", filepath.Base(l))
 		}
-		for _, tok := range []string{e2eEdgeToken, e2eAdminToken} {
+		for _, tok := range []string{e2eEdgeToken, e2eAdminToken, e2eReaderToken, e2eOperatorToken} {
 			if bytes.Contains(b, []byte(tok)) {
 				c.t.Errorf("%s contains a token", filepath.Base(l))
 			}
@@ -527,6 +540,26 @@ func (c *e2eCluster) cliSteps(t *testing.T, addr, leasedNode string) {
 	cmd.Env = append(os.Environ(), "MUSTER_AUTH_ADMIN_TOKEN=wrong-token-0123456789")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "unauthorized") {
 		t.Errorf("status with a wrong token: %v %s", err, out)
+	}
+}
+
+// namedAdminSteps drives the operator verbs as named admins through a follower: a reader's ban is
+// refused naming the role it needs and the reader's, an operator's ban is in the node's history
+// under the operator's name, and its unban leaves the node waiting again.
+func (c *e2eCluster) namedAdminSteps(t *testing.T, addr, waitingNode string) {
+	t.Helper()
+	if out, err := c.cliAs(e2eReaderToken, "ban", waitingNode, "--addr", addr); err == nil || !strings.Contains(err.Error(), "needs role operate; rita has role read") {
+		t.Errorf("ban as a reader: %v %s; want a refusal naming the role it needs and the reader's", err, out)
+	}
+	if out, err := c.cliAs(e2eOperatorToken, "ban", waitingNode, "--reason", "e2e", "--addr", addr); err != nil {
+		t.Fatalf("ban as an operator: %v %s", err, out)
+	}
+	out, err := c.cliAs(e2eReaderToken, "node", waitingNode, "--addr", addr)
+	if err != nil || !strings.Contains(out, "ban by otto: e2e") {
+		t.Errorf("node %s after otto's ban: %v\n%s\nwant the ban by otto in its history", waitingNode, err, out)
+	}
+	if out, err := c.cliAs(e2eOperatorToken, "unban", waitingNode, "--addr", addr); err != nil {
+		t.Fatalf("unban as an operator: %v %s", err, out)
 	}
 }
 

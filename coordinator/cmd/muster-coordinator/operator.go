@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"os/user"
 	"slices"
 	"strings"
 
@@ -28,11 +26,16 @@ func newOperatorCmds() []*cobra.Command {
 }
 
 func newOperatorCmd(verb, use, short string, region bool) *cobra.Command {
-	req := api.OperatorRequest{Verb: verb}
+	// The member replaces By with the admin it authenticates. It is sent only because a member
+	// of the build before named admins refuses a verb without it; such a member takes the admin
+	// token alone, which this build records as "admin" too.
+	req := api.OperatorRequest{Verb: verb, By: "admin"}
 	var newRegion bool
+	var by string
 	long := short + ".\nEach node a lease holds or fences, an unknown node and one the verb would not change is refused by\n" +
 		"name and the others are acted on; the exit status is 1 when any was refused. Every action is in the\n" +
-		"node's history and the ledger's audit with --by (default: user@host)."
+		"node's history, the ledger's audit and the event stream under the name of the admin the token (or\n" +
+		"client certificate) authenticates (auth.admins; the admin token is the admin named admin)."
 	if region {
 		long += "\nThe region must hold a node already, so a mistyped name is refused with the regions the ledger\n" +
 			"knows; --new-region moves the nodes to a region that has none yet."
@@ -49,8 +52,8 @@ func newOperatorCmd(verb, use, short string, region bool) *cobra.Command {
 			}
 			req.Nodes, req.Region = args[:len(args)-1], args[len(args)-1]
 		}
-		if req.By == "" {
-			req.By = whoAmI()
+		if by != "" {
+			return errors.New("--by is gone: the history and the audit name the admin your token authenticates (auth.admins); put a note in --reason")
 		}
 		return req.Validate()
 	}, func(a adminCall) error {
@@ -71,7 +74,10 @@ func newOperatorCmd(verb, use, short string, region bool) *cobra.Command {
 		}
 		return nil
 	})
-	cmd.Flags().StringVar(&req.By, "by", "", "who asks, for the history and the audit (default: user@host)")
+	// --by named whoever the client said; the member names the admin it authenticated instead.
+	// Kept hidden so a script that passes it is told so, not "unknown flag".
+	cmd.Flags().StringVar(&by, "by", "", "gone: the audit names the authenticated admin")
+	_ = cmd.Flags().MarkHidden("by")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, for the history and the audit")
 	if region {
 		cmd.Flags().BoolVar(&newRegion, "new-region", false, "the region is meant to be new: no node is in it yet")
@@ -105,16 +111,4 @@ func printOperator(w io.Writer, verb string, r api.OperatorResponse) error {
 		fmt.Fprintf(w, "refused %s: %s\n", rj.Identity, api.Printable(rj.Reason))
 	}
 	return nil
-}
-
-// whoAmI names the operator by user and host; a history entry must name someone.
-func whoAmI() string {
-	name := "operator"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	}
-	if h, err := os.Hostname(); err == nil && h != "" {
-		name += "@" + h
-	}
-	return name
 }

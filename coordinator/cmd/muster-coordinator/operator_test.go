@@ -12,7 +12,7 @@ import (
 )
 
 // TestOperatorCommands_BanMoveForgetThroughTheCLI: each verb acts through a real member and is
-// in the node's history with who asked; a leased node is refused by name with exit status 1
+// in the node's history under the admin the token authenticates; a leased node is refused by name with exit status 1
 // while the others of the call are acted on.
 func TestOperatorCommands_BanMoveForgetThroughTheCLI(t *testing.T) {
 	url := inProcessMember(t)
@@ -37,17 +37,17 @@ func TestOperatorCommands_BanMoveForgetThroughTheCLI(t *testing.T) {
 		}
 		return n
 	}
-	code, out, stderr := runCLI(t, "ban", "--addr", url, "--by", "alice", "--reason", "bad disk", "a.eu", "leased.eu")
+	code, out, stderr := runCLI(t, "ban", "--addr", url, "--reason", "bad disk", "a.eu", "leased.eu")
 	if code != 1 || !strings.Contains(out, "ban: a.eu") || !strings.Contains(out, "refused leased.eu: ") || !strings.Contains(stderr, "1 node(s) refused") {
 		t.Fatalf("ban: exit %d\n%s%s", code, out, stderr)
 	}
-	if n := node("a.eu"); n.State != api.StateBanned || !strings.Contains(n.History[len(n.History)-1].Reason, "ban by alice: bad disk") {
+	if n := node("a.eu"); n.State != api.StateBanned || !strings.Contains(n.History[len(n.History)-1].Reason, "ban by admin: bad disk") {
 		t.Fatalf("a.eu after ban: %+v", n)
 	}
 	if code, out, stderr := runCLI(t, "nodes", "--addr", url, "--state", "banned"); code != 0 || !strings.Contains(out, "a.eu") || strings.Contains(out, "b.eu") {
 		t.Fatalf("nodes --state banned: exit %d\n%s%s", code, out, stderr)
 	}
-	if code, out, stderr := runCLI(t, "move", "--addr", url, "--by", "alice", "--new-region", "b.eu", "us"); code != 0 || node("b.eu").Region != "us" {
+	if code, out, stderr := runCLI(t, "move", "--addr", url, "--new-region", "b.eu", "us"); code != 0 || node("b.eu").Region != "us" {
 		t.Fatalf("move: exit %d\n%s%s", code, out, stderr)
 	}
 	if code, out, stderr := runCLI(t, "unban", "--addr", url, "a.eu"); code != 0 || node("a.eu").State != api.StateWaiting {

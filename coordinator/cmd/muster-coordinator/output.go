@@ -64,6 +64,9 @@ func printStatus(w io.Writer, st api.StatusResponse) error {
 	for _, warn := range st.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
+	if c := st.Caller; c != nil {
+		fmt.Fprintf(w, "you are %s, role %s\n", api.Printable(c.Name), c.Role)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEMBER\tRAFT\tAPI\tVOTER\tLEADER\tROUND TRIP\tCONTACT")

@@ -147,6 +147,7 @@ func routes(cfg config.Config, core *coordinator.Service, memberHTTP *http.Clien
 		Edges:             edgeCredentials(cfg.Auth.Edges),
 		EdgeTokens:        cfg.Auth.EdgeTokens,
 		AdminTokens:       nonEmpty(cfg.Auth.AdminToken),
+		Admins:            adminCredentials(cfg.Auth.Admins),
 		ClientCerts:       cfg.Auth.ClientCerts,
 		Readers:           cfg.Auth.Readers, // the status page opens with a client certificate
 		Insecure:          cfg.Auth.Insecure,
@@ -317,6 +318,14 @@ func edgeCredentials(edges []config.Edge) []httpapi.EdgeCredential {
 	out := make([]httpapi.EdgeCredential, len(edges))
 	for i, e := range edges {
 		out[i] = httpapi.EdgeCredential{Token: e.Token, Edge: e.Name, Regions: e.Regions}
+	}
+	return out
+}
+
+func adminCredentials(admins []config.Admin) []httpapi.AdminCredential {
+	out := make([]httpapi.AdminCredential, len(admins))
+	for i, a := range admins {
+		out[i] = httpapi.AdminCredential{Name: a.Name, Role: a.Role, Token: a.Token}
 	}
 	return out
 }

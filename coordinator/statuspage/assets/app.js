@@ -28,6 +28,7 @@
     selected: '',
     readSelected: false,
     failuresDue: true, // the next poll reads the failures (set again when a read fails)
+    caller: null, // {name, role} the member authenticated, from status
   };
 
   class APIError extends Error {
@@ -108,6 +109,9 @@
     leader.textContent = st.leader_id || 'none: election under way';
     leader.className = st.leader_id ? '' : 'error';
     $('term').textContent = String(st.term);
+    // Who the member took this session for (auth.admins): a write above its role is refused.
+    page.caller = st.caller || null;
+    $('caller').textContent = st.caller ? 'signed in as ' + st.caller.name + ' (' + st.caller.role + ')' : '';
     $('applied').textContent = String(st.applied_index);
     $('commit').textContent = String(st.commit_index);
 

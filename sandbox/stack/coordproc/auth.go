@@ -13,6 +13,8 @@ type Auth struct {
 	EdgeTokens []string
 	// Edges is auth.edges: EDGE@REGION=TOKEN items binding a token to an edge and its region.
 	Edges []string
+	// Admins is auth.admins: NAME:ROLE=TOKEN items naming an admin and its role.
+	Admins []string
 }
 
 // env is the members' environment for a; the coordinator reads a list as comma separated.
@@ -23,6 +25,9 @@ func (a Auth) env() []string {
 	}
 	if len(a.Edges) > 0 {
 		out = append(out, "MUSTER_AUTH_EDGES="+strings.Join(a.Edges, ","))
+	}
+	if len(a.Admins) > 0 {
+		out = append(out, "MUSTER_AUTH_ADMINS="+strings.Join(a.Admins, ","))
 	}
 	return out
 }
