@@ -3,11 +3,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,15 +47,10 @@ func TestEventsCommand_SaysPlainlyThatEventsWereMissed(t *testing.T) {
 // TestEventsCommand_FollowEndsQuietlyOnAnInterrupt: Ctrl-C is how `events --follow` ends, so
 // it exits 0 with nothing on stderr, not "context canceled" and 1.
 func TestEventsCommand_FollowEndsQuietlyOnAnInterrupt(t *testing.T) {
-	streaming := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "id: 7.0\nevent: transition\ndata: {\"index\":7,\"pos\":0,\"kind\":\"transition\",\"identity\":\"n1\",\"region\":\"eu\",\"to\":\"waiting\",\"at\":\"2030-01-01T00:00:00Z\"}\n\n")
 		w.(http.Flusher).Flush()
-		select {
-		case streaming <- struct{}{}:
-		default:
-		}
 		<-r.Context().Done() // a follow waits for more until the reader goes
 	}))
 	defer srv.Close()
@@ -62,17 +59,21 @@ func TestEventsCommand_FollowEndsQuietlyOnAnInterrupt(t *testing.T) {
 		code     int
 		out, err string
 	}
+	// The interrupt comes once the event is printed: the server's flush says nothing of when the
+	// command read it.
+	out := &signalWriter{want: `"identity":"n1"`, seen: make(chan struct{})}
 	done := make(chan result, 1)
 	go func() {
-		code, out, errOut := runCLI(t, "events", "--follow", "--addr", srv.URL)
-		done <- result{code, out, errOut}
+		var errb bytes.Buffer
+		code := run([]string{"events", "--follow", "--addr", srv.URL}, out, &errb)
+		done <- result{code, out.String(), errb.String()}
 	}()
 	select {
-	case <-streaming:
+	case <-out.seen:
 	case r := <-done:
 		t.Fatalf("events --follow ended before the interrupt: exit %d\n%s%s", r.code, r.out, r.err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("events --follow never read the stream")
+		t.Fatal("events --follow never printed the event")
 	}
 	// The command listens for SIGINT from its start (run's signal.NotifyContext), before it
 	// connects: the signal reaches it, not the test binary's default handler.
@@ -87,4 +88,29 @@ func TestEventsCommand_FollowEndsQuietlyOnAnInterrupt(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("events --follow did not end on SIGINT")
 	}
+}
+
+// signalWriter keeps what is written and closes seen once it holds want.
+type signalWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
