@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -112,9 +111,6 @@ func (f *planFlags) options(flags *pflag.FlagSet) (app.PlanOptions, *config.Conf
 		if f.helper != configuredHelper {
 			cfg.Helper = f.helper
 		}
-	}
-	if o.AskHelper && cfg.Helper == "" {
-		return o, nil, nil, errors.New("--helper: the configuration names no helper; give --helper=COMMAND")
 	}
 	o.ReaderToken = strings.TrimSpace(os.Getenv(envReaderToken))
 	o.ReaderCert, o.ReaderKey = f.readerCert, f.readerKey
