@@ -124,6 +124,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "\t\t\tcluster: %s\n", n.Cluster.Would)
 		}
 	}
+	if len(r.Nodes) == 0 {
+		fmt.Fprintln(tw, "(no node answered discovery in provisioning mode)")
+	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write plan: %w", err)
 	}

@@ -114,6 +114,7 @@ func TestPlan_BinaryPrintsTextAndJSON(t *testing.T) {
 		t.Fatalf("muster-edge plan: %v\n%s", err, stderrOf(err))
 	}
 	text := string(out)
+	t.Logf("muster-edge plan --helper:\n%s", text)
 	for _, want := range []string{"plan for site " + region, "NODE", "summary: 3 nodes: 3 provision, 0 upgrade", plan.Guarantee} {
 		if !strings.Contains(text, want) {
 			t.Errorf("plan text lacks %q:\n%s", want, text)
