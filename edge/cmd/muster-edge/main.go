@@ -45,6 +45,6 @@ func root() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(runCommand())
+	cmd.AddCommand(runCommand(), planCommand())
 	return cmd
 }
