@@ -36,7 +36,7 @@ func renewAnswer(ttl time.Duration) http.HandlerFunc {
 
 func heartbeatAnswer(paused bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(api.HeartbeatResponse{Paused: paused})
+		_ = json.NewEncoder(w).Encode(api.HeartbeatResponse{PauseState: api.PauseState{Paused: paused}})
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 
 func heartbeats(paused bool) func(w http.ResponseWriter, r *http.Request) {
 	return func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(HeartbeatResponse{Paused: paused})
+		_ = json.NewEncoder(w).Encode(HeartbeatResponse{PauseState: PauseState{Paused: paused}})
 	}
 }
 

@@ -97,16 +97,9 @@ type AcquireRequest struct {
 
 // AcquireResponse carries the granted lease, or none when nothing was waiting before Wait ran out or the cluster is paused.
 type AcquireResponse struct {
-	Lease  *Lease `json:"lease,omitempty"`
-	Paused bool   `json:"paused"`
-	// PauseAsOf is the log index Paused holds at: the ledger's applied index when the flag was
-	// read. Answers to concurrent calls arrive in any order, so an edge takes the flag of the
-	// newest answer (PauseMark); 0 from a coordinator older than the field.
-	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
-	// PauseEpoch orders answers across a recover before PauseAsOf does (PauseMark); 0 from a
-	// coordinator older than the field or a cluster never recovered.
-	PauseEpoch uint64 `json:"pause_epoch,omitempty"`
-	Leader     string `json:"leader,omitempty"`
+	Lease *Lease `json:"lease,omitempty"`
+	PauseState
+	Leader string `json:"leader,omitempty"`
 	// Held is how long the leader held the request before it granted the lease (its monotonic
 	// clock): the edge counts the lease from its send + Held, see ValidUntil.
 	Held Duration `json:"held,omitempty"`
@@ -156,12 +149,8 @@ type RenewRequest struct {
 
 // RenewResponse carries the lease with its new expiry and the TTL the edge must count.
 type RenewResponse struct {
-	Lease  Lease `json:"lease"`
-	Paused bool  `json:"paused"`
-	// PauseAsOf is the log index Paused holds at (see AcquireResponse).
-	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
-	// PauseEpoch orders answers across a recover (see AcquireResponse).
-	PauseEpoch uint64 `json:"pause_epoch,omitempty"`
+	Lease Lease `json:"lease"`
+	PauseState
 }
 
 // ValidUntil is when an edge that sent the renewal at sent must stop acting on the lease: sent +
@@ -212,13 +201,9 @@ type HeartbeatRequest struct {
 
 // HeartbeatResponse tells an edge whether the operator paused provisioning and who leads.
 type HeartbeatResponse struct {
-	Paused bool      `json:"paused"`
+	PauseState
 	Leader string    `json:"leader,omitempty"`
 	Time   time.Time `json:"time"`
-	// PauseAsOf is the log index Paused holds at (see AcquireResponse).
-	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
-	// PauseEpoch orders answers across a recover (see AcquireResponse).
-	PauseEpoch uint64 `json:"pause_epoch,omitempty"`
 	// Queue is the edge's region's queue; nil from a coordinator older than the field.
 	Queue *RegionQueue `json:"queue,omitempty"`
 }

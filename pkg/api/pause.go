@@ -39,15 +39,18 @@ func (m PauseMark) Taken(held PauseMark) PauseMark {
 	return PauseMark{Epoch: max(held.Epoch, m.Epoch), AsOf: max(held.AsOf, m.AsOf)}
 }
 
-// PauseAt is where in the log the answer's pause flag holds.
-func (r AcquireResponse) PauseAt() PauseMark {
-	return PauseMark{Epoch: r.PauseEpoch, AsOf: r.PauseAsOf}
+// PauseState is the operator's pause flag as an acquire, renew or heartbeat answer carries it
+// (embedded: its fields are the answer's own on the wire).
+type PauseState struct {
+	Paused bool `json:"paused"`
+	// PauseAsOf is the log index Paused holds at: the ledger's applied index when the flag was
+	// read. Answers to concurrent calls arrive in any order, so an edge takes the flag of the
+	// newest answer (PauseMark); 0 from a coordinator older than the field.
+	PauseAsOf uint64 `json:"pause_as_of,omitempty"`
+	// PauseEpoch orders answers across a recover before PauseAsOf does (PauseMark); 0 from a
+	// coordinator older than the field or a cluster never recovered.
+	PauseEpoch uint64 `json:"pause_epoch,omitempty"`
 }
 
 // PauseAt is where in the log the answer's pause flag holds.
-func (r RenewResponse) PauseAt() PauseMark { return PauseMark{Epoch: r.PauseEpoch, AsOf: r.PauseAsOf} }
-
-// PauseAt is where in the log the answer's pause flag holds.
-func (r HeartbeatResponse) PauseAt() PauseMark {
-	return PauseMark{Epoch: r.PauseEpoch, AsOf: r.PauseAsOf}
-}
+func (p PauseState) PauseAt() PauseMark { return PauseMark{Epoch: p.PauseEpoch, AsOf: p.PauseAsOf} }
