@@ -12,7 +12,6 @@ import (
 
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/journal"
-	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -142,11 +141,8 @@ func (e *Edge) Run(ctx context.Context) error {
 		})
 	}
 	var wg sync.WaitGroup
-	if w, ok := e.o.Source.(lease.PauseWatcher); ok {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.WatchPause(ctx, e.setClusterPaused) }()
-	}
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); e.o.Mode.watchPause(ctx, e.setClusterPaused) }()
 	go func() { defer wg.Done(); e.stalls.run(ctx) }()
 	go func() { defer wg.Done(); e.register(ctx, found) }()
 	go func() { defer wg.Done(); e.discover(ctx, found) }()
@@ -164,12 +160,15 @@ func (e *Edge) Run(ctx context.Context) error {
 	})
 	defer stopDrain()
 
-	r := newReporter(flows, e, results)
-	r.replay(e.o.Replay)
+	box := e.newOutbox(flows)
+	r := &reporter{in: results, box: box, now: e.o.Now, log: e.log, tally: e.tally, forget: e.forget,
+		confirm: newConfirmer(confirmDeps{finder: e.o.Finder, now: e.o.Now, after: e.o.ConfirmAfter,
+			confirms: e.m.confirms, unsettled: e.o.Mode.unsettled})}
+	r.replay(e.o.Replay, e.o.Wall)
 	go func() { r.run(); close(reported) }()
 
 	e.ready.Store(true)
-	e.dispatch(ctx, flows, results, r) // returns once every host flow it started has ended
+	e.dispatch(ctx, flows, results, box) // returns once every host flow it started has ended
 	cancelFlows()
 	close(results)
 	<-reported
@@ -178,6 +177,15 @@ func (e *Edge) Run(ctx context.Context) error {
 	e.ready.Store(false)
 	e.log.Info("edge stopped")
 	return nil
+}
+
+// newOutbox is the outbox of a Run whose host flows run under flows: its reports outlive Run's
+// context by stopGrace at most.
+func (e *Edge) newOutbox(flows context.Context) *outbox {
+	rctx, cancel := context.WithCancel(context.Background())
+	context.AfterFunc(flows, func() { time.AfterFunc(stopGrace, cancel) })
+	return &outbox{source: e.o.Mode.source, carrier: e.o.Mode.carrier(), journal: e.o.Journal, now: e.o.Now, stopping: e.stopping.Load,
+		reported: e.m.reported, log: e.log, ctx: rctx}
 }
 
 // Ready is true while Run is past its start-up (startup events subscribed) and its journal, if
@@ -285,7 +293,7 @@ func (e *Edge) Paused() bool { return e.paused.Load() }
 // skip. Cluster mode keeps no such record: another edge's discovery may have seen the node, so the
 // skip does not apply there (it would loop on released nodes).
 func (e *Edge) noteSeen(ids []string) {
-	if e.o.Cluster {
+	if e.o.Mode.shared() {
 		return
 	}
 	now := e.o.Now()
