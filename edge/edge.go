@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/journal"
+	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
@@ -65,16 +66,16 @@ type Edge struct {
 	m   *edgeMetrics
 	log *slog.Logger
 
-	stopping      atomic.Bool   // Run's context ended: hosts in flight stop at their next boundary
-	paused        atomic.Bool   // the operator's pause through this edge's own endpoint
-	journalBroken atomic.Bool   // a journal write failed: nothing more may be sent that needs it
-	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its newest answer
-	pauseMu       sync.Mutex    // orders answers' pause flags by pauseAt
-	pauseAt       api.PauseMark // where in the coordinator's log clusterPaused holds
-	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
-	resweep       atomic.Bool   // a sweep is scheduled to look again for sightings not registered
-	stalls        *stallWatch   // when the process was last stopped: sightings across it are dropped
-	gaugeMu       sync.Mutex    // orders the paused gauge's updates: the last one sees the latest state
+	stopping      atomic.Bool     // Run's context ended: hosts in flight stop at their next boundary
+	paused        atomic.Bool     // the operator's pause through this edge's own endpoint
+	journalBroken atomic.Bool     // a journal write failed: nothing more may be sent that needs it
+	clusterPaused atomic.Bool     // the coordinator's replicated pause, as pauseFlag holds it
+	pauseMu       sync.Mutex      // guards pauseFlag
+	pauseFlag     lease.PauseFlag // the coordinator's pause, from its newest answer
+	resumed       chan struct{}   // a discovery sweep is due because provisioning resumed
+	resweep       atomic.Bool     // a sweep is scheduled to look again for sightings not registered
+	stalls        *stallWatch     // when the process was last stopped: sightings across it are dropped
+	gaugeMu       sync.Mutex      // orders the paused gauge's updates: the last one sees the latest state
 
 	mu   sync.Mutex
 	seen map[string]time.Time // last time discovery saw each node not yet reported
@@ -201,19 +202,12 @@ func (e *Edge) Pause() {
 	e.showPaused()
 }
 
-// setClusterPaused records the coordinator's pause flag from an answer, read at at.
-// Answers to concurrent calls (renewals of several leases, an acquire, a heartbeat) arrive in
-// any order, so the flag of an answer read before one already taken is dropped: else a renewal
-// answered before the operator's pause, arriving after a heartbeat that carried it, would resume
-// the edge in the middle of the pause. api.PauseMark orders them, across a recover too.
+// setClusterPaused records the coordinator's pause flag from an answer, read at at; a flag read
+// before the one held is dropped (lease.PauseFlag).
 func (e *Edge) setClusterPaused(p bool, at api.PauseMark) {
 	e.pauseMu.Lock()
-	if at.Older(e.pauseAt) {
-		e.pauseMu.Unlock()
-		return
-	}
-	e.pauseAt = at.Taken(e.pauseAt)
-	changed := e.clusterPaused.Swap(p) != p
+	_, changed := e.pauseFlag.Take(p, at)
+	e.clusterPaused.Store(e.pauseFlag.Paused())
 	e.pauseMu.Unlock()
 	if !changed {
 		return

@@ -260,8 +260,14 @@ func (c *Coordinator) queue(q *api.RegionQueue) {
 // check refuses a lease for another edge or region (an edge only ever touches its own region)
 // or of another shape than asked.
 func (c *Coordinator) check(l api.Lease, max int) error {
-	if l.Edge != c.o.Edge || l.Region != c.o.Region {
-		return fmt.Errorf("coordinator granted lease %s to %s in %s, but this edge is %s in %s: not acting on it: %w", l.ID, l.Edge, l.Region, c.o.Edge, c.o.Region, ErrGrantRefused)
+	return CheckGrant(l, max, c.o.Edge, c.o.Region)
+}
+
+// CheckGrant refuses a coordinator's lease that is not this edge's (edge, region) or not of a
+// shape it asked for (CheckShape).
+func CheckGrant(l api.Lease, max int, edge, region string) error {
+	if l.Edge != edge || l.Region != region {
+		return fmt.Errorf("coordinator granted lease %s to %s in %s, but this edge is %s in %s: not acting on it: %w", l.ID, l.Edge, l.Region, edge, region, ErrGrantRefused)
 	}
 	if err := CheckShape(l, max); err != nil {
 		return fmt.Errorf("coordinator granted %w", err)
