@@ -158,7 +158,7 @@ func (o *outbox) settle(p parcel, resp api.ReportResponse, err error) {
 		}
 	}()
 	l := p.held.Lease()
-	if o.journal != nil && (err == nil || lease.Stale(err)) {
+	if o.journal != nil && lease.Ends(err) {
 		// Answered: applied, or refused for good. An undelivered report keeps its intents open
 		// for the next run to settle.
 		for _, res := range p.results {

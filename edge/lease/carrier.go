@@ -79,9 +79,14 @@ func Answers(sent []api.ReportRequest, got []api.ReportAnswer) []Delivered {
 // on its last try: its nodes are forgotten once it was applied or refused for good (Stale), and
 // registered at every sighting until Resend when it was given up, since it may still be applied.
 func Reported(q *register.Queued, now time.Time, err error, ids ...string) {
-	if err == nil || Stale(err) {
+	if Ends(err) {
 		q.Forget(ids...)
 	} else {
 		q.Unsure(now, ids...)
 	}
 }
+
+// Ends says whether a report's answer err ends it: applied (nil) or refused for good (Stale).
+// Any other error leaves the report to be tried again, or given up while it may still be
+// applied, and the journal intents of its results open.
+func Ends(err error) bool { return err == nil || Stale(err) }

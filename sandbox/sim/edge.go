@@ -344,12 +344,13 @@ func (e *edge) reported(d *delivery, r api.ReportResponse, err error, seen logPo
 		s.stats.Reports++
 		s.tracef(d.tags(), e.who(), "report %s answered: applied %v, rejected %v", d.req.RequestID, r.Applied, rejectedIDs(r.Rejected))
 		s.check.acked(e, d.req, r, seen)
-		e.settle(d.l, d.req.Results)
-	case lease.Stale(err):
+	case lease.Ends(err):
 		s.tracef(d.tags(), e.who(), "report %s refused: %v", d.req.RequestID, err)
-		e.settle(d.l, d.req.Results)
 	default:
 		s.tracef(d.tags(), e.who(), "report %s not delivered: %v", d.req.RequestID, err)
+	}
+	if lease.Ends(err) {
+		e.settle(d.l, d.req.Results)
 	}
 	lease.Reported(e.queued, e.clock.monoTime(), err, ids(d.req.Results)...)
 	d.held.Settled(len(d.req.Results))
