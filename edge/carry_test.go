@@ -21,6 +21,7 @@ import (
 // acquires that carry any (before applying them, as a lost call would).
 type carrierSource struct {
 	*lease.Local
+	clusterParts
 	mu          sync.Mutex
 	failCarried int
 	carried     map[string]string // node -> request id it was carried under
@@ -75,7 +76,7 @@ func provisionAll(t *testing.T, src *carrierSource, fleet []string) (*edge.Edge,
 	fl := newFlow(func(ctx context.Context, h hostflow.Host) hostflow.Result {
 		return hostflow.Result{Outcome: hostflow.Provisioned}
 	})
-	e, stop := run(t, edge.Options{Site: "s", Workers: 2, BatchSize: 2, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Source: src})
+	e, stop := run(t, edge.Options{Site: "s", Workers: 2, BatchSize: 2, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Mode: edge.Cluster(src)})
 	testkit.WaitFor(t, time.Minute, "every result delivered", func() bool {
 		src.mu.Lock()
 		defer src.mu.Unlock()

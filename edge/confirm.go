@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/rpc"
@@ -27,7 +29,8 @@ import (
 // of it by expiry, which leaves the late result open, its journal intent stays open, and it is
 // settled like a replayed intent, by this run once discovery answers or by the next run.
 type confirmer struct {
-	e    *Edge
+	confirmDeps
+
 	out  chan leased
 	done chan struct{}
 
@@ -37,23 +40,32 @@ type confirmer struct {
 	wake    chan struct{}
 }
 
+// confirmDeps are what the confirmer uses of the edge.
+type confirmDeps struct {
+	finder    Finder
+	now       func() time.Time
+	after     time.Duration // ConfirmAfter
+	confirms  *prometheus.CounterVec
+	unsettled func(ids ...string) // Mode.unsettled
+}
+
 type due struct {
 	res leased
 	at  time.Time
 }
 
-func newConfirmer(e *Edge) *confirmer {
-	return &confirmer{e: e, out: make(chan leased, 1024), done: make(chan struct{}), wake: make(chan struct{}, 1)}
+func newConfirmer(d confirmDeps) *confirmer {
+	return &confirmer{confirmDeps: d, out: make(chan leased, 1024), done: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
 // add settles res once ConfirmAfter has passed, the restart splay and a process start, or at
 // once when the unanswered call was the flow's first (nothing was sent that takes time to act).
 func (c *confirmer) add(res leased) {
-	wait := c.e.o.ConfirmAfter
+	wait := c.after
 	if !rpc.LeavesProvisioning(res.Step) {
 		wait = 0
 	}
-	c.addAt(res, c.e.o.Now().Add(wait))
+	c.addAt(res, c.now().Add(wait))
 }
 
 // addAt settles res by rediscovery at (on the edge's clock).
@@ -83,7 +95,7 @@ func (c *confirmer) run() {
 	defer close(c.done)
 	for {
 		c.mu.Lock()
-		now := c.e.o.Now()
+		now := c.now()
 		var ready []due
 		rest := c.waiting[:0]
 		for _, d := range c.waiting {
@@ -143,7 +155,7 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 		ids[i] = d.res.Identity
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	present, err := c.e.o.Finder.Sweep(ctx, ids...)
+	present, err := c.finder.Sweep(ctx, ids...)
 	cancel()
 	still := make(map[string]bool, len(present))
 	for _, id := range present {
@@ -156,35 +168,33 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 			// A broker that failed the sweep says nothing about the node: look again later. A
 			// replayed intent holds no lease, so it is looked for until discovery answers.
 			res.sweeps++
-			c.e.m.confirms.WithLabelValues("error").Inc()
-			c.addAt(res, c.e.o.Now().Add(c.e.o.ConfirmAfter))
+			c.confirms.WithLabelValues("error").Inc()
+			c.addAt(res, c.now().Add(c.after))
 			continue
 		case err != nil && rpc.LeavesProvisioning(res.Step):
-			c.e.m.confirms.WithLabelValues("error").Inc()
+			c.confirms.WithLabelValues("error").Inc()
 			c.withhold(res, fmt.Sprintf("discovery failed %d times (%v)", sweepTries, err))
 			// Settled later under its lease id and token, as the next run would from the journal.
 			again := res
-			again.lease, again.run, again.replayed, again.sweeps = c.e.endedLease(res.lease.Lease()), nil, true, 0
-			c.addAt(again, c.e.o.Now().Add(c.e.o.ConfirmAfter))
-			if u, ok := c.e.o.Source.(lease.Unsettler); ok {
-				u.Unsettled(res.Identity)
-			}
+			again.lease, again.run, again.replayed, again.sweeps = lease.Ended(res.lease.Lease()), nil, true, 0
+			c.addAt(again, c.now().Add(c.after))
+			c.unsettled(res.Identity)
 			continue
 		case err != nil:
 			// Nothing that takes the node out of provisioning mode was sent: it is still there.
 			res.Outcome = hostflow.Failed
 			res.Err = fmt.Errorf("%s got no reply and could not be confirmed by discovery (%d sweeps): %w", res.Step, sweepTries, err)
-			c.e.m.confirms.WithLabelValues("error").Inc()
+			c.confirms.WithLabelValues("error").Inc()
 		case still[res.Identity]:
 			res.Outcome = hostflow.Failed
 			res.Err = fmt.Errorf("%s got no reply and the node is still in provisioning mode", res.Step)
-			c.e.m.confirms.WithLabelValues("present").Inc()
+			c.confirms.WithLabelValues("present").Inc()
 		default:
 			res.Outcome, res.Err = hostflow.Settled(res.Step), nil
 			if res.Outcome == hostflow.Gone {
 				res.Err = fmt.Errorf("%s got no reply and discovery no longer finds the node in provisioning mode", res.Step)
 			}
-			c.e.m.confirms.WithLabelValues("gone").Inc()
+			c.confirms.WithLabelValues("gone").Inc()
 		}
 		c.out <- res
 	}
@@ -194,6 +204,6 @@ func (c *confirmer) settle(ready []due, stopping bool) {
 func (c *confirmer) withhold(res leased, why string) {
 	res.withheld = true
 	res.Err = fmt.Errorf("%s got no reply and was not confirmed: %s", res.Step, why)
-	c.e.m.confirms.WithLabelValues("withheld").Inc()
+	c.confirms.WithLabelValues("withheld").Inc()
 	c.out <- res
 }

@@ -59,7 +59,7 @@ var errLeaseLost = errors.New("stopped by lease loss")
 // every free worker cost the cluster edge a fifth of its throughput. It acquires until ctx ends;
 // the host flows and their leases' renewals run under flowCtx, which outlives ctx by the drain
 // (Run). It returns once every flow it started has ended.
-func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased, rep *reporter) {
+func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased, box *outbox) {
 	slots := newWindow(e.o.Workers)             // leased hosts not yet done
 	workers := make(chan struct{}, e.o.Workers) // hosts whose flow runs
 	var flows sync.WaitGroup
@@ -75,7 +75,7 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased, rep
 			return
 		}
 		sent := e.o.Now()
-		g, err := e.acquire(ctx, n, rep)
+		g, err := e.acquire(ctx, n, box)
 		granted := 0
 		if g.Lease != nil {
 			granted = len(g.Lease.Nodes)
@@ -113,19 +113,19 @@ func (e *Edge) dispatch(ctx, flowCtx context.Context, results chan<- leased, rep
 	}
 }
 
-// acquire asks the source for up to n nodes, carrying the results the reporter parked for it
+// acquire asks the source for up to n nodes, carrying the results parked in the outbox for it
 // (carry.go). A grant of the wrong shape is not acted on, and nothing of it given back (a report
 // under it would be acting on it): it expires at its source, which offers its nodes again.
-func (e *Edge) acquire(ctx context.Context, n int, rep *reporter) (lease.Grant, error) {
+func (e *Edge) acquire(ctx context.Context, n int, box *outbox) (lease.Grant, error) {
 	var g lease.Grant
 	var err error
-	if parked := rep.takeParked(); len(parked) > 0 {
+	if parked := box.take(); len(parked) > 0 {
 		// No long poll: the answers to the results would wait for it.
 		var answers []lease.Delivered
-		g, answers, err = rep.carrier.AcquireCarrying(ctx, n, 0, deliveries(parked))
-		rep.settleCarried(parked, answers, err)
+		g, answers, err = e.o.Mode.carrier().AcquireCarrying(ctx, n, 0, deliveries(parked))
+		box.carried(parked, answers, err)
 	} else {
-		g, err = e.o.Source.Acquire(ctx, n, e.o.AcquireWait)
+		g, err = e.o.Mode.source.Acquire(ctx, n, e.o.AcquireWait)
 	}
 	if err == nil && g.Lease != nil {
 		if serr := lease.CheckShape(*g.Lease, n); serr != nil {
@@ -170,44 +170,43 @@ func (e *Edge) runHost(ctx, flowCtx context.Context, id string, held *lease.Held
 }
 
 // leaseRun is what the hosts of one lease share: the renewer that keeps the lease until the
-// result of its last host is reported.
+// result of its last host is settled (lease.Held.Renews).
 type leaseRun struct {
-	left atomic.Int64
 	stop context.CancelFunc
 	lost atomic.Bool
 }
 
-// done is called once per host result after it was reported (or given up).
-func (r *leaseRun) done() {
-	if r.left.Add(-1) == 0 {
+// settled counts n results of held settled (reported, refused, given up or withheld), and ends
+// the renewals once none is left.
+func (r *leaseRun) settled(held *lease.Held, n int) {
+	if held.Settled(n) {
 		r.stop()
 	}
 }
 
-// startLease renews an expiring lease at a third of its TTL until its last result is reported.
-// A renewal refused for good ends the renewals: the hosts then stop at the deadline the last
-// acknowledged acquire or renew gave them.
+// startLease renews an expiring lease at the pace lease.Held.RenewPace sets while it
+// lease.Held.Renews. A renewal refused for good ends the renewals: the hosts then stop at the
+// deadline the last acknowledged acquire or renew gave them.
 func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 	rctx, stop := context.WithCancel(ctx)
 	r := &leaseRun{stop: stop}
-	r.left.Store(int64(len(held.Lease().Nodes)))
 	if !held.Expires() {
 		return r
 	}
 	go func() {
 		defer stop()
-		wait := held.Lease().TTL.Std() / 3
+		wait, _ := held.RenewPace()
 		for {
-			if !sleep(rctx, wait) || !held.Valid(e.o.Now()) {
+			if !sleep(rctx, wait) || !held.Renews(e.o.Now()) {
 				return
 			}
-			ttl := held.Lease().TTL.Std()
-			wait = ttl / 3
+			next, retry := held.RenewPace()
+			wait = next
 			sent := e.o.Now()
 			// Past the lease's deadline on the edge's clock it is lost whatever the answer, so a
 			// renewal held by a silent member is not waited on beyond it.
 			cctx, cancel := context.WithTimeout(rctx, held.Deadline().Sub(sent))
-			g, err := e.o.Source.Renew(cctx, held.Lease())
+			g, err := e.o.Mode.source.Renew(cctx, held.Lease())
 			cancel()
 			switch {
 			case err != nil && rctx.Err() != nil:
@@ -219,8 +218,7 @@ func (e *Edge) startLease(ctx context.Context, held *lease.Held) *leaseRun {
 			case err != nil:
 				e.m.renewals.WithLabelValues("error").Inc()
 				e.log.Warn("could not renew lease", "lease", held.Lease().ID, "error", err)
-				// Try again soon: the deadline is counted from the last acknowledged renewal.
-				wait = max(ttl/10, 100*time.Millisecond)
+				wait = retry
 			case g.Lease != nil:
 				e.m.renewals.WithLabelValues("ok").Inc()
 				held.Renewed(*g.Lease, sent)

@@ -60,7 +60,7 @@ func TestEdge_RefusesALeaseOfAnotherShapeThanAsked(t *testing.T) {
 			fl := newFlow(provisioned)
 			logs := &testkit.LogBuffer{}
 			reg := metrics.New()
-			e, stop := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: fl, Source: src, Finder: &finder{ids: []string{"a", "b"}},
+			e, stop := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: fl, Mode: edge.Standalone(src), Finder: &finder{ids: []string{"a", "b"}},
 				Logger: slog.New(slog.NewTextHandler(logs, nil)), Metrics: reg})
 			testkit.WaitFor(t, 10*time.Second, "a and b provisioned", func() bool { return e.Stats().Outcomes[hostflow.Provisioned] == 2 })
 			stop()
@@ -123,7 +123,7 @@ func TestEdge_RenewalEndsAtTheLeasesDeadline(t *testing.T) {
 		return hostflow.Result{Outcome: hostflow.Paused, Err: errors.New("paused")}
 	})
 	started := time.Now()
-	run(t, edge.Options{Workers: 1, Interval: time.Hour, LeaseMargin: margin, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}}})
+	run(t, edge.Options{Workers: 1, Interval: time.Hour, LeaseMargin: margin, Flow: fl, Mode: edge.Standalone(src), Finder: &finder{ids: []string{"a"}}})
 	var ctx context.Context
 	select {
 	case ctx = <-src.renewed:

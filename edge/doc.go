@@ -9,4 +9,16 @@
 // pause source, which reads true once the operator paused or its lease is no longer valid by the
 // edge's own clock; confirm.go settles restarts whose reply was lost by rediscovery; result.go
 // batches every result per lease and carry.go lets the next acquire carry it back to the source.
+// mode.go names the two configurations: Standalone (the edge is its own queue) and Cluster (the
+// coordinators are, and take reports with acquires).
+//
+// A result flows one way and each stage owns what it holds: a host's result goes over a channel
+// to the reporter (result.go), which owns the confirmer and the batches per lease
+// (lease.Batches); a due batch goes into the outbox (carry.go), which owns the parked reports
+// (lease.Outbox, under its lock) and every report in flight. The dispatcher only takes from the
+// outbox for its next acquire and hands the answers to it; whoever got an answer settles it in
+// the outbox (journal, metrics, the lease's count of results not settled: lease.Held.Settled),
+// and nothing goes back to the reporter. The rules (when a batch is due, what an acquire
+// carries, when a lease is renewed) are plain types in lease/, which the simulator's edges
+// (sandbox/sim) drive too.
 package edge

@@ -66,16 +66,16 @@ type Edge struct {
 	m   *edgeMetrics
 	log *slog.Logger
 
-	stopping      atomic.Bool   // Run's context ended: hosts in flight stop at their next boundary
-	paused        atomic.Bool   // the operator's pause through this edge's own endpoint
-	journalBroken atomic.Bool   // a journal write failed: nothing more may be sent that needs it
-	clusterPaused atomic.Bool   // the coordinator's replicated pause, from its newest answer
-	pauseMu       sync.Mutex    // orders answers' pause flags by pauseAt
-	pauseAt       api.PauseMark // where in the coordinator's log clusterPaused holds
-	resumed       chan struct{} // a discovery sweep is due because provisioning resumed
-	resweep       atomic.Bool   // a sweep is scheduled to look again for sightings not registered
-	stalls        *stallWatch   // when the process was last stopped: sightings across it are dropped
-	gaugeMu       sync.Mutex    // orders the paused gauge's updates: the last one sees the latest state
+	stopping      atomic.Bool     // Run's context ended: hosts in flight stop at their next boundary
+	paused        atomic.Bool     // the operator's pause through this edge's own endpoint
+	journalBroken atomic.Bool     // a journal write failed: nothing more may be sent that needs it
+	clusterPaused atomic.Bool     // the coordinator's replicated pause, as pauseFlag holds it
+	pauseMu       sync.Mutex      // guards pauseFlag
+	pauseFlag     lease.PauseFlag // the coordinator's pause, from its newest answer
+	resumed       chan struct{}   // a discovery sweep is due because provisioning resumed
+	resweep       atomic.Bool     // a sweep is scheduled to look again for sightings not registered
+	stalls        *stallWatch     // when the process was last stopped: sightings across it are dropped
+	gaugeMu       sync.Mutex      // orders the paused gauge's updates: the last one sees the latest state
 
 	mu   sync.Mutex
 	seen map[string]time.Time // last time discovery saw each node not yet reported
@@ -142,11 +142,8 @@ func (e *Edge) Run(ctx context.Context) error {
 		})
 	}
 	var wg sync.WaitGroup
-	if w, ok := e.o.Source.(lease.PauseWatcher); ok {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.WatchPause(ctx, e.setClusterPaused) }()
-	}
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); e.o.Mode.watchPause(ctx, e.setClusterPaused) }()
 	go func() { defer wg.Done(); e.stalls.run(ctx) }()
 	go func() { defer wg.Done(); e.register(ctx, found) }()
 	go func() { defer wg.Done(); e.discover(ctx, found) }()
@@ -164,12 +161,15 @@ func (e *Edge) Run(ctx context.Context) error {
 	})
 	defer stopDrain()
 
-	r := newReporter(flows, e, results)
-	r.replay(e.o.Replay)
+	box := e.newOutbox(flows)
+	r := &reporter{in: results, box: box, now: e.o.Now, log: e.log, tally: e.tally, forget: e.forget,
+		confirm: newConfirmer(confirmDeps{finder: e.o.Finder, now: e.o.Now, after: e.o.ConfirmAfter,
+			confirms: e.m.confirms, unsettled: e.o.Mode.unsettled})}
+	r.replay(e.o.Replay, e.o.Wall)
 	go func() { r.run(); close(reported) }()
 
 	e.ready.Store(true)
-	e.dispatch(ctx, flows, results, r) // returns once every host flow it started has ended
+	e.dispatch(ctx, flows, results, box) // returns once every host flow it started has ended
 	cancelFlows()
 	close(results)
 	<-reported
@@ -178,6 +178,15 @@ func (e *Edge) Run(ctx context.Context) error {
 	e.ready.Store(false)
 	e.log.Info("edge stopped")
 	return nil
+}
+
+// newOutbox is the outbox of a Run whose host flows run under flows: its reports outlive Run's
+// context by stopGrace at most.
+func (e *Edge) newOutbox(flows context.Context) *outbox {
+	rctx, cancel := context.WithCancel(context.Background())
+	context.AfterFunc(flows, func() { time.AfterFunc(stopGrace, cancel) })
+	return &outbox{source: e.o.Mode.source, carrier: e.o.Mode.carrier(), journal: e.o.Journal, now: e.o.Now, stopping: e.stopping.Load,
+		reported: e.m.reported, log: e.log, ctx: rctx}
 }
 
 // Ready is true while Run is past its start-up (startup events subscribed) and its journal, if
@@ -193,19 +202,12 @@ func (e *Edge) Pause() {
 	e.showPaused()
 }
 
-// setClusterPaused records the coordinator's pause flag from an answer, read at at.
-// Answers to concurrent calls (renewals of several leases, an acquire, a heartbeat) arrive in
-// any order, so the flag of an answer read before one already taken is dropped: else a renewal
-// answered before the operator's pause, arriving after a heartbeat that carried it, would resume
-// the edge in the middle of the pause. api.PauseMark orders them, across a recover too.
+// setClusterPaused records the coordinator's pause flag from an answer, read at at; a flag read
+// before the one held is dropped (lease.PauseFlag).
 func (e *Edge) setClusterPaused(p bool, at api.PauseMark) {
 	e.pauseMu.Lock()
-	if at.Older(e.pauseAt) {
-		e.pauseMu.Unlock()
-		return
-	}
-	e.pauseAt = at.Taken(e.pauseAt)
-	changed := e.clusterPaused.Swap(p) != p
+	_, changed := e.pauseFlag.Take(p, at)
+	e.clusterPaused.Store(e.pauseFlag.Paused())
 	e.pauseMu.Unlock()
 	if !changed {
 		return
@@ -285,7 +287,7 @@ func (e *Edge) Paused() bool { return e.paused.Load() }
 // skip. Cluster mode keeps no such record: another edge's discovery may have seen the node, so the
 // skip does not apply there (it would loop on released nodes).
 func (e *Edge) noteSeen(ids []string) {
-	if e.o.Cluster {
+	if e.o.Mode.shared() {
 		return
 	}
 	now := e.o.Now()

@@ -107,8 +107,8 @@ func run(t *testing.T, o edge.Options) (e *edge.Edge, stop func()) {
 	if o.Metrics == nil {
 		o.Metrics = metrics.New()
 	}
-	if o.Source == nil {
-		o.Source = lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})
+	if o.Mode.Source() == nil {
+		o.Mode = edge.Standalone(lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"}))
 	}
 	e, err := edge.New(o)
 	if err != nil {
@@ -215,7 +215,7 @@ func TestEdge_LostLeaseReadsAsPaused(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var results []hostflow.Result
-	run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
+	run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Mode: edge.Standalone(src), Finder: &finder{ids: []string{"a"}},
 		OnResult: func(r hostflow.Result) { mu.Lock(); results = append(results, r); mu.Unlock() }})
 	// OnResult runs after the outcome is counted: wait for the result itself.
 	testkit.WaitFor(t, 10*time.Second, "the host's result", func() bool { mu.Lock(); defer mu.Unlock(); return len(results) == 1 })
@@ -242,7 +242,7 @@ func TestEdge_ALeaseLostMidFlowIsReleasedWithoutAnAttempt(t *testing.T) {
 		}
 		return hostflow.Result{Outcome: hostflow.Paused, Err: errors.New("paused")}
 	})
-	run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}}})
+	run(t, edge.Options{Workers: 4, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Mode: edge.Standalone(src), Finder: &finder{ids: []string{"a"}}})
 	testkit.WaitFor(t, 10*time.Second, "the host's result reported", func() bool {
 		reports.mu.Lock()
 		defer reports.mu.Unlock()
@@ -261,7 +261,7 @@ func TestEdge_OperatorPauseStopsNewWork(t *testing.T) {
 	f := &finder{ids: []string{"a", "b"}}
 	fl := newFlow(provisioned)
 	e, err := edge.New(tuned(edge.Options{Workers: 2, Interval: time.Hour, Flow: fl, Finder: f, Metrics: metrics.New(),
-		Source: lease.NewLocal(lease.LocalOptions{})}))
+		Mode: edge.Standalone(lease.NewLocal(lease.LocalOptions{}))}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestEdge_NodeLeftOutOfARenewalReadsAsPaused(t *testing.T) {
 	})
 	var mu sync.Mutex
 	got := map[string]hostflow.Result{}
-	e, _ := run(t, edge.Options{Workers: 4, BatchSize: 2, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Source: src, Finder: &finder{ids: []string{"a", "b"}},
+	e, _ := run(t, edge.Options{Workers: 4, BatchSize: 2, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond, Flow: fl, Mode: edge.Standalone(src), Finder: &finder{ids: []string{"a", "b"}},
 		OnResult: func(r hostflow.Result) { mu.Lock(); got[r.Identity] = r; mu.Unlock() }})
 	testkit.WaitFor(t, 10*time.Second, "b's host stopped", func() bool { return e.Stats().Outcomes[hostflow.Paused] == 1 })
 	finish.Store(true)
@@ -370,3 +370,22 @@ func TestEdge_NodeLeftOutOfARenewalReadsAsPaused(t *testing.T) {
 		t.Fatalf("results %+v, want b paused (not by lease loss) and a provisioned", got)
 	}
 }
+
+// clusterParts are the calls of a coordinator source a test does not exercise, for a fake that
+// runs an edge in cluster mode (edge.Cluster): acquires that carry nothing, no replicated
+// pause, nothing unsettled. A fake overrides the ones it tests.
+type clusterParts struct{}
+
+func (clusterParts) Carries() bool { return false }
+
+func (clusterParts) AcquireCarrying(context.Context, int, time.Duration, []lease.Delivery) (lease.Grant, []lease.Delivered, error) {
+	return lease.Grant{}, nil, errors.New("this test source carries no reports")
+}
+
+func (clusterParts) Deliver(context.Context, lease.Delivery) (api.ReportResponse, error) {
+	return api.ReportResponse{}, errors.New("this test source carries no reports")
+}
+
+func (clusterParts) Unsettled(...string) {}
+
+func (clusterParts) WatchPause(context.Context, func(bool, api.PauseMark)) {}

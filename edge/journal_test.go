@@ -90,7 +90,7 @@ func TestEdge_JournalReplayReportsUnderTheOriginalLease(t *testing.T) {
 	src := newReports()
 	f := &finder{present: func(id string) bool { return id == "stayed" }}
 	_, stop := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: 50 * time.Millisecond, Flow: newFlow(provisioned),
-		Finder: f, Source: src, Journal: j, Replay: replay})
+		Finder: f, Mode: edge.Standalone(src), Journal: j, Replay: replay})
 	testkit.WaitFor(t, 10*time.Second, "three replayed results reported", func() bool {
 		_, a := src.of("restarted")
 		_, b := src.of("stayed")
@@ -143,7 +143,7 @@ func TestEdge_JournalRecordsBeforeTheCallAndClosesOnTheAnswer(t *testing.T) {
 	})
 	src := newReports()
 	e, stop := run(t, edge.Options{Workers: 4, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: fl,
-		Finder: &finder{ids: []string{"a", "b", "silent"}}, Source: src, Journal: j})
+		Finder: &finder{ids: []string{"a", "b", "silent"}}, Mode: edge.Standalone(src), Journal: j})
 	testkit.WaitFor(t, 10*time.Second, "a and b provisioned, silent's restart sent", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -173,7 +173,7 @@ func TestEdge_FirstCallUnansweredSettledByRediscovery(t *testing.T) {
 	})
 	src := newReports()
 	// ConfirmAfter is long: a first call is settled at once, there is no restart splay to wait out.
-	run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: fl, Finder: f, Source: src})
+	run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: fl, Finder: f, Mode: edge.Standalone(src)})
 	testkit.WaitFor(t, 10*time.Second, "both reported", func() bool {
 		_, a := src.of("left")
 		_, b := src.of("slow")
@@ -242,7 +242,7 @@ func (s *startedHosts) count() int {
 func TestEdge_BrokenJournalHaltsTheEdge(t *testing.T) {
 	fl, started := needsJournal()
 	src := newReports()
-	e, _ := run(t, edge.Options{Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: &finder{ids: []string{"a", "b", "c"}}, Source: src, Journal: failingJournal{}})
+	e, _ := run(t, edge.Options{Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: &finder{ids: []string{"a", "b", "c"}}, Mode: edge.Standalone(src), Journal: failingJournal{}})
 	started.waitFirstReported(t, src)
 	if e.Ready() {
 		t.Error("an edge whose journal failed still reads ready")
@@ -314,7 +314,7 @@ func TestEdge_FailedRediscoveryIsTriedAgainAndKeepsTheIntent(t *testing.T) {
 			})
 			src := newReports()
 			f := &sweepFails{finder: finder{ids: []string{"a"}}, fails: tc.fails}
-			_, stop := run(t, edge.Options{Workers: 1, Interval: time.Hour, ConfirmAfter: 20 * time.Millisecond, Flow: fl, Finder: f, Source: src, Journal: j})
+			_, stop := run(t, edge.Options{Workers: 1, Interval: time.Hour, ConfirmAfter: 20 * time.Millisecond, Flow: fl, Finder: f, Mode: edge.Standalone(src), Journal: j})
 			if tc.want != "" {
 				testkit.WaitFor(t, 10*time.Second, "a reported", func() bool { _, ok := src.of("a"); return ok })
 			} else {
@@ -340,6 +340,7 @@ func TestEdge_FailedRediscoveryIsTriedAgainAndKeepsTheIntent(t *testing.T) {
 // unsettled (lease.Unsettler).
 type unsettledReports struct {
 	*reports
+	clusterParts
 	unsettled chan []string
 }
 
@@ -359,7 +360,7 @@ func TestEdge_JournalReplayTellsTheSourceWhichNodesAreUnsettled(t *testing.T) {
 	j, replay := openJournal(t, path)
 	src := &unsettledReports{reports: newReports(), unsettled: make(chan []string, 1)}
 	_, stop := run(t, edge.Options{Workers: 2, Interval: time.Hour, ConfirmAfter: time.Hour, Flow: newFlow(provisioned),
-		Finder: &finder{}, Source: src, Journal: j, Replay: replay})
+		Finder: &finder{}, Mode: edge.Cluster(src), Journal: j, Replay: replay})
 	defer stop()
 	select {
 	case got := <-src.unsettled:

@@ -37,7 +37,7 @@ func TestEdge_HostPauseCarriesItsLeaseDeadline(t *testing.T) {
 				return hostflow.Result{Outcome: hostflow.Provisioned}
 			})
 			started := time.Now()
-			run(t, edge.Options{Workers: 1, Interval: time.Hour, LeaseMargin: time.Second, Flow: fl, Source: tc.source, Finder: &finder{ids: []string{"a"}}})
+			run(t, edge.Options{Workers: 1, Interval: time.Hour, LeaseMargin: time.Second, Flow: fl, Mode: edge.Standalone(tc.source), Finder: &finder{ids: []string{"a"}}})
 			var pause rpc.PauseSource
 			select {
 			case pause = <-got:
@@ -68,7 +68,7 @@ func TestEdge_LeaseTooShortForARequestIsLeaseLoss(t *testing.T) {
 		return hostflow.Result{Outcome: hostflow.Paused, Err: fmt.Errorf("configure failed: %w", rpc.ErrDeadline)}
 	})
 	results := make(chan hostflow.Result, 1)
-	run(t, edge.Options{Workers: 1, Interval: time.Hour, LeaseMargin: time.Second, Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}},
+	run(t, edge.Options{Workers: 1, Interval: time.Hour, LeaseMargin: time.Second, Flow: fl, Mode: edge.Standalone(src), Finder: &finder{ids: []string{"a"}},
 		OnResult: func(r hostflow.Result) {
 			select {
 			case results <- r:

@@ -111,7 +111,7 @@ func TestEdge_OneSweepTakesInABoundedNumberOfNewIdentities(t *testing.T) {
 		<-ctx.Done()
 		return hostflow.Result{Outcome: hostflow.Paused, Err: ctx.Err()}
 	})
-	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: block, Finder: f, Source: src, Metrics: reg, DrainGrace: 10 * time.Millisecond})
+	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: block, Finder: f, Mode: edge.Standalone(src), Metrics: reg, DrainGrace: 10 * time.Millisecond})
 	testkit.WaitFor(t, 30*time.Second, "10,000 new identities counted over the sweep's bound", func() (bool, string) {
 		n := newNodesCount(t, reg, "sweep_limit")
 		return n == 10_000, fmt.Sprintf("%v counted, %d registered", n, src.count("n-"))
@@ -136,7 +136,7 @@ func TestEdge_StartupEventsOfNewIdentitiesAreRateLimited(t *testing.T) {
 		<-ctx.Done()
 		return hostflow.Result{Outcome: hostflow.Paused, Err: ctx.Err()}
 	})
-	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: block, Finder: f, Source: src, Metrics: reg,
+	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: block, Finder: f, Mode: edge.Standalone(src), Metrics: reg,
 		Now: func() time.Time { return t0 }, DrainGrace: 10 * time.Millisecond})
 	testkit.WaitFor(t, 10*time.Second, "the listener in place", func() bool {
 		f.mu.Lock()
@@ -177,7 +177,7 @@ func TestEdge_IdentitiesThatDoNotAnswerTheirCheckAreNeverRegistered(t *testing.T
 		return id == "real", nil
 	}
 	fl := newFlow(provisioned)
-	run(t, edge.Options{Site: "s", Workers: 4, Interval: 50 * time.Millisecond, Flow: fl, Finder: f, Source: src, Metrics: reg,
+	run(t, edge.Options{Site: "s", Workers: 4, Interval: 50 * time.Millisecond, Flow: fl, Finder: f, Mode: edge.Standalone(src), Metrics: reg,
 		Check: check, Logger: logs.Logger(slog.LevelInfo)})
 	testkit.WaitFor(t, 30*time.Second, "the real node provisioned", func() bool { return fl.count("real") > 0 })
 	testkit.WaitFor(t, 30*time.Second, "a sweep's invented identities counted", func() bool {
@@ -223,7 +223,7 @@ func TestEdge_KnownNodesAreServedBeforeFirstSeenOnes(t *testing.T) {
 		}
 		return true, nil
 	}
-	e, _ := run(t, edge.Options{Site: "s", Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: f, Source: src, Check: check})
+	e, _ := run(t, edge.Options{Site: "s", Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl, Finder: f, Mode: edge.Standalone(src), Check: check})
 	<-failedOnce
 	testkit.WaitFor(t, 10*time.Second, "z-known given back", func() bool { return src.Counts().Leased == 0 })
 	f.mu.Lock()
@@ -276,7 +276,7 @@ func TestEdge_CheckedIdentitiesAreRegisteredInIdentityOrder(t *testing.T) {
 		return true, nil
 	}
 	// The round waits for its slowest here: on a loaded machine 100 ms may take longer.
-	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned), Finder: f, Source: src, Check: check, CheckRound: time.Minute})
+	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned), Finder: f, Mode: edge.Standalone(src), Check: check, CheckRound: time.Minute})
 	testkit.WaitFor(t, 10*time.Second, "every node registered", func() bool {
 		src.mu.Lock()
 		defer src.mu.Unlock()
@@ -303,7 +303,7 @@ func TestEdge_ACheckThatNeverAnswersDoesNotHoldItsRound(t *testing.T) {
 		}
 		return true, nil
 	}
-	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned), Finder: &finder{ids: fleet}, Source: src, Check: check, CheckRound: 50 * time.Millisecond})
+	run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned), Finder: &finder{ids: fleet}, Mode: edge.Standalone(src), Check: check, CheckRound: 50 * time.Millisecond})
 	testkit.WaitFor(t, 30*time.Second, "the three that answered registered while the silent one's check waits", func() bool {
 		src.mu.Lock()
 		defer src.mu.Unlock()

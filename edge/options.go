@@ -11,11 +11,10 @@ import (
 
 	"github.com/seed96588659/muster/edge/hostflow"
 	"github.com/seed96588659/muster/edge/journal"
-	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/metrics"
 )
 
-// Options configure an Edge: start from DefaultOptions, then set Flow, Source, Finder and
+// Options configure an Edge: start from DefaultOptions, then set Flow, Mode, Finder and
 // Metrics, which have no default.
 type Options struct {
 	Site   string
@@ -50,11 +49,6 @@ type Options struct {
 	RegisterFresh time.Duration
 	// AcquireWait is how long one acquire may wait for waiting nodes; default 1s.
 	AcquireWait time.Duration
-	// Cluster says the source is the coordinator: its ledger, shared by every edge of the
-	// region, decides what waits, so a host is not skipped because this edge's own discovery
-	// last saw it long ago (another edge's may have seen it since); a node that no longer
-	// answers its first call and is not found again is reported gone.
-	Cluster bool
 	// Journal, when set, records every restart, release_update and shutdown before it is sent
 	// and closes the record once its result's report was answered; Replay are the records a
 	// previous run left open, settled by rediscovery and reported under their own lease.
@@ -83,8 +77,9 @@ type Options struct {
 	NewRate  float64
 	NewBurst int
 
-	Flow    Flow
-	Source  lease.Source
+	Flow Flow
+	// Mode is Standalone or Cluster over the lease source.
+	Mode    Mode
 	Finder  Finder
 	Metrics *metrics.Registry
 	Logger  *slog.Logger
@@ -127,8 +122,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.Flow == nil:
 		return errors.New("edge: a host flow is required")
-	case o.Source == nil:
-		return errors.New("edge: a lease source is required")
+	case o.Mode.source == nil:
+		return errors.New("edge: a lease source is required (Mode: edge.Standalone or edge.Cluster)")
 	case o.Finder == nil:
 		return errors.New("edge: a finder (discovery) is required")
 	case o.Metrics == nil:

@@ -18,7 +18,7 @@ func TestNew_RefusesOptionsNamingTheField(t *testing.T) {
 	valid := func() edge.Options {
 		o := edge.DefaultOptions()
 		o.Flow, o.Finder, o.Metrics = newFlow(provisioned), &finder{}, metrics.New()
-		o.Source = lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})
+		o.Mode = edge.Standalone(lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"}))
 		return o
 	}
 	if _, err := edge.New(valid()); err != nil {
@@ -29,6 +29,7 @@ func TestNew_RefusesOptionsNamingTheField(t *testing.T) {
 		want string
 	}{
 		{func(o *edge.Options) { o.Flow = nil }, "host flow is required"},
+		{func(o *edge.Options) { o.Mode = edge.Mode{} }, "lease source is required"},
 		{func(o *edge.Options) { o.Workers = 0 }, "Workers is 0"},
 		{func(o *edge.Options) { o.BatchSize = -1 }, "BatchSize is -1"},
 		{func(o *edge.Options) { o.Interval = 0 }, "Interval is 0s"},

@@ -22,6 +22,7 @@ import (
 // change may still carry the old flag, until the next answer.
 type pausingSource struct {
 	*reports
+	clusterParts
 	flags chan bool
 	acked chan struct{}
 	cur   atomic.Bool
@@ -95,7 +96,7 @@ func TestEdge_BrokenJournalKeepsThePausedGaugeThroughResumes(t *testing.T) {
 	src := &pausingSource{reports: newReports(), flags: make(chan bool), acked: make(chan struct{})}
 	reg := metrics.New()
 	e, _ := run(t, edge.Options{Site: "s", Workers: 1, BatchSize: 1, Interval: time.Hour, Flow: fl,
-		Finder: &finder{ids: []string{"a", "b", "c"}}, Source: src, Journal: failingJournal{}, Metrics: reg})
+		Finder: &finder{ids: []string{"a", "b", "c"}}, Mode: edge.Cluster(src), Journal: failingJournal{}, Metrics: reg})
 	started.waitFirstReported(t, src.reports)
 	if e.Ready() {
 		t.Fatal("an edge whose journal failed still reads ready")
@@ -126,7 +127,7 @@ func TestEdge_PausedGaugeFollowsBothPauses(t *testing.T) {
 	src := &pausingSource{reports: newReports(), flags: make(chan bool), acked: make(chan struct{})}
 	reg := metrics.New()
 	e, _ := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned),
-		Finder: &finder{}, Source: src, Metrics: reg})
+		Finder: &finder{}, Mode: edge.Cluster(src), Metrics: reg})
 	testkit.WaitFor(t, 10*time.Second, "the edge running", e.Ready)
 	steps := []struct {
 		what string

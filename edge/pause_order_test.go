@@ -18,6 +18,7 @@ import (
 // answered as of index 10, not paused.
 type reorderingSource struct {
 	*lease.Local
+	clusterParts
 	ttl      time.Duration
 	renewals chan chan lease.Grant
 	beats    chan lease.Grant
@@ -87,7 +88,7 @@ func TestEdge_AnOlderAnswerDoesNotLiftANewerPause(t *testing.T) {
 		return hostflow.Result{Outcome: hostflow.Paused, Err: context.Canceled}
 	})
 	e, stop := run(t, edge.Options{Workers: 1, BatchSize: 1, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond,
-		Flow: fl, Source: src, Finder: &finder{ids: []string{"a"}}})
+		Flow: fl, Mode: edge.Cluster(src), Finder: &finder{ids: []string{"a"}}})
 	defer stop()
 	defer close(release)
 
@@ -123,7 +124,7 @@ func TestEdge_APauseAfterARecoverIsTakenAtALowerIndex(t *testing.T) {
 	src := &reorderingSource{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"}), ttl: time.Hour,
 		renewals: make(chan chan lease.Grant), beats: make(chan lease.Grant), acked: make(chan struct{})}
 	e, stop := run(t, edge.Options{Workers: 1, BatchSize: 1, Interval: time.Hour, LeaseMargin: 100 * time.Millisecond,
-		Flow: newFlow(nil), Source: src, Finder: &finder{}})
+		Flow: newFlow(nil), Mode: edge.Cluster(src), Finder: &finder{}})
 	defer stop()
 
 	lost, recovered := uint64(1), uint64(1_800_000_000_000_000_000)

@@ -32,7 +32,7 @@ func readPause(t *testing.T, h http.Handler, path string) map[string]any {
 func TestMonitor_ReadyzReportsTheCoordinatorsPause(t *testing.T) {
 	src := &pausingSource{reports: newReports(), flags: make(chan bool), acked: make(chan struct{})}
 	e, _ := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, Flow: newFlow(provisioned),
-		Finder: &finder{}, Source: src})
+		Finder: &finder{}, Mode: edge.Cluster(src)})
 	testkit.WaitFor(t, 10*time.Second, "the edge running", e.Ready)
 	h := monitor.Handler(e, http.NotFoundHandler(), "")
 

@@ -60,7 +60,7 @@ func TestEdge_ASweepsBatchesAreRegisteredSeveralAtATime(t *testing.T) {
 	src := &slowRegister{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"}), want: 3, enough: make(chan struct{})}
 	// Each sighting may wait a minute, so only concurrency lets three batches overlap.
 	_, stop := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, RegisterFresh: time.Minute,
-		Flow: newFlow(provisioned), Finder: &finder{ids: ids(3500)}, Source: src})
+		Flow: newFlow(provisioned), Finder: &finder{ids: ids(3500)}, Mode: edge.Standalone(src)})
 	defer stop()
 	testkit.WaitFor(t, 30*time.Second, "three registrations in flight at once", func() bool { return src.mostAtOnce() >= 3 })
 }
@@ -97,7 +97,7 @@ func TestEdge_ASweepRegistersRangesOfIdentities(t *testing.T) {
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(found), func(i, j int) { found[i], found[j] = found[j], found[i] })
 	src := &recordingRegister{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})}
 	_, stop := run(t, edge.Options{Site: "s", Workers: 1, Interval: time.Hour, RegisterFresh: time.Minute,
-		Flow: newFlow(provisioned), Finder: &finder{ids: found}, Source: src})
+		Flow: newFlow(provisioned), Finder: &finder{ids: found}, Mode: edge.Standalone(src)})
 	defer stop()
 	testkit.WaitFor(t, 30*time.Second, "the sweep registered", func() (bool, string) {
 		n := 0

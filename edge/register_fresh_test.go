@@ -107,7 +107,7 @@ func TestEdge_StaleSightingsAreNotRegisteredAfterAnOutage(t *testing.T) {
 	f := &eventFinder{ids: []string{"a"}}
 	src := &cutOff{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r", Now: now}), hanging: make(chan struct{})}
 	src.cut.Store(true)
-	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Source: src})
+	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Mode: edge.Standalone(src)})
 	select {
 	case <-src.hanging: // the first sweep's register of a hangs
 	case <-time.After(10 * time.Second):

@@ -84,7 +84,7 @@ func TestEdge_ASweepCutByAStopIsNotRegistered(t *testing.T) {
 	now := clock.now(time.Now())
 	f := &stoppedFinder{eventFinder: eventFinder{ids: []string{"a"}}, stop: func() { clock.stop(9 * time.Second) }}
 	src := &sightings{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r", Now: now}), sweeps: f.sweeps.Load}
-	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Source: src})
+	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Mode: edge.Standalone(src)})
 	testkit.WaitFor(t, 30*time.Second, "a registered", func() bool { return len(src.of("a")) > 0 })
 	if got := src.of("a")[0]; got.sweeps < 2 {
 		t.Fatalf("a was registered from the sweep the stop cut (%d sweeps had started), want only from a sweep after it", got.sweeps)
@@ -99,7 +99,7 @@ func TestEdge_AnEventReadRightAfterAStopIsNotRegistered(t *testing.T) {
 	now := clock.now(time.Now())
 	f := &stoppedFinder{stop: func() {}}
 	src := &sightings{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r", Now: now}), sweeps: f.sweeps.Load}
-	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Source: src})
+	run(t, edge.Options{Workers: 1, Interval: time.Hour, Now: now, RegisterFresh: time.Second, Flow: newFlow(provisioned), Finder: f, Mode: edge.Standalone(src)})
 	testkit.WaitFor(t, 30*time.Second, "the first sweep", func() bool { return f.sweeps.Load() >= 1 })
 	clock.stop(9 * time.Second)
 	f.announce("b")

@@ -52,7 +52,7 @@ func TestEdge_ALeaseFinishedWithinTheReportDelayIsReportedOnce(t *testing.T) {
 	// The edge's clock stands still, so however slow the machine no batch grows old enough to go
 	// before its lease's last result.
 	still := time.Now()
-	e, stop := run(t, edge.Options{Site: "s", Workers: 4, BatchSize: 8, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Source: src,
+	e, stop := run(t, edge.Options{Site: "s", Workers: 4, BatchSize: 8, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Mode: edge.Standalone(src),
 		Now: func() time.Time { return still }})
 	testkit.WaitFor(t, time.Minute, "every node provisioned", func() bool {
 		return e.Stats().Outcomes[hostflow.Provisioned] == int64(len(fleet))
@@ -79,7 +79,7 @@ func TestEdge_AResultWaitsForItsLeaseMatesNoLongerThanTheReportDelay(t *testing.
 		}
 		return hostflow.Result{Outcome: hostflow.Provisioned}
 	})
-	e, stop := run(t, edge.Options{Site: "s", Workers: 2, BatchSize: 2, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Source: src})
+	e, stop := run(t, edge.Options{Site: "s", Workers: 2, BatchSize: 2, Interval: time.Hour, Flow: fl, Finder: &finder{ids: fleet}, Mode: edge.Standalone(src)})
 	defer stop()
 	defer close(release)
 	testkit.WaitFor(t, time.Minute, "the finished host's result reported while its lease-mate runs", func() bool {

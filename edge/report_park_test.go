@@ -24,6 +24,10 @@ type parkSource struct {
 
 func (s *parkSource) Carries() bool { return true }
 
+func (s *parkSource) Unsettled(...string) {}
+
+func (s *parkSource) WatchPause(context.Context, func(bool, api.PauseMark)) {}
+
 func (s *parkSource) AcquireCarrying(ctx context.Context, max int, wait time.Duration, ds []lease.Delivery) (lease.Grant, []lease.Delivered, error) {
 	return lease.Grant{}, nil, nil
 }
@@ -50,7 +54,7 @@ type noFlow struct{}
 
 func (noFlow) Run(context.Context, hostflow.Host) hostflow.Result { return hostflow.Result{} }
 
-// The first results of a lease whose hosts span more than reportDelay are reported without
+// The first results of a lease whose hosts span more than lease.BatchFor are reported without
 // waiting for the rest, and ride the next acquire as a finished lease's do: each lone report is
 // one more log entry on every member. A replayed intent's results (a lease listing no nodes)
 // still go alone.
@@ -60,34 +64,34 @@ func TestReporter_APartOfALeaseOlderThanTheReportDelayIsParkedForTheNextAcquire(
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	src := &parkSource{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})}
 	o := DefaultOptions()
-	o.Flow, o.Source, o.Finder, o.Metrics, o.Now, o.Wall = noFlow{}, src, noFinder{}, metrics.New(), clock, clock
+	o.Flow, o.Mode, o.Finder, o.Metrics, o.Now, o.Wall = noFlow{}, Cluster(src), noFinder{}, metrics.New(), clock, clock
 	e, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newReporter(context.Background(), e, nil)
+	box := e.newOutbox(context.Background())
+	r := &reporter{box: box, now: clock, log: e.log, tally: e.tally, forget: e.forget}
 	held := lease.NewHeld(api.Lease{ID: "l1", Token: 1, Nodes: []string{"a", "b"}}, now, 0, o.LeaseMargin)
 	run := &leaseRun{stop: func() {}}
-	run.left.Store(2)
 	r.add(leased{Result: hostflow.Result{Identity: "a", Outcome: hostflow.Provisioned}, lease: held, run: run})
 	replayed := lease.NewHeld(api.Lease{ID: "l0", Token: 1}, now, 0, o.LeaseMargin)
 	r.add(leased{Result: hostflow.Result{Identity: "z", Outcome: hostflow.Provisioned}, lease: replayed, replayed: true})
 
 	mu.Lock()
-	now = now.Add(reportDelay + time.Millisecond)
+	now = now.Add(lease.BatchFor + time.Millisecond)
 	mu.Unlock()
-	r.flushOlder(clock().Add(-reportDelay))
-	r.inFlight.Wait()
+	box.put(r.batches.Due(clock()))
+	box.wait()
 
-	parked := r.takeParked()
-	if len(parked) != 1 || parked[0].held != held || len(parked[0].b.results) != 1 || parked[0].b.results[0].Identity != "a" {
+	parked := box.take()
+	if len(parked) != 1 || parked[0].held != held || len(parked[0].results) != 1 || parked[0].results[0].Identity != "a" {
 		t.Fatalf("parked %+v, want lease l1's result of a", parked)
 	}
-	r.settleCarried(parked, []lease.Delivered{{Answered: true}}, nil)
+	box.carried(parked, []lease.Delivered{{Answered: true}}, nil)
 	if src.alone != 1 {
 		t.Fatalf("%d reports went alone, want only the replayed intent's", src.alone)
 	}
-	if len(r.pending) != 0 || r.count != 0 {
-		t.Fatalf("pending after the flush: %d leases, %d results", len(r.pending), r.count)
+	if r.batches.Len() != 0 {
+		t.Fatalf("%d results pending after the flush", r.batches.Len())
 	}
 }

@@ -138,7 +138,7 @@ func (e *Edge) register(ctx context.Context, found <-chan register.Found) {
 		// Given up once its oldest sighting is too old: delivered later, it could queue again a
 		// node provisioned meanwhile.
 		rctx, cancel := context.WithTimeout(ctx, e.o.RegisterFresh-e.o.Now().Sub(oldest))
-		added, err := e.o.Source.Register(rctx, batch)
+		added, err := e.o.Mode.source.Register(rctx, batch)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:

@@ -163,7 +163,7 @@ func (a *App) build(ctx context.Context, o Options) error {
 		return err
 	}
 
-	source, err := a.leaseSource(cfg, name, o)
+	mode, err := a.mode(cfg, name, o)
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func (a *App) build(ctx context.Context, o Options) error {
 	eo.Site, eo.Region, eo.Name = cfg.Site, cfg.Region, name
 	eo.Workers, eo.BatchSize, eo.Interval = cfg.Workers, cfg.BatchSize, cfg.Interval
 	eo.LifecycleComponent, eo.LeaseMargin = cfg.LifecycleComponent, cfg.LeaseMargin
-	eo.Flow, eo.Source, eo.Finder, eo.Cluster = flow, source, a.finder, !cfg.Standalone()
+	eo.Flow, eo.Mode, eo.Finder = flow, mode, a.finder
 	eo.Metrics, eo.Logger, eo.OnResult, eo.Replay = a.Metrics, log, o.OnResult, replay
 	eo.NewPerSweep = cfg.NewNodesPerSweep
 	if cfg.NewNodeCheckTimeout > 0 {
@@ -201,9 +201,9 @@ func (a *App) build(ctx context.Context, o Options) error {
 	return nil
 }
 
-// leaseSource is the local source when standalone, else the coordinators' under this edge's
-// credential (bound there to name and the region).
-func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Source, error) {
+// mode is standalone over the local source, or cluster mode over the coordinators' under this
+// edge's credential (bound there to name and the region).
+func (a *App) mode(cfg *config.Config, name string, o Options) (edge.Mode, error) {
 	// The same gauges in both modes: the local queue's counts standalone, the region's ledger
 	// counts from the coordinators' answers in cluster mode.
 	waiting := a.Metrics.WorkQueueEntries.WithLabelValues(cfg.Site)
@@ -214,13 +214,13 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	}
 	if cfg.Standalone() {
 		a.Source = lease.NewLocal(lease.LocalOptions{Edge: name, Region: cfg.Region, Changed: changed})
-		return a.Source, nil
+		return edge.Standalone(a.Source), nil
 	}
 	hc := o.CoordinatorHTTP
 	if hc == nil {
 		var err error
 		if hc, err = coordinatorHTTP(cfg); err != nil {
-			return nil, withRemedy(err, remedyFile)
+			return edge.Mode{}, withRemedy(err, remedyFile)
 		}
 	}
 	// Eight rounds over the members, pausing 0.25, 0.5, 1 and then 2 s between rounds, outlast an
@@ -233,29 +233,29 @@ func (a *App) leaseSource(cfg *config.Config, name string, o Options) (lease.Sou
 	if cfg.CallHistory != "" {
 		var err error
 		if a.calls, err = callhistory.Open(cfg.CallHistory, name, a.log); err != nil {
-			return nil, withRemedy(fmt.Errorf("call_history: %w", err), remedyFile)
+			return edge.Mode{}, withRemedy(fmt.Errorf("call_history: %w", err), remedyFile)
 		}
 		opts = append(opts, api.WithCallObserver(a.calls.Observe))
 		a.log.Info("recording the calls to the coordinators", "file", cfg.CallHistory)
 	}
 	client, err := api.NewClient(cfg.Coordinators, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("coordinators: %w", err)
+		return edge.Mode{}, fmt.Errorf("coordinators: %w", err)
 	}
 	co := lease.DefaultCoordinatorOptions()
 	co.Client, co.Edge, co.Region, co.Logger, co.Changed = client, name, cfg.Region, a.log, changed
 	co.CredentialRemedy = credentialRemedy(cfg, name)
 	a.Coordinator, err = lease.NewCoordinator(co)
 	if err != nil {
-		return nil, err
+		return edge.Mode{}, err
 	}
 	for _, c := range lease.CredentialMetrics(a.Coordinator, cfg.Site) {
 		if err := a.Metrics.Registerer().Register(c); err != nil {
-			return nil, fmt.Errorf("register edge metric: %w", err)
+			return edge.Mode{}, fmt.Errorf("register edge metric: %w", err)
 		}
 	}
 	a.log.Info("cluster mode", "edge", name, "region", cfg.Region, "coordinators", cfg.Coordinators)
-	return a.Coordinator, nil
+	return edge.Cluster(a.Coordinator), nil
 }
 
 // journalName is the journal's file name for edge name: path separators and other characters

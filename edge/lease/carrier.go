@@ -4,8 +4,10 @@ package lease
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/seed96588659/muster/edge/register"
 	"github.com/seed96588659/muster/pkg/api"
 )
 
@@ -53,3 +55,38 @@ func Identities(results []api.NodeResult) []string {
 	}
 	return ids
 }
+
+// Answers matches the answers an acquire returned to the reports it carried, sent[i] to got[i]:
+// a report without its answer (an older coordinator, or one that lost it) is left unanswered,
+// to be sent again alone, and so is every report when the answers do not line up.
+func Answers(sent []api.ReportRequest, got []api.ReportAnswer) []Delivered {
+	out := make([]Delivered, len(sent))
+	for i := range sent {
+		if len(got) != len(sent) || got[i].RequestID != sent[i].RequestID {
+			continue
+		}
+		out[i].Answered = true
+		if e := got[i].Error; e != nil {
+			out[i].Err = fmt.Errorf("report %d results of lease %s: %w", len(sent[i].Results), sent[i].LeaseID, &api.Error{Code: e.Code, Message: e.Error, Leader: e.Leader})
+		} else {
+			out[i].Response = got[i].ReportResponse
+		}
+	}
+	return out
+}
+
+// Reported tells the registration filter q what became of a report of ids, answered with err
+// on its last try: its nodes are forgotten once it was applied or refused for good (Stale), and
+// registered at every sighting until Resend when it was given up, since it may still be applied.
+func Reported(q *register.Queued, now time.Time, err error, ids ...string) {
+	if Ends(err) {
+		q.Forget(ids...)
+	} else {
+		q.Unsure(now, ids...)
+	}
+}
+
+// Ends says whether a report's answer err ends it: applied (nil) or refused for good (Stale).
+// Any other error leaves the report to be tried again, or given up while it may still be
+// applied, and the journal intents of its results open.
+func Ends(err error) bool { return err == nil || Stale(err) }

@@ -62,12 +62,16 @@ type Coordinator struct {
 	cred credential
 }
 
-var (
-	_ Source       = (*Coordinator)(nil)
-	_ PauseWatcher = (*Coordinator)(nil)
-	_ Carrier      = (*Coordinator)(nil)
-	_ Unsettler    = (*Coordinator)(nil)
-)
+var _ ClusterSource = (*Coordinator)(nil)
+
+// ClusterSource is what a cluster-mode edge asks of its source, the coordinators: leases,
+// reports carried by acquires, the nodes an earlier run left unsettled, and the replicated pause.
+type ClusterSource interface {
+	Source
+	Carrier
+	Unsettler
+	PauseWatcher
+}
 
 // Unsettler is a Source told of the nodes an earlier run of the edge sent calls to and never had
 // a report of answered.
@@ -225,27 +229,17 @@ func (c *Coordinator) AcquireCarrying(ctx context.Context, max int, wait time.Du
 	return g, answers, nil
 }
 
-// delivered matches the answers to the carried reports sent; a report without its answer (an
-// older coordinator, or one that lost it) is left unanswered, for Deliver. The registration
-// filter treats an answered report as Deliver treats its last try: its nodes are forgotten when
-// it was applied or stale, and registered at every sighting until Resend when it was refused
-// otherwise, since it may still be applied.
+// delivered matches the answers to the carried reports sent (Answers). The registration filter
+// treats an answered report as Deliver treats its last try (Reported).
 func (c *Coordinator) delivered(ds []Delivery, sent []api.ReportRequest, got []api.ReportAnswer) []Delivered {
 	if len(ds) == 0 {
 		return nil
 	}
-	out := make([]Delivered, len(ds))
-	for i := range ds {
-		if len(got) != len(sent) || got[i].RequestID != sent[i].RequestID {
-			continue
+	out := Answers(sent, got)
+	for i, d := range out {
+		if d.Answered {
+			c.settled(Identities(sent[i].Results), d.Err)
 		}
-		out[i].Answered = true
-		if e := got[i].Error; e != nil {
-			out[i].Err = fmt.Errorf("report %d results of lease %s: %w", len(sent[i].Results), sent[i].LeaseID, &api.Error{Code: e.Code, Message: e.Error, Leader: e.Leader})
-		} else {
-			out[i].Response = got[i].ReportResponse
-		}
-		c.settled(Identities(sent[i].Results), out[i].Err)
 	}
 	return out
 }
@@ -266,8 +260,14 @@ func (c *Coordinator) queue(q *api.RegionQueue) {
 // check refuses a lease for another edge or region (an edge only ever touches its own region)
 // or of another shape than asked.
 func (c *Coordinator) check(l api.Lease, max int) error {
-	if l.Edge != c.o.Edge || l.Region != c.o.Region {
-		return fmt.Errorf("coordinator granted lease %s to %s in %s, but this edge is %s in %s: not acting on it: %w", l.ID, l.Edge, l.Region, c.o.Edge, c.o.Region, ErrGrantRefused)
+	return CheckGrant(l, max, c.o.Edge, c.o.Region)
+}
+
+// CheckGrant refuses a coordinator's lease that is not this edge's (edge, region) or not of a
+// shape it asked for (CheckShape).
+func CheckGrant(l api.Lease, max int, edge, region string) error {
+	if l.Edge != edge || l.Region != region {
+		return fmt.Errorf("coordinator granted lease %s to %s in %s, but this edge is %s in %s: not acting on it: %w", l.ID, l.Edge, l.Region, edge, region, ErrGrantRefused)
 	}
 	if err := CheckShape(l, max); err != nil {
 		return fmt.Errorf("coordinator granted %w", err)
@@ -377,13 +377,7 @@ func (c *Coordinator) Deliver(ctx context.Context, d Delivery) (resp api.ReportR
 
 // settled tells the registration filter how a report of ids ended: applied or stale, they are
 // forgotten; otherwise it may still be applied, and they are sent at every sighting until Resend.
-func (c *Coordinator) settled(ids []string, err error) {
-	if err == nil || Stale(err) {
-		c.queued.Forget(ids...)
-	} else {
-		c.queued.Unsure(time.Now(), ids...)
-	}
-}
+func (c *Coordinator) settled(ids []string, err error) { Reported(c.queued, time.Now(), err, ids...) }
 
 // fit makes every result one the API takes (api.FitResult), so no result is refused for a
 // field the node sent (a 5,000-byte version string); each change is logged with the node.

@@ -8,4 +8,12 @@
 // Held tracks one lease on the edge's own monotonic clock: it is valid from when the acquire or
 // renew that granted it was sent, plus the time the server says it held the request, plus the
 // TTL, minus a safety margin. Every host of the lease reads as paused once that time has passed.
+// It also counts the lease's results not settled yet: the lease is renewed until none is left.
+//
+// The rules of what happens to results are plain data with the clock injected and no goroutines,
+// so the edge and the simulator's edges (sandbox/sim) run the same code: Batches (a lease's
+// results go together, by its last result, by age or by count), Outbox (what the next acquire
+// carries, and what waited too long and goes alone), Answers and Reported (what an acquire's
+// answers say of the reports it carried, and what the registration filter makes of it) and
+// PauseFlag (the coordinators' pause from answers that arrive in any order).
 package lease

@@ -21,12 +21,15 @@ type Held struct {
 	// dropped holds the nodes a renewal answer no longer listed: the ledger took them out of the
 	// lease (a late result of an earlier lease recorded them), and no later answer gives them back.
 	dropped map[string]bool
+	// owed counts the nodes whose result is not settled yet (reported, refused, given up or
+	// withheld): the lease is renewed until none is left.
+	owed int
 }
 
 // NewHeld starts counting l from sent (a time.Now() reading taken just before the acquire was
 // sent) plus held, the server's time holding the request: api.AcquireResponse.ValidUntil.
 func NewHeld(l api.Lease, sent time.Time, held, margin time.Duration) *Held {
-	h := &Held{lease: l, margin: margin}
+	h := &Held{lease: l, margin: margin, owed: len(l.Nodes)}
 	if l.TTL.Std() > 0 {
 		h.extend(api.AcquireResponse{Lease: &l, Held: api.Duration(held)}.ValidUntil(sent, margin))
 	}
@@ -111,4 +114,36 @@ func (h *Held) Holds(id string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return !h.dropped[id]
+}
+
+// Settled counts n more of the lease's results settled and reports whether none is left.
+func (h *Held) Settled(n int) (none bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.owed = max(h.owed-n, 0)
+	return h.owed == 0
+}
+
+// Renews says whether the lease is to be renewed at now: it is valid and some of its results
+// are not settled yet. A lease that never expires is never renewed.
+func (h *Held) Renews(now time.Time) bool {
+	h.mu.Lock()
+	owed, expires := h.owed, h.lease.TTL.Std() > 0
+	h.mu.Unlock()
+	return expires && owed > 0 && h.Valid(now)
+}
+
+// RenewPace is, from the TTL the lease has when a renewal is sent, how long after it the next
+// is sent: a third of the TTL, so two may fail before the lease runs out, or retry, a tenth of
+// it (at least 100 ms) after a renewal that failed and may succeed soon. The deadline is
+// counted from the last acknowledged renewal either way.
+func (h *Held) RenewPace() (next, retry time.Duration) {
+	ttl := h.Lease().TTL.Std()
+	return ttl / 3, max(ttl/10, 100*time.Millisecond)
+}
+
+// Ended is lease l as a result settled after its hosts ended is reported under: its id, token,
+// edge and region, no nodes (so its results go by age, alone: lease.Batches) and no renewals.
+func Ended(l api.Lease) *Held {
+	return NewHeld(api.Lease{ID: l.ID, Token: l.Token, Edge: l.Edge, Region: l.Region}, time.Time{}, 0, 0)
 }

@@ -23,7 +23,10 @@ import (
 
 // lostReports is a lease source whose reports never arrive: as far as the ledger can tell, the
 // edge died after restarting its nodes and before reporting them.
-type lostReports struct{ lease.Source }
+type lostReports struct{ lease.ClusterSource }
+
+// Carries is false: every report goes alone, through Report, and is lost there.
+func (lostReports) Carries() bool { return false }
 
 func (lostReports) Report(context.Context, api.Lease, []api.NodeResult) (api.ReportResponse, error) {
 	return api.ReportResponse{}, errors.New("report lost: the edge died first")
@@ -64,7 +67,7 @@ func TestCluster_EdgeDiedBeforeReporting(t *testing.T) {
 			const count = 6
 			l := startLab(t, lab.Options{Regions: []string{tc.region}, Emulated: count})
 			ctx := ctxT(t, 4*time.Minute)
-			tune := func(o *edge.Options) { o.Source = lostReports{o.Source} }
+			tune := func(o *edge.Options) { o.Mode = edge.Cluster(lostReports{o.Mode.Source().(lease.ClusterSource)}) }
 			if tc.unanswered {
 				tune = func(o *edge.Options) { o.Flow, o.ConfirmAfter = replyLost{o.Flow}, time.Hour }
 			}

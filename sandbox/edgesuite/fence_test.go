@@ -125,8 +125,8 @@ func TestEdge_BrokerRestartSendsNothingPastTheLease(t *testing.T) {
 		func(c *config.Config) { c.Workers, c.BatchSize = 4, 4 },
 		func(o *edge.Options) {
 			o.LeaseMargin = 2 * time.Second
-			src.Source = o.Source
-			o.Source = src
+			src.Source = o.Mode.Source()
+			o.Mode = edge.Standalone(src)
 		},
 		func(o *app.Options) { o.RPCTimeout = time.Second })
 

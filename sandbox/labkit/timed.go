@@ -29,8 +29,8 @@ type grantTimes struct{ sent, got time.Time }
 // the time the leader held it waiting for nodes (a long poll); a report's is its whole call,
 // retries included.
 func (c *Calls) Timed(o *edge.Options) {
-	if src, ok := o.Source.(*lease.Coordinator); ok {
-		o.Source = &timedSource{Coordinator: src, calls: c}
+	if src, ok := o.Mode.Source().(*lease.Coordinator); ok {
+		o.Mode = edge.Cluster(&timedSource{Coordinator: src, calls: c})
 	}
 }
 
@@ -63,7 +63,7 @@ func (c *Calls) FirstGrantSentAfter(t time.Time) (time.Time, bool) {
 }
 
 // timedSource times a coordinator source's grants and reports, carried ones included; it stays
-// a lease.PauseWatcher and a lease.Carrier.
+// a lease.ClusterSource.
 type timedSource struct {
 	*lease.Coordinator
 	calls *Calls

@@ -19,10 +19,9 @@ import (
 // delivery is one report on its way: its request, and so its request id, is fixed before the
 // first try, carried or alone (lease.Delivery).
 type delivery struct {
-	l   api.Lease
-	req api.ReportRequest
-	// done runs once the report was answered or given up.
-	done func()
+	l    api.Lease
+	held *lease.Held // settled once the report was answered or given up
+	req  api.ReportRequest
 }
 
 // park holds d for the next acquire (lease.Outbox, as the real edge's); it goes alone after
@@ -57,45 +56,22 @@ func carriedRequests(ds []*delivery) []api.ReportRequest {
 }
 
 // settleCarried takes the answers of an acquire's carried reports (nil when the acquire failed),
-// made at seen:
-// each one left unanswered is sent alone under its request id, as the real edge's
-// settleCarried does.
+// made at seen, matched as the real source matches them (lease.Answers): each one left
+// unanswered is sent alone under its request id, as the real edge's outbox does.
 func (e *edge) settleCarried(ds []*delivery, answers []api.ReportAnswer, seen logPos) {
-	for i, d := range ds {
-		ans, ok := answerOf(answers, len(ds), i, d.req.RequestID)
-		if !ok {
+	for i, ans := range lease.Answers(carriedRequests(ds), answers) {
+		d := ds[i]
+		if !ans.Answered {
 			e.s.tracef(d.tags(), e.who(), "report %s carried without an answer: sends it alone", d.req.RequestID)
 			e.deliver(d)
 			continue
 		}
-		err := carriedErr(ans)
-		if err == nil {
+		if ans.Err == nil {
 			e.s.stats.Carried++
 		}
-		e.reported(d, ans.ReportResponse, err, seen)
+		e.reported(d, ans.Response, ans.Err, seen)
 	}
-}
-
-// answerOf is the answer to carried report i of sent, matched by position and request id as
-// lease.Coordinator does: an answer that does not line up answers nothing.
-func answerOf(answers []api.ReportAnswer, sent, i int, requestID string) (api.ReportAnswer, bool) {
-	if len(answers) != sent || answers[i].RequestID != requestID {
-		return api.ReportAnswer{}, false
-	}
-	return answers[i], true
-}
-
-// carriedErr is a carried report's refusal as the edge reads it (lease.Coordinator.delivered):
-// the error a report of its own would have had, nil when it was answered.
-func carriedErr(ans api.ReportAnswer) error {
-	if ans.Error == nil {
-		return nil
-	}
-	return &api.Error{Code: ans.Error.Code, Message: ans.Error.Error, Leader: ans.Error.Leader}
 }
 
 // tags are the trace subjects of d: its lease, edge and nodes.
 func (d *delivery) tags() []string { return append(leaseTags(d.l), ids(d.req.Results)...) }
-
-// staleOrNil reports whether err leaves nothing to retry: answered, or refused for good.
-func staleOrNil(err error) bool { return err == nil || lease.Stale(err) }

@@ -14,11 +14,14 @@ import (
 // reportFor is how long an edge retries one report (edge/lease.CoordinatorOptions.ReportFor).
 const reportFor = 2 * time.Minute
 
-// edge is one muster-edge process, as edge/dispatch.go drives its leases: it acquires batches of
-// its region's nodes, counts each lease with the real edge/lease.Held on its own drifting
-// monotonic clock, renews at a third of the TTL, runs one host per node (host.go), reports
-// each result under its lease id and token, heartbeats for the operator's pause and sweeps for
-// nodes in provisioning mode. Its journal survives a SIGKILL.
+// edge is one muster-edge process, as edge/dispatch.go drives its leases, over the edge's own
+// rules in edge/lease: it acquires batches of its region's nodes (CheckGrant), counts each lease
+// with Held on its own drifting monotonic clock and renews it while it Renews at its RenewPace,
+// runs one host per node (host.go), batches the results per lease (Batches) and reports them
+// under the lease's id and token, carried by the next acquire or alone (Outbox, Answers,
+// Reported), takes the pause flag of every answer (PauseFlag), heartbeats and sweeps for nodes
+// in provisioning mode. What is simulated is the process: its calls over the simulated network,
+// its clock, its hosts' calls and its journal, which survives a SIGKILL.
 type edge struct {
 	proc
 	region string
@@ -29,9 +32,8 @@ type edge struct {
 	hb     time.Duration
 	sweep  time.Duration
 
-	paused    bool          // the cluster's pause flag, as the newest answer carrying it said
-	pauseAt   api.PauseMark // where in the log paused holds
-	busy      int           // hosts running
+	pause     lease.PauseFlag // the cluster's pause flag, as the newest answer carrying it said
+	busy      int             // hosts running
 	acquiring bool
 	planned   bool // an acquire is scheduled
 	seq       int
@@ -54,17 +56,18 @@ type edge struct {
 	// acquire (carry.go); both are lost with the process.
 	carries bool
 	parked  lease.Outbox[*delivery]
+	// batches are the results waiting to be reported with more of their lease's (lease.Batches,
+	// as the real edge's reporter); lost with the process.
+	batches lease.Batches[api.NodeResult]
 }
 
-// heldLease is one lease of this run: the real Held and its hosts.
+// heldLease is one lease of this run: the real Held (which also counts the results not settled
+// yet: lease.Held.Renews) and its hosts.
 type heldLease struct {
 	e     *edge
 	h     *lease.Held
 	l     api.Lease
 	hosts []*host
-	// left counts hosts whose result is not reported (or given up) yet: the lease is renewed
-	// until none is left.
-	left int
 }
 
 // intent is a journal record: a call that takes the node out of provisioning mode was sent
@@ -85,8 +88,8 @@ func (e *edge) rid(what string) string {
 func (e *edge) start() {
 	e.alive = true
 	e.c.reset()
-	e.paused, e.pauseAt, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = false, api.PauseMark{}, 0, false, false, nil, logPos{}
-	e.carries, e.parked = false, lease.Outbox[*delivery]{}
+	e.pause, e.busy, e.acquiring, e.planned, e.leases, e.lastAnswer = lease.PauseFlag{}, 0, false, false, nil, logPos{}
+	e.carries, e.parked, e.batches = false, lease.Outbox[*delivery]{}, lease.Batches[api.NodeResult]{}
 	e.queued = register.NewQueued(register.DefaultResend)
 	e.after(e.s.between(0, time.Second), e.heartbeat)
 	e.after(e.s.between(0, 3*time.Second), e.sweepOnce)
@@ -129,23 +132,21 @@ func (e *edge) receive(m *message) {
 }
 
 // setPaused is dispatch's setClusterPaused, from any answer that carries the flag: a flag read
-// before the one the edge holds is dropped.
+// before the one the edge holds is dropped (lease.PauseFlag).
 func (e *edge) setPaused(p bool, at api.PauseMark, seen logPos) {
 	if seen.atOrAfter(e.lastAnswer) {
 		e.lastAnswer = seen
 	}
-	if at.Older(e.pauseAt) {
-		e.s.tracef([]string{e.name}, e.who(), "drops paused=%t as of %+v: holds paused=%t as of %+v", p, at, e.paused, e.pauseAt)
-		return
-	}
-	e.pauseAt = at.Taken(e.pauseAt)
-	if p == e.paused {
-		return
-	}
-	e.s.tracef([]string{e.name}, e.who(), "learns paused=%t", p)
-	e.paused = p
-	if !p {
-		e.acquireIn(0)
+	held, heldAt := e.pause.Paused(), e.pause.At()
+	taken, changed := e.pause.Take(p, at)
+	switch {
+	case !taken:
+		e.s.tracef([]string{e.name}, e.who(), "drops paused=%t as of %+v: holds paused=%t as of %+v", p, at, held, heldAt)
+	case changed:
+		e.s.tracef([]string{e.name}, e.who(), "learns paused=%t", p)
+		if !p {
+			e.acquireIn(0)
+		}
 	}
 }
 
@@ -204,7 +205,7 @@ func (e *edge) sweepOnce() {
 // the reports parked for it.
 func (e *edge) acquire() {
 	free := e.cap - e.busy
-	if !e.alive || e.acquiring || e.paused || free <= 0 {
+	if !e.alive || e.acquiring || e.pause.Paused() || free <= 0 {
 		return
 	}
 	e.acquiring = true
@@ -225,7 +226,7 @@ func (e *edge) acquire() {
 		e.carries = r.CarriesReports
 		e.settleCarried(parked, r.Reports, seen)
 		if r.Lease != nil {
-			if serr := lease.CheckShape(*r.Lease, free); serr != nil || r.Lease.Edge != e.name || r.Lease.Region != e.region {
+			if serr := lease.CheckGrant(*r.Lease, free, e.name, e.region); serr != nil {
 				e.s.tracef(leaseTags(*r.Lease), e.who(), "refuses lease %s: %v", leaseName(r.Lease.ID, r.Lease.Token), serr)
 				r.Lease = nil
 			}
@@ -245,7 +246,7 @@ func (e *edge) acquire() {
 func (e *edge) granted(l api.Lease, sent time.Time, held time.Duration) {
 	s := e.s
 	s.stats.Grants++
-	hl := &heldLease{e: e, h: lease.NewHeld(l, sent, held, e.margin), l: l, left: len(l.Nodes)}
+	hl := &heldLease{e: e, h: lease.NewHeld(l, sent, held, e.margin), l: l}
 	e.leases = append(e.leases, hl)
 	s.tracef(leaseTags(l), e.who(), "granted lease %s on %v (ttl %s, held %s): counts it until %s", leaseName(l.ID, l.Token), l.Nodes, l.TTL.Std(), held, e.fmtDeadline(hl.h))
 	for _, id := range l.Nodes {
@@ -256,7 +257,8 @@ func (e *edge) granted(l api.Lease, sent time.Time, held time.Duration) {
 		e.after(s.between(time.Millisecond, 200*time.Millisecond), func() { e.step(ho) })
 	}
 	if hl.h.Expires() {
-		e.after(l.TTL.Std()/3, func() { e.renew(hl) })
+		next, _ := hl.h.RenewPace()
+		e.after(next, func() { e.renew(hl) })
 	}
 }
 
@@ -269,23 +271,24 @@ func (e *edge) fmtDeadline(h *lease.Held) string {
 	return fmtTime(e.clock.realAt(d.UnixNano()))
 }
 
-// renew is one renewal of dispatch's renewer: at a third of the TTL while results are due.
+// renew is one renewal of dispatch's renewer, while the lease Renews and at its RenewPace.
 func (e *edge) renew(hl *heldLease) {
 	s := e.s
-	if hl.left == 0 || !hl.h.Valid(e.clock.monoTime()) {
+	if !hl.h.Renews(e.clock.monoTime()) {
 		return
 	}
 	ttl := hl.h.Lease().TTL.Std()
+	next, retry := hl.h.RenewPace()
 	sent := e.clock.monoTime()
 	deadline := e.clock.realAt(hl.h.Deadline().UnixNano())
 	req := api.RenewRequest{LeaseID: hl.l.ID, Token: hl.l.Token, Edge: e.name, Region: e.region}
 	e.c.start(kindRenew, req, ttl/6, deadline, 0, func(resp any, seen logPos, err error) {
 		switch {
-		case err != nil && hl.left == 0:
+		case err != nil && !hl.h.Renews(e.clock.monoTime()):
 		case err != nil && lease.Stale(err):
 			s.tracef(leaseTags(hl.l), e.who(), "renewal of %s refused: %v; hosts stop at %s", leaseName(hl.l.ID, hl.l.Token), err, e.fmtDeadline(hl.h))
 		case err != nil:
-			e.after(max(ttl/10, 100*time.Millisecond), func() { e.renew(hl) })
+			e.after(retry, func() { e.renew(hl) })
 		default:
 			r := resp.(api.RenewResponse)
 			hl.h.Renewed(r.Lease, sent)
@@ -293,21 +296,33 @@ func (e *edge) renew(hl *heldLease) {
 			s.tracef(leaseTags(hl.l), e.who(), "renewed %s: nodes %v, counts it until %s", leaseName(hl.l.ID, hl.l.Token), r.Lease.Nodes, e.fmtDeadline(hl.h))
 			s.check.renewed(hl)
 			e.setPaused(r.Paused, r.PauseAt(), seen)
-			e.after(ttl/3, func() { e.renew(hl) })
+			e.after(next, func() { e.renew(hl) })
 		}
 	})
 }
 
-// report delivers results under the lease's id and token with one request id over every try,
-// carried by the next acquire (carry.go) or alone; done runs once it was answered or given up.
-func (e *edge) report(l api.Lease, results []api.NodeResult, done func()) {
-	d := &delivery{l: l, req: api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: e.name, Region: l.Region, Results: results, RequestID: e.rid("r")}, done: done}
-	e.s.tracef(d.tags(), e.who(), "reports %s under %s (request %s)", fmtResults(results), leaseName(l.ID, l.Token), d.req.RequestID)
-	if e.carry && e.carries {
-		e.park(d)
-		return
+// take batches one result of held as the real edge's reporter does (lease.Batches) and reports
+// the batches it made due; a lease's first result is looked at again once it waited BatchFor
+// (the real edge looks every 50 ms).
+func (e *edge) take(held *lease.Held, r api.NodeResult) {
+	e.report(e.batches.Add(e.clock.monoTime(), held, r))
+	e.after(lease.BatchFor+50*time.Millisecond, func() { e.report(e.batches.Due(e.clock.monoTime())) })
+}
+
+// report delivers each batch under its lease's id and token with one request id over every
+// try, carried by the next acquire (carry.go) or alone: alone when the batch must go alone or
+// the edge's source does not carry reports.
+func (e *edge) report(due []lease.Batch[api.NodeResult]) {
+	for _, b := range due {
+		l := b.Held.Lease()
+		d := &delivery{l: l, held: b.Held, req: api.ReportRequest{LeaseID: l.ID, Token: l.Token, Edge: e.name, Region: l.Region, Results: b.Results, RequestID: e.rid("r")}}
+		e.s.tracef(d.tags(), e.who(), "reports %s under %s (request %s)", fmtResults(b.Results), leaseName(l.ID, l.Token), d.req.RequestID)
+		if !b.Alone && e.carry && e.carries {
+			e.park(d)
+			continue
+		}
+		e.deliver(d)
 	}
-	e.deliver(d)
 }
 
 // deliver sends d alone, for up to ReportFor.
@@ -329,20 +344,16 @@ func (e *edge) reported(d *delivery, r api.ReportResponse, err error, seen logPo
 		s.stats.Reports++
 		s.tracef(d.tags(), e.who(), "report %s answered: applied %v, rejected %v", d.req.RequestID, r.Applied, rejectedIDs(r.Rejected))
 		s.check.acked(e, d.req, r, seen)
-		e.settle(d.l, d.req.Results)
-	case lease.Stale(err):
+	case lease.Ends(err):
 		s.tracef(d.tags(), e.who(), "report %s refused: %v", d.req.RequestID, err)
-		e.settle(d.l, d.req.Results)
 	default:
 		s.tracef(d.tags(), e.who(), "report %s not delivered: %v", d.req.RequestID, err)
 	}
-	// As lease.Coordinator.Report: forgotten once answered, unsure once given up.
-	if staleOrNil(err) {
-		e.queued.Forget(ids(d.req.Results)...)
-	} else {
-		e.queued.Unsure(e.clock.monoTime(), ids(d.req.Results)...)
+	if lease.Ends(err) {
+		e.settle(d.l, d.req.Results)
 	}
-	d.done()
+	lease.Reported(e.queued, e.clock.monoTime(), err, ids(d.req.Results)...)
+	d.held.Settled(len(d.req.Results))
 }
 
 // settle ends the journal intents of reported results.
@@ -361,11 +372,15 @@ func (e *edge) settle(l api.Lease, results []api.NodeResult) {
 }
 
 // replay settles the intents a previous run left open: rediscovery finds the node out of
-// provisioning mode, so it reports the result under the intent's own lease id and token.
+// provisioning mode, so it reports the result under the intent's own lease id and token
+// (lease.Ended: one per lease, whose results go by age).
 func (e *edge) replay() {
+	ended := map[string]*lease.Held{}
 	for _, in := range append([]*intent(nil), e.journal...) {
-		l := api.Lease{ID: in.lease, Token: in.token, Edge: e.name, Region: in.region}
-		e.report(l, []api.NodeResult{e.confirm(in)}, func() {})
+		if ended[in.lease] == nil {
+			ended[in.lease] = lease.Ended(api.Lease{ID: in.lease, Token: in.token, Edge: e.name, Region: in.region})
+		}
+		e.take(ended[in.lease], e.confirm(in))
 	}
 }
 

@@ -60,13 +60,8 @@ func newHost(hl *heldLease, id string) *host {
 	return ho
 }
 
-// holds is Held.Holds where the edge has it (a build before it kept every node of a lease).
-func holds(h *lease.Held, id string) bool {
-	if x, ok := any(h).(interface{ Holds(string) bool }); ok {
-		return x.Holds(id)
-	}
-	return true
-}
+// holds is Held.Holds, as the checker reads it.
+func holds(h *lease.Held, id string) bool { return h.Holds(id) }
 
 // stepDelay is the time between two calls of a flow: mostly seconds, for a long host (a slow
 // helper, an upgrade) up to minutes.
@@ -85,18 +80,19 @@ func (e *edge) step(ho *host) {
 		return
 	}
 	valid := ho.hl.h.Valid(e.clock.monoTime())
-	if e.paused || !valid || !holds(ho.hl.h, ho.node) {
-		out := api.OutcomeReleased
+	if e.pause.Paused() || !valid || !ho.hl.h.Holds(ho.node) {
+		// Given back without a failure of the node's own, stopped mid-flow by lease loss too:
+		// released, as edge/dispatch.go's leased.API reports it.
 		why := "paused"
 		switch {
 		case !valid && ho.touched:
-			out, why = api.OutcomeFailed, "stopped by lease loss"
+			why = "stopped by lease loss"
 		case !valid:
 			why = "lease ran out before the flow began"
-		case !holds(ho.hl.h, ho.node):
+		case !ho.hl.h.Holds(ho.node):
 			why = "no longer held: a renewal left it out"
 		}
-		e.finish(ho, api.NodeResult{Identity: ho.node, Outcome: out, Error: why})
+		e.finish(ho, api.NodeResult{Identity: ho.node, Outcome: api.OutcomeReleased, Error: why})
 		return
 	}
 	n := s.node(ho.node)
@@ -127,7 +123,7 @@ func (e *edge) step(ho *host) {
 		s.leave(n)
 		e.end(ho)
 		hl := ho.hl
-		e.after(e.confirmAfter, func() { e.report(hl.l, []api.NodeResult{e.confirm(in)}, func() { hl.left-- }) })
+		e.after(e.confirmAfter, func() { e.take(hl.h, e.confirm(in)) })
 		return
 	case api.OutcomeUpgradeSent:
 		n.lockEdge, n.lockUntil = "", 0
@@ -152,11 +148,11 @@ func (e *edge) end(ho *host) {
 	e.acquireIn(0)
 }
 
-// finish ends a host and reports its result; the lease is renewed until the report is done.
+// finish ends a host and takes its result to be reported; the lease is renewed until it is
+// settled.
 func (e *edge) finish(ho *host, r api.NodeResult) {
 	e.end(ho)
-	hl := ho.hl
-	e.report(hl.l, []api.NodeResult{r}, func() { hl.left-- })
+	e.take(ho.hl.h, r)
 }
 
 // leave takes n out of provisioning mode (its server restarts into its configuration, or shuts

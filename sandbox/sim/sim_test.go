@@ -93,9 +93,10 @@ func doubleGrant(broken map[string][]uint64) bool {
 // TestSim_MemberWipeWithoutLearnerIsCaught: a member that lost its disk and rejoins as the voter
 // it was (the old rule) votes for a candidate without what it had acknowledged, and the checker
 // sees the double grant that follows; the same seeds hold under the learner rule. The seeds are
-// a range where one double grant was found (seed 19): a change of the draw may move it.
+// a range where one double grant was found (seed 153; seed 19 until the simulator's edges
+// batched their results as the real edge does): a change of the draw may move it.
 func TestSim_MemberWipeWithoutLearnerIsCaught(t *testing.T) {
-	caughtThenHeld(t, 15, 6, "member-wipe", "a wiped member voting as before", Options{WipedVotes: true})
+	caughtThenHeld(t, 150, 6, "member-wipe", "a wiped member voting as before", Options{WipedVotes: true})
 }
 
 // TestSim_RecoverWithoutHoldIsCaught: after a recover whose survivor lacks grants the lost
@@ -122,10 +123,12 @@ func caughtThenHeld(t *testing.T, first uint64, seeds int, fault, what string, o
 }
 
 // TestSim_MixedProtocols: members upgraded one at a time from the oldest protocol and from the
-// previous one hold every invariant, and the cluster ends at the newest protocol.
+// previous one hold every invariant, and the cluster ends at the newest protocol. The seeds are
+// ones whose last upgrade is drawn before the run ends (seed 4's is not since the simulator's
+// edges batch their results as the real edge does): a change of the draw may move them.
 func TestSim_MixedProtocols(t *testing.T) {
 	for _, from := range []int{OldestMixed, ledger.Protocol - 1} {
-		for seed := uint64(1); seed <= 4; seed++ {
+		for _, seed := range []uint64{1, 2, 3, 5} {
 			res, err := Run(Options{Seed: seed, Protocol: from})
 			if err != nil {
 				t.Fatal(err)
