@@ -12,7 +12,8 @@ import (
 // FlagHelp documents the --fault syntax for command help.
 const FlagHelp = `SELECTOR:ITEM[,ITEM...] where SELECTOR is [region=R/]identity=ID | glob=PATTERN | index=N[-M]
 and ITEM is one of: silent | duplicate | fail=ACTION/K[/MESSAGE] | slow=DURATION[@ACTION+ACTION...] |
-drop=K | disconnect=ACTION[/DURATION] | version=V | upgradable=true|false | fact.NAME=VALUE`
+drop=K | disconnect=ACTION[/DURATION] | version=V | upgradable=true|false | fact.NAME=VALUE |
+rebuilt[=AFTER[/TIMES]] (default 40s/1) | flapping[=AFTER[/TIMES]] (default 2s/3)`
 
 // ParseFlags parses each --fault value (see FlagHelp); errors quote the offending flag.
 func ParseFlags(values []string) (*Set, error) {
@@ -46,6 +47,9 @@ func ParseFlag(value string) (Rule, error) {
 		if err := parseFlagItem(item, &r.Fault); err != nil {
 			return fail("item %q: %v", item, err)
 		}
+	}
+	if r.Fault.Rebuilt != nil && r.Fault.Flapping != nil {
+		return fail("a node is rebuilt or flapping, not both: give one of them")
 	}
 	return r, nil
 }
@@ -94,6 +98,12 @@ func parseFlagItem(item string, f *Fault) error {
 	case key == "duplicate" && !hasVal:
 		f.Duplicate = true
 		return nil
+	case key == "rebuilt" && !hasVal:
+		f.Rebuilt = &Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes}
+		return nil
+	case key == "flapping" && !hasVal:
+		f.Flapping = &Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes}
+		return nil
 	case strings.HasPrefix(key, "fact.") && len(key) > len("fact."):
 		if !hasVal {
 			return fmt.Errorf("want fact.NAME=VALUE")
@@ -129,6 +139,18 @@ func valuedItem(key string) func(val string, f *Fault) error {
 		return func(val string, f *Fault) error { f.Version = val; return nil }
 	case "upgradable":
 		return parseUpgradable
+	case "rebuilt":
+		return func(val string, f *Fault) error {
+			r, err := parseReentry(val, Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes})
+			f.Rebuilt = r
+			return err
+		}
+	case "flapping":
+		return func(val string, f *Fault) error {
+			r, err := parseReentry(val, Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes})
+			f.Flapping = r
+			return err
+		}
 	}
 	return nil
 }
@@ -212,4 +234,23 @@ func parseUpgradable(val string, f *Fault) error {
 	}
 	f.Upgradable = &b
 	return nil
+}
+
+// parseReentry reads AFTER[/TIMES] of rebuilt= and flapping=, over the fault's defaults.
+func parseReentry(val string, def Reentry) (*Reentry, error) {
+	after, times, hasTimes := strings.Cut(val, "/")
+	r := def
+	d, err := time.ParseDuration(after)
+	if err != nil || d <= 0 {
+		return nil, fmt.Errorf("after %q: want a positive duration such as 40s", after)
+	}
+	r.After = d
+	if hasTimes {
+		k, err := strconv.Atoi(times)
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("times %q: want a positive integer", times)
+		}
+		r.Times = k
+	}
+	return &r, nil
 }
