@@ -3,7 +3,8 @@
 // Package faults describes how individual emulated Choria nodes misbehave: silence, a twin with
 // the same identity, failing actions, delays, dropped requests, a mid-flow disconnect and the
 // version, upgradable flag and facts they report, and nodes that come back in provisioning mode
-// after they were provisioned (rebuilt, flapping). Rules come from a YAML file or from flags.
+// after they were provisioned (rebuilt, flapping; these two also reach real nodes, see
+// sandbox/fleet/lab). Rules come from a YAML file or from flags.
 package faults
 
 import (
