@@ -57,6 +57,14 @@ const (
 	DefaultFlappingTimes = 3
 )
 
+// DefaultRebuilt is the rebuilt fault with its defaults.
+func DefaultRebuilt() Reentry { return Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes} }
+
+// DefaultFlapping is the flapping fault with its defaults.
+func DefaultFlapping() Reentry {
+	return Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes}
+}
+
 // Fault is everything that is unusual about one node; the zero value is a healthy node.
 type Fault struct {
 	// Silent nodes never answer anything, discovery included.

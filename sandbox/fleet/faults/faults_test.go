@@ -272,7 +272,7 @@ func TestParse_BadRebuiltAndFlappingNameTheProblem(t *testing.T) {
 		})
 	}
 	flagCases := map[string]string{
-		"index=1:rebuilt=":           "rebuilt needs a value",
+		"index=1:rebuilt=":           "after \"\": want a positive duration",
 		"index=1:rebuilt=later":      "after \"later\": want a positive duration",
 		"index=1:flapping=-1s":       "after \"-1s\": want a positive duration",
 		"index=1:flapping=1s/0":      "times \"0\": want a positive integer",

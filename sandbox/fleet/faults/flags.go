@@ -98,12 +98,8 @@ func parseFlagItem(item string, f *Fault) error {
 	case key == "duplicate" && !hasVal:
 		f.Duplicate = true
 		return nil
-	case key == "rebuilt" && !hasVal:
-		f.Rebuilt = &Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes}
-		return nil
-	case key == "flapping" && !hasVal:
-		f.Flapping = &Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes}
-		return nil
+	case key == "rebuilt" || key == "flapping":
+		return parseReentryItem(key, val, hasVal, f)
 	case strings.HasPrefix(key, "fact.") && len(key) > len("fact."):
 		if !hasVal {
 			return fmt.Errorf("want fact.NAME=VALUE")
@@ -139,18 +135,6 @@ func valuedItem(key string) func(val string, f *Fault) error {
 		return func(val string, f *Fault) error { f.Version = val; return nil }
 	case "upgradable":
 		return parseUpgradable
-	case "rebuilt":
-		return func(val string, f *Fault) error {
-			r, err := parseReentry(val, Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes})
-			f.Rebuilt = r
-			return err
-		}
-	case "flapping":
-		return func(val string, f *Fault) error {
-			r, err := parseReentry(val, Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes})
-			f.Flapping = r
-			return err
-		}
 	}
 	return nil
 }
@@ -236,21 +220,28 @@ func parseUpgradable(val string, f *Fault) error {
 	return nil
 }
 
-// parseReentry reads AFTER[/TIMES] of rebuilt= and flapping=, over the fault's defaults.
-func parseReentry(val string, def Reentry) (*Reentry, error) {
-	after, times, hasTimes := strings.Cut(val, "/")
-	r := def
-	d, err := time.ParseDuration(after)
-	if err != nil || d <= 0 {
-		return nil, fmt.Errorf("after %q: want a positive duration such as 40s", after)
+// parseReentryItem reads rebuilt[=AFTER[/TIMES]] or flapping[=AFTER[/TIMES]], over the fault's
+// defaults.
+func parseReentryItem(key, val string, hasVal bool, f *Fault) error {
+	r, set := DefaultRebuilt(), &f.Rebuilt
+	if key == "flapping" {
+		r, set = DefaultFlapping(), &f.Flapping
 	}
-	r.After = d
-	if hasTimes {
-		k, err := strconv.Atoi(times)
-		if err != nil || k < 1 {
-			return nil, fmt.Errorf("times %q: want a positive integer", times)
+	if hasVal {
+		after, times, hasTimes := strings.Cut(val, "/")
+		d, err := time.ParseDuration(after)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("after %q: want a positive duration such as 40s", after)
 		}
-		r.Times = k
+		r.After = d
+		if hasTimes {
+			k, err := strconv.Atoi(times)
+			if err != nil || k < 1 {
+				return fmt.Errorf("times %q: want a positive integer", times)
+			}
+			r.Times = k
+		}
 	}
-	return &r, nil
+	*set = &r
+	return nil
 }

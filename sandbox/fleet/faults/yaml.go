@@ -165,9 +165,9 @@ func (p yamlParser) rule(n *yaml.Node) (Rule, error) {
 				r.Fault.Upgradable = &b
 			}
 		case "rebuilt":
-			r.Fault.Rebuilt, err = p.reentry(k, v, Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes})
+			r.Fault.Rebuilt, err = p.reentry(k, v, DefaultRebuilt())
 		case "flapping":
-			r.Fault.Flapping, err = p.reentry(k, v, Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes})
+			r.Fault.Flapping, err = p.reentry(k, v, DefaultFlapping())
 		case "facts":
 			if v.Kind != yaml.MappingNode {
 				err = p.errf(v, "facts: want a mapping")
