@@ -238,9 +238,22 @@ func (rc roundCheck) ledgerNode(id string) (api.Node, *api.Node, bool) {
 
 // once: one accepted restart after an accepted configure. A configure whose restart never came
 // (its lease was lost in between) and was redone by the same caller under a new lease is not a
-// second provisioning; one by another caller is (the report's double check).
+// second provisioning; one by another caller is (the report's double check). When the node
+// records its incarnation (emulated nodes), it is held to one provisioning per life instead: a
+// node a re-entry fault brought back k times is provisioned k+1 times, once in each life, and
+// any other node once (lifeCheck).
 func (rc roundCheck) once(id string) {
 	n, ok := rc.rep.Nodes[id]
+	if acts := rc.byNode[id]; ok && recordsIncarnations(acts) {
+		if what := lifeCheck(acts, 1+reentriesOf(rc.res.Events, id)); what != "" || !n.Provisioned {
+			if what == "" {
+				what = "its last life did not end provisioned"
+			}
+			_, lp, _ := rc.ledgerNode(id)
+			rc.c.NotOnce = append(rc.c.NotOnce, Finding{Node: id, What: what, Actions: acts, Ledger: lp})
+		}
+		return
+	}
 	configured, restarted := 0, 0
 	if ok {
 		if a := n.Actions[audit.Configure]; a != nil {
@@ -254,6 +267,58 @@ func (rc roundCheck) once(id string) {
 		_, lp, _ := rc.ledgerNode(id)
 		rc.c.NotOnce = append(rc.c.NotOnce, Finding{Node: id, What: fmt.Sprintf("%d accepted configures, %d accepted restarts in the round", configured, restarted), Actions: rc.byNode[id], Ledger: lp})
 	}
+}
+
+// recordsIncarnations reports whether every action says which life of the node it reached.
+func recordsIncarnations(acts []recorder.Action) bool {
+	return len(acts) > 0 && !slices.ContainsFunc(acts, func(a recorder.Action) bool { return a.Incarnation == 0 })
+}
+
+// reentriesOf is how often the round's re-entry faults brought node back.
+func reentriesOf(events []*Event, node string) int {
+	n := 0
+	for _, ev := range events {
+		n += ev.Reentries[node]
+	}
+	return n
+}
+
+// lifeCheck holds one node's provisioning actions of a round to want provisionings, at most one
+// per life (incarnation): a life with two accepted restarts, or a count of provisioned lives
+// other than want, is described; "" when they hold.
+func lifeCheck(acts []recorder.Action, want int) string {
+	type life struct{ configured, restarted int }
+	lives := map[int]*life{}
+	var order []int
+	for _, a := range acts {
+		l := lives[a.Incarnation]
+		if l == nil {
+			l = &life{}
+			lives[a.Incarnation] = l
+			order = append(order, a.Incarnation)
+		}
+		switch {
+		case !a.OK:
+		case a.Action == audit.Configure:
+			l.configured++
+		case a.Action == audit.Restart:
+			l.restarted++
+		}
+	}
+	provisioned, twice := 0, false
+	var parts []string
+	for _, inc := range order {
+		l := lives[inc]
+		if l.configured > 0 && l.restarted > 0 {
+			provisioned++
+		}
+		twice = twice || l.restarted > 1
+		parts = append(parts, fmt.Sprintf("life %d: %d/%d", inc, l.configured, l.restarted))
+	}
+	if !twice && provisioned == want {
+		return ""
+	}
+	return fmt.Sprintf("%d lives provisioned in the round, want %d, at most once each (accepted configures/restarts: %s)", provisioned, want, strings.Join(parts, ", "))
 }
 
 // recorded: the ledger holds the node's final state, and it agrees with the fleet's record; a

@@ -33,6 +33,11 @@ const (
 	// MemberDowngrade is drawn only when named (--faults or a plan): a follower restarted on
 	// the previous build once the cluster runs this build's protocol, then upgraded again.
 	MemberDowngrade Kind = "member-downgrade"
+	// NodeRebuilt and NodeFlapping are drawn only when named: emulated nodes that come back in
+	// provisioning mode after their provisioning (the fleet's rebuilt and flapping faults), to be
+	// provisioned again in the same round (reentry.go).
+	NodeRebuilt  Kind = "node-rebuilt"
+	NodeFlapping Kind = "node-flapping"
 )
 
 // AllKinds lists every fault drawn by default, in the order single-fault rounds take them
@@ -42,7 +47,9 @@ const (
 var AllKinds = []Kind{LeaderKill, EdgeStop, EdgeKill, EdgePartition, LeaderPartition, ClockStep, BrokerRestart, ClusterRestart, OperatorPause, DCPartition, MemberWipe, RollingUpgrade}
 
 // knownKinds are the faults --faults accepts: the drawn ones and those run only when named.
-func knownKinds() []Kind { return append(append([]Kind(nil), AllKinds...), MemberDowngrade) }
+func knownKinds() []Kind {
+	return append(append([]Kind(nil), AllKinds...), MemberDowngrade, NodeRebuilt, NodeFlapping)
+}
 
 // ParseKinds reads a comma-separated list of fault names.
 func ParseKinds(s string) ([]Kind, error) {
@@ -98,7 +105,10 @@ type Event struct {
 	Edge *Edge
 	// LedgerOffset is ledger time minus this machine's wall clock, read right after End.
 	LedgerOffset time.Duration
-	Err          error
+	// Reentries are the nodes a node-rebuilt or node-flapping fault took, each with how often
+	// it comes back in provisioning mode: each time it is provisioned again (check.go).
+	Reentries map[string]int
+	Err       error
 	// seq is the event's place among its round's, so two faults of one kind in a round (a plan
 	// may name one twice) block under different names.
 	seq int
@@ -202,6 +212,8 @@ func (in *injector) inject(ctx context.Context, ev *Event, rng *rand.Rand) {
 		in.rollingUpgrade(ctx, ev)
 	case MemberDowngrade:
 		in.downgradeMember(ctx, ev)
+	case NodeRebuilt, NodeFlapping:
+		in.reenterNodes(ctx, ev, rng)
 	}
 	if ev.End.IsZero() {
 		ev.End = time.Now()

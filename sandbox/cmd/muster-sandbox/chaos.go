@@ -49,7 +49,7 @@ func newChaosCommand() *cobra.Command {
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of every random choice (0: a random one, printed first)")
 	fl.IntVar(&f.emulated, "emulated", 300, "emulated nodes per region, provisioned again every round")
 	fl.IntVar(&f.real, "real", 1, "real node processes per region, provisioned in round 1")
-	fl.StringVar(&f.faults, "faults", "", "comma-separated faults to draw from (default all)")
+	fl.StringVar(&f.faults, "faults", "", "comma-separated faults to draw from (default all but member-downgrade, node-rebuilt and node-flapping, which run only when named)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the work directory after a passing run")
 	fl.BoolVar(&f.goOn, "keep-going", false, "run the remaining rounds after one fails its checks (the run still fails)")
 	fl.StringVar(&f.binDir, "bin-dir", "", "prebuilt muster-coordinator (-tags muster_failpoints), muster-edge, muster-helper-sample")

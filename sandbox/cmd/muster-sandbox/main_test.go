@@ -51,6 +51,8 @@ func TestUp_BadFlagsAreNamed(t *testing.T) {
 		{[]string{"up", "--dir", dir, "--faults", badYAML}, "faults.yaml:2"},
 		{[]string{"up", "--dir", dir, "--faults", filepath.Join(dir, "missing.yaml")}, "--faults"},
 		{[]string{"up", "--dir", dir, "--fault", "garbage"}, "--fault"},
+		{[]string{"up", "--dir", dir, "--fault", "index=2:rebuilt=soon"}, `--fault "index=2:rebuilt=soon": item "rebuilt=soon": after "soon": want a positive duration`},
+		{[]string{"up", "--dir", dir, "--fault", "index=2:flapping=1s/0"}, `times "0": want a positive integer`},
 		{[]string{"report"}, "--dir"},
 		{[]string{"report", "--dir", filepath.Join(dir, "none")}, "actions.jsonl"},
 	}

@@ -49,7 +49,7 @@ func newUpCommand() *cobra.Command {
 	fl.IntVar(&f.emulated, "emulated", 0, "emulated nodes per region")
 	fl.StringVar(&f.regions, "regions", "eu", "comma-separated regions, each with its own broker")
 	fl.StringVar(&f.faultsFile, "faults", "", "YAML file of faults for emulated nodes")
-	fl.StringArrayVar(&f.faultFlags, "fault", nil, "a fault rule for emulated nodes (repeatable): "+faults.FlagHelp)
+	fl.StringArrayVar(&f.faultFlags, "fault", nil, "a fault rule for emulated nodes (repeatable; rebuilt and flapping also reach real nodes selected by identity or glob): "+faults.FlagHelp)
 	fl.StringVar(&f.baseVersion, "version", lab.DefaultBaseVersion, "version nodes report before an upgrade")
 	fl.StringSliceVar(&f.versions, "versions", nil, "starting versions of real nodes, comma-separated: real node i gets the i-th, cycling (overrides --version for real nodes)")
 	fl.StringVar(&f.upgradeVersion, "upgrade-version", lab.DefaultUpgradeVersion, "version offered by the updates repository")

@@ -4,12 +4,17 @@
 // which nodes ended provisioned, and which were provisioned twice.
 //
 // Provisioning episodes. A node's choria_provision actions, in time order, are cut into
-// episodes. An episode ends with (and includes) a successful restart, release_update, shutdown
-// or reprovision: each of these makes the node restart or go away, so whatever comes next is a
-// new boot of the node, i.e. a new provisioning episode. A node is double provisioned when,
+// episodes, one per life of the node in provisioning mode. When the node records its
+// incarnation with every action (emulated nodes do), an episode is one incarnation: the node
+// itself says when it came back in provisioning mode (a restart into provisioning, a
+// reprovision, a rebuild, a flap). Otherwise an episode ends with (and includes) a successful
+// restart, release_update, shutdown or reprovision: each of these makes the node restart or go
+// away, so whatever comes next is taken for a new boot. A node is double provisioned when,
 // within one episode, it accepted (OK) configure, restart or release_update from two or more
-// different callers. Rejected actions do not count: a configure refused with "Could not obtain
-// provisioning lock" is the node protecting itself, not a second provisioner acting on it.
+// different callers: two provisioners acting on one life of the node, where a node that came
+// back as a new incarnation (rebuilt, flapping) may be provisioned again by anyone. Rejected
+// actions do not count: a configure refused with "Could not obtain provisioning lock" is the
+// node protecting itself, not a second provisioner acting on it.
 package audit
 
 import (
@@ -192,7 +197,13 @@ func episodesOf(node string, actions []recorder.Action) episodes {
 		}
 		evidence = nil
 	}
-	for _, a := range actions {
+	byIncarnation := len(actions) > 0 && !slices.ContainsFunc(actions, func(a recorder.Action) bool { return a.Incarnation == 0 })
+	for i, a := range actions {
+		if byIncarnation && i > 0 && a.Incarnation != actions[i-1].Incarnation {
+			configured = false
+			closeEpisode()
+			episode++
+		}
 		started = true
 		if a.OK && (a.Action == Configure || a.Action == Restart || a.Action == ReleaseUpdate) {
 			evidence = append(evidence, a)
@@ -206,9 +217,11 @@ func episodesOf(node string, actions []recorder.Action) episodes {
 				provisionedAt = a.Time
 			}
 			configured = false
-			closeEpisode()
-			episode++
-			started = false
+			if !byIncarnation {
+				closeEpisode()
+				episode++
+				started = false
+			}
 		}
 	}
 	closeEpisode()

@@ -175,3 +175,50 @@ func TestReport_EmptyLog(t *testing.T) {
 		t.Fatal("provisioned should be an empty list")
 	}
 }
+
+// life is an action a node recorded in its incarnation inc.
+func life(i, inc int, node, action, caller string) recorder.Action {
+	t0 := time.Date(2026, 12, 8, 1, 0, 0, 0, time.UTC)
+	return recorder.Action{Time: t0.Add(time.Duration(i) * time.Second), Region: "eu", Node: node, Action: action, Caller: caller, OK: true, Incarnation: inc}
+}
+
+// A node that came back in provisioning mode (rebuilt, flapping) is a new life: another edge
+// provisioning it is not a double provisioning. Two edges acting on one life are, even when
+// an accepted restart lies between them: the node says it never left that life.
+func TestReport_IncarnationsTellANewLifeFromTwoEdgesOnOne(t *testing.T) {
+	rep := Build([]recorder.Action{
+		// rebuilt: e1 provisions life 1, e2 the rebuilt node's life 2
+		life(1, 1, "rebuilt", Configure, e1),
+		life(2, 1, "rebuilt", Restart, e1),
+		life(3, 2, "rebuilt", Configure, e2),
+		life(4, 2, "rebuilt", Restart, e2),
+		// flapping: three lives, alternating edges
+		life(5, 1, "flapping", Configure, e1),
+		life(6, 1, "flapping", Restart, e1),
+		life(7, 2, "flapping", Configure, e2),
+		life(8, 2, "flapping", Restart, e2),
+		life(9, 3, "flapping", Configure, e1),
+		life(10, 3, "flapping", Restart, e1),
+		// one life, two edges: e2 acts after e1's accepted restart, on the same incarnation
+		life(11, 1, "twice", Configure, e1),
+		life(12, 1, "twice", Restart, e1),
+		life(13, 1, "twice", Configure, e2),
+		life(14, 1, "twice", Restart, e2),
+	})
+	if len(rep.DoubleProvisioned) != 1 {
+		t.Fatalf("doubles = %+v, want only the node acted on twice in one life", rep.DoubleProvisioned)
+	}
+	if d := rep.DoubleProvisioned[0]; d.Node != "twice" || d.Episode != 1 || !reflect.DeepEqual(d.Callers, []string{e1, e2}) || len(d.Evidence) != 4 {
+		t.Fatalf("double = %+v", d)
+	}
+	for node, episodes := range map[string]int{"rebuilt": 2, "flapping": 3, "twice": 1} {
+		if n := rep.Nodes[node]; n.Episodes != episodes || !n.Provisioned {
+			t.Errorf("%s: %d episodes, provisioned %v; want %d, true", node, n.Episodes, n.Provisioned, episodes)
+		}
+	}
+	// Without incarnations the same log of "twice" reads as two boots, as before.
+	old := []recorder.Action{life(11, 0, "twice", Configure, e1), life(12, 0, "twice", Restart, e1), life(13, 0, "twice", Configure, e2), life(14, 0, "twice", Restart, e2)}
+	if rep := Build(old); len(rep.DoubleProvisioned) != 0 || rep.Nodes["twice"].Episodes != 2 {
+		t.Fatalf("without incarnations: doubles %+v, episodes %d", rep.DoubleProvisioned, rep.Nodes["twice"].Episodes)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/choria-io/go-choria/lifecycle"
 	"github.com/nats-io/nats.go"
 
+	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/recorder"
 )
 
@@ -53,6 +54,7 @@ type Fleet struct {
 	invalid     atomic.Int64
 	configured  atomic.Int64
 	provisioned atomic.Int64
+	reentered   atomic.Int64
 }
 
 // Stats are counters of a running fleet.
@@ -68,6 +70,9 @@ type Stats struct {
 	Configured int64
 	// Provisioned is how many nodes restarted out of provisioning mode.
 	Provisioned int64
+	// Reentered is how many times provisioned nodes came back in provisioning mode by their
+	// rebuilt or flapping fault.
+	Reentered int64
 }
 
 // Start connects the fleet to its broker, subscribes and announces every node's startup.
@@ -205,6 +210,7 @@ func (f *Fleet) Stats() Stats {
 	return Stats{
 		Requests: f.requests.Load(), Replies: f.replies.Load(),
 		Invalid: f.invalid.Load(), Configured: f.configured.Load(), Provisioned: f.provisioned.Load(),
+		Reentered: f.reentered.Load(),
 	}
 }
 
@@ -219,6 +225,11 @@ type NodeState struct {
 	LockedBy string
 	// Config is the configuration the last successful configure wrote.
 	Config map[string]string
+	// Incarnation counts the node's lives in provisioning mode, from 1 (see recorder.Action).
+	Incarnation int
+	// Reentries is how often the node came back in provisioning mode by its rebuilt or flapping
+	// fault (since Reenter armed it, when it did).
+	Reentries int
 }
 
 // State reports a node's state (of the first of two twins).
@@ -229,7 +240,8 @@ func (f *Fleet) State(identity string) (NodeState, bool) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := NodeState{Identity: n.identity, Mode: n.mode.String(), Version: n.version, Upgradable: n.upgradable, Config: maps.Clone(n.config)}
+	st := NodeState{Identity: n.identity, Mode: n.mode.String(), Version: n.version, Upgradable: n.upgradable, Config: maps.Clone(n.config),
+		Incarnation: int(n.incarnation.Load()), Reentries: n.reentries}
 	if f.cfg.Now().Before(n.lockedUntil) {
 		st.LockedBy = n.lockedBy
 	}
@@ -257,6 +269,31 @@ func (f *Fleet) Reprovision(identity string) error {
 		t.version = version
 		t.mu.Unlock()
 		f.publishEvent(t, lifecycle.Startup, version)
+	}
+	return nil
+}
+
+// Reenter gives a running node (and its twin) a rebuilt or flapping fault from now on, as if
+// the lab had started with it: after its next provisioning restart it comes back in
+// provisioning mode, at most its Times times counted from now. fault must set Rebuilt or
+// Flapping; its other fields are ignored (a running node's faults are fixed at start).
+func (f *Fleet) Reenter(identity string, fault faults.Fault) error {
+	re := newReentry(fault)
+	switch {
+	case re == nil:
+		return fmt.Errorf("reenter %s: the fault is neither rebuilt nor flapping", identity)
+	case re.Times < 1 || re.After <= 0:
+		return fmt.Errorf("reenter %s: want a positive delay and count, got %s and %d", identity, re.After, re.Times)
+	}
+	n, ok := f.byID[identity]
+	if !ok {
+		return fmt.Errorf("reenter %s: no such emulated node", identity)
+	}
+	for t := n; t != nil; t = t.twin {
+		t.mu.Lock()
+		r := *re
+		t.reentry, t.reentries = &r, 0
+		t.mu.Unlock()
 	}
 	return nil
 }
@@ -328,6 +365,6 @@ func (f *Fleet) record(n *node, req *request, ok bool, errText string, at time.T
 	}
 	f.cfg.Recorder.Record(recorder.Action{
 		Time: at, Region: f.cfg.Region, Node: n.identity, Action: req.Agent + "#" + req.Action,
-		Caller: req.Caller, OK: ok, Error: errText,
+		Caller: req.Caller, OK: ok, Error: errText, Incarnation: int(n.incarnation.Load()),
 	})
 }

@@ -80,18 +80,49 @@ func newKeyPool(size int) *keyPool {
 	return &keyPool{size: size}
 }
 
+// ownKey is one node's own RSA key pair with its public key in PEM.
+type ownKey struct {
+	key *rsa.PrivateKey
+	pub string
+}
+
+// newRSAKey makes a 2048-bit key, as go-choria's gencsr does, with its public PEM.
+func newRSAKey() (*rsa.PrivateKey, string, error) {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, "", fmt.Errorf("generate RSA key: %w", err)
+	}
+	return k, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&k.PublicKey)})), nil
+}
+
+// csr answers gencsr for n, whose mutex the caller holds: over the node's own key when it has a
+// re-entry fault (so a rebuilt node's key differs from its earlier lives'), else over one of the
+// fleet's shared keys.
+func (n *node) csr(args csrRequest) (string, string, error) {
+	if n.reentry == nil {
+		return n.fleet.keys.csr(args)
+	}
+	if n.key == nil {
+		k, pub, err := newRSAKey()
+		if err != nil {
+			return "", "", err
+		}
+		n.key = &ownKey{key: k, pub: pub}
+	}
+	return csrOver(n.key.key, n.key.pub, args)
+}
+
 func (p *keyPool) key() (*rsa.PrivateKey, string, error) {
 	i := int(p.next.Add(1) % uint64(p.size))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for len(p.keys) <= i {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		k, pub, err := newRSAKey()
 		if err != nil {
-			return nil, "", fmt.Errorf("generate RSA key: %w", err)
+			return nil, "", err
 		}
-		pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&k.PublicKey)})
 		p.keys = append(p.keys, k)
-		p.pems = append(p.pems, string(pub))
+		p.pems = append(p.pems, pub)
 	}
 	return p.keys[i], p.pems[i], nil
 }
@@ -102,6 +133,11 @@ func (p *keyPool) csr(args csrRequest) (csrPEM, pubPEM string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	return csrOver(k, pub, args)
+}
+
+// csrOver builds the PEM CSR over key k whose public PEM is pub.
+func csrOver(k *rsa.PrivateKey, pub string, args csrRequest) (csrPEM, pubPEM string, err error) {
 	subj := pkix.Name{CommonName: args.CN}
 	if args.C != "" {
 		subj.Country = []string{args.C}

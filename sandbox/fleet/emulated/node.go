@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/choria-io/go-choria/lifecycle"
@@ -74,10 +75,38 @@ type node struct {
 	restarting bool
 	// epoch changes whenever the node (re)starts, so timers of an older life do nothing.
 	epoch int
+	// incarnation counts the node's lives in provisioning mode (reset), for the action log; it
+	// is read without mu by record.
+	incarnation atomic.Int64
+	// reentry brings the node back in provisioning mode after a provisioning (the rebuilt or
+	// flapping fault, or Fleet.Reenter); reentries counts how often it came back since.
+	reentry   *reentry
+	reentries int
+	// key is the node's own CSR key pair while it has a re-entry fault (nil: the fleet's
+	// shared pool); a rebuild drops it, so the next gencsr makes a fresh one.
+	key *ownKey
+}
+
+// reentry is a node's re-entry fault: a rebuilt node is a new machine each time it comes
+// back, a flapping one the same machine.
+type reentry struct {
+	faults.Reentry
+	rebuilt bool
+}
+
+// newReentry is the re-entry of fault f, nil without one.
+func newReentry(f faults.Fault) *reentry {
+	switch {
+	case f.Rebuilt != nil:
+		return &reentry{Reentry: *f.Rebuilt, rebuilt: true}
+	case f.Flapping != nil:
+		return &reentry{Reentry: *f.Flapping}
+	}
+	return nil
 }
 
 func newNode(f *Fleet, index int, identity string, fault faults.Fault) (*node, error) {
-	n := &node{fleet: f, index: index, identity: identity, fault: fault}
+	n := &node{fleet: f, index: index, identity: identity, fault: fault, reentry: newReentry(fault)}
 	if err := n.reset(); err != nil {
 		return nil, err
 	}
@@ -118,6 +147,7 @@ func (n *node) reset() error {
 	}
 	n.restarting = false
 	n.epoch++
+	n.incarnation.Add(1)
 	return nil
 }
 
@@ -157,9 +187,39 @@ func (n *node) restartLocked(delay time.Duration, newVersion string) {
 		}
 		n.mode = modeProvisioned
 		n.epoch++
+		re, epoch := n.reentry, n.epoch
+		again := re != nil && n.reentries < re.Times
 		n.mu.Unlock()
 		n.fleet.provisioned.Add(1)
+		if again {
+			n.fleet.after(re.After, func() { n.reenter(epoch) })
+		}
 	})
+}
+
+// reenter brings a provisioned node back in provisioning mode, as its re-entry fault says: a
+// rebuilt node as a new machine (reinstalled: first version, fresh keys), a flapping one as
+// the same machine whose configuration reverted (its version and keys kept).
+func (n *node) reenter(epoch int) {
+	n.mu.Lock()
+	if n.epoch != epoch || n.mode != modeProvisioned || n.reentry == nil {
+		n.mu.Unlock()
+		return
+	}
+	version := n.version
+	if err := n.reset(); err != nil {
+		n.fleet.log.Error("re-enter provisioning mode", "node", n.identity, "error", err)
+	}
+	n.reentries++
+	if n.reentry.rebuilt {
+		n.key = nil
+	} else {
+		n.version = version
+	}
+	v := n.version
+	n.mu.Unlock()
+	n.fleet.reentered.Add(1)
+	n.fleet.publishEvent(n, lifecycle.Startup, v)
 }
 
 // comeBack returns an away node to the broker and announces it as a real server's startup does.

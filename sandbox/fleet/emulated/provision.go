@@ -176,7 +176,7 @@ func (n *node) gencsr(req *request, rep *rpcReply) {
 	if args.CN == "" {
 		args.CN = n.identity
 	}
-	csr, pub, err := n.fleet.keys.csr(args)
+	csr, pub, err := n.csr(args)
 	if err != nil {
 		rep.abort(fmt.Sprintf("Could not create CSR: %s", err))
 		return

@@ -2,7 +2,9 @@
 
 // Package faults describes how individual emulated Choria nodes misbehave: silence, a twin with
 // the same identity, failing actions, delays, dropped requests, a mid-flow disconnect and the
-// version, upgradable flag and facts they report. Rules come from a YAML file or from flags.
+// version, upgradable flag and facts they report, and nodes that come back in provisioning mode
+// after they were provisioned (rebuilt, flapping; these two also reach real nodes, see
+// sandbox/fleet/lab). Rules come from a YAML file or from flags.
 package faults
 
 import (
@@ -27,6 +29,40 @@ type Disconnect struct {
 	After string
 	// For is how long it stays away; zero means for good.
 	For time.Duration
+}
+
+// Reentry makes a provisioned node come back in provisioning mode: After its provisioning
+// restart it is away for After, then starts again in provisioning mode, at most Times times.
+type Reentry struct {
+	// After is how long the node stays provisioned before it is back in provisioning mode.
+	After time.Duration
+	// Times bounds how often the node comes back; at least 1.
+	Times int
+}
+
+// Defaults of the two re-entry faults.
+const (
+	// DefaultRebuiltAfter is how long a rebuilt node stays provisioned: past the coordinators'
+	// default lease.reprovision_after (30s), so its startup event queues it again at once, as a
+	// machine reinstalled a while later would be. Sooner, a coordinator leaves it alone until
+	// that guard has passed and a later discovery sweep finds it; a standalone edge queues it on
+	// its startup event whenever it comes.
+	DefaultRebuiltAfter = 40 * time.Second
+	// DefaultRebuiltTimes: a rebuild happens once.
+	DefaultRebuiltTimes = 1
+	// DefaultFlappingAfter is the small delay a flapping node stays provisioned.
+	DefaultFlappingAfter = 2 * time.Second
+	// DefaultFlappingTimes bounds a flapping node, so that a test ends: it is provisioned
+	// DefaultFlappingTimes+1 times in all.
+	DefaultFlappingTimes = 3
+)
+
+// DefaultRebuilt is the rebuilt fault with its defaults.
+func DefaultRebuilt() Reentry { return Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes} }
+
+// DefaultFlapping is the flapping fault with its defaults.
+func DefaultFlapping() Reentry {
+	return Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes}
 }
 
 // Fault is everything that is unusual about one node; the zero value is a healthy node.
@@ -55,12 +91,28 @@ type Fault struct {
 	Upgradable *bool
 	// Facts are merged over the node's default facts.
 	Facts map[string]any
+	// Rebuilt: once provisioned (its restart accepted), the node comes back in provisioning
+	// mode as a new machine with the same identity: its provisioned state is cleared and it
+	// presents a fresh key pair (a gencsr's public key differs from every earlier one).
+	Rebuilt *Reentry
+	// Flapping: the node comes back in provisioning mode after every provisioning restart (its
+	// configuration keeps reverting), keeping its key pair: the same machine again and again.
+	Flapping *Reentry
 }
 
 // IsZero reports whether the fault leaves the node healthy and default.
 func (f Fault) IsZero() bool {
 	return !f.Silent && !f.Duplicate && len(f.Fails) == 0 && f.Delay == 0 && len(f.Only) == 0 && f.DropFirst == 0 &&
-		f.Disconnect == nil && f.Version == "" && f.Upgradable == nil && len(f.Facts) == 0
+		f.Disconnect == nil && f.Version == "" && f.Upgradable == nil && len(f.Facts) == 0 &&
+		f.Rebuilt == nil && f.Flapping == nil
+}
+
+// Reentry is the node's re-entry fault (Rebuilt or Flapping), nil when it has none.
+func (f Fault) Reentry() *Reentry {
+	if f.Rebuilt != nil {
+		return f.Rebuilt
+	}
+	return f.Flapping
 }
 
 // Ignores is true when Only leaves action unanswered.
@@ -100,6 +152,15 @@ func (f Fault) merge(o Fault) Fault {
 	if o.Upgradable != nil {
 		u := *o.Upgradable
 		out.Upgradable = &u
+	}
+	// A node is rebuilt or flapping, not both: the later rule's choice wins.
+	if o.Rebuilt != nil {
+		r := *o.Rebuilt
+		out.Rebuilt, out.Flapping = &r, nil
+	}
+	if o.Flapping != nil {
+		r := *o.Flapping
+		out.Flapping, out.Rebuilt = &r, nil
 	}
 	if len(o.Facts) > 0 {
 		out.Facts = make(map[string]any, len(f.Facts)+len(o.Facts))

@@ -167,11 +167,124 @@ func TestParseFile_ExampleDocumentsEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the documented example does not parse: %v", err)
 	}
-	if n := len(set.Rules()); n != 7 {
-		t.Fatalf("example has %d rules, want 7", n)
+	if n := len(set.Rules()); n != 9 {
+		t.Fatalf("example has %d rules, want 9", n)
 	}
 	f := set.For("eu", "emu-eu-00015", 15)
 	if f.Version != "0.28.0" || f.Upgradable == nil || *f.Upgradable || f.Facts["rack"] != "r7" {
 		t.Fatalf("index 15: %+v", f)
+	}
+	if r := set.For("eu", "emu-eu-00020", 20).Rebuilt; r == nil || r.After != DefaultRebuiltAfter {
+		t.Fatalf("emu-eu-00020 rebuilt: %+v", r)
+	}
+	if r := set.For("eu", "x", 21).Flapping; r == nil || *r != (Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes}) {
+		t.Fatalf("index 21 flapping: %+v", r)
+	}
+}
+
+func TestParse_RebuiltAndFlappingTakeDefaultsOrTheirOwn(t *testing.T) {
+	set, err := Parse([]byte(`
+- index: 1
+  rebuilt: true
+- index: 2
+  flapping: {after: 500ms, times: 5}
+- index: 3
+  rebuilt: {after: 1m}
+- index: 4
+  flapping: true
+- index: 4
+  rebuilt: {times: 2}
+- index: 5
+  flapping: false
+`), "f.yaml")
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	cases := []struct {
+		index             int
+		rebuilt, flapping *Reentry
+	}{
+		{1, &Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes}, nil},
+		{2, nil, &Reentry{After: 500 * time.Millisecond, Times: 5}},
+		{3, &Reentry{After: time.Minute, Times: DefaultRebuiltTimes}, nil},
+		// a later rule's rebuilt replaces an earlier flapping: a node is one or the other
+		{4, &Reentry{After: DefaultRebuiltAfter, Times: 2}, nil},
+		{5, nil, nil},
+	}
+	for _, c := range cases {
+		f := set.For("eu", "x", c.index)
+		if !sameReentry(f.Rebuilt, c.rebuilt) || !sameReentry(f.Flapping, c.flapping) {
+			t.Errorf("index %d: rebuilt %+v flapping %+v, want %+v and %+v", c.index, f.Rebuilt, f.Flapping, c.rebuilt, c.flapping)
+		}
+	}
+	if f := set.For("eu", "x", 5); !f.IsZero() {
+		t.Errorf("flapping: false left a fault: %+v", f)
+	}
+	if f := set.For("eu", "x", 2); f.IsZero() || f.Reentry() != f.Flapping {
+		t.Errorf("a flapping node is zero or has no re-entry: %+v", f)
+	}
+}
+
+func sameReentry(a, b *Reentry) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func TestParseFlags_RebuiltAndFlapping(t *testing.T) {
+	set, err := ParseFlags([]string{"index=0:rebuilt", "index=1:rebuilt=3s", "region=us/glob=n*:flapping=1s/7", "index=2:flapping"})
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if r := set.For("eu", "z", 0).Rebuilt; r == nil || *r != (Reentry{After: DefaultRebuiltAfter, Times: DefaultRebuiltTimes}) {
+		t.Errorf("rebuilt = %+v", r)
+	}
+	if r := set.For("eu", "z", 1).Rebuilt; r == nil || *r != (Reentry{After: 3 * time.Second, Times: 1}) {
+		t.Errorf("rebuilt=3s = %+v", r)
+	}
+	if r := set.For("us", "n1", 9).Flapping; r == nil || *r != (Reentry{After: time.Second, Times: 7}) {
+		t.Errorf("flapping=1s/7 = %+v", r)
+	}
+	if r := set.For("eu", "n1", 9).Flapping; r != nil {
+		t.Errorf("region ignored: %+v", r)
+	}
+	if r := set.For("eu", "z", 2).Flapping; r == nil || *r != (Reentry{After: DefaultFlappingAfter, Times: DefaultFlappingTimes}) {
+		t.Errorf("flapping = %+v", r)
+	}
+}
+
+func TestParse_BadRebuiltAndFlappingNameTheProblem(t *testing.T) {
+	yamlCases := []struct{ name, yaml, want string }{
+		{"word", "- index: 1\n  rebuilt: soon\n", "f.yaml:2: rebuilt: want true, false or a mapping with after and times, got \"soon\""},
+		{"field", "- index: 1\n  flapping: {after: 1s, count: 3}\n", "f.yaml:2: unknown field \"count\" in flapping"},
+		{"after", "- index: 1\n  flapping: {after: 0s}\n", "f.yaml:2: after: want a positive duration"},
+		{"times", "- index: 1\n  rebuilt: {times: 0}\n", "f.yaml:2: times: want a positive integer, got \"0\""},
+		{"both", "- index: 1\n  rebuilt: true\n  flapping: true\n", "f.yaml:1: a node is rebuilt or flapping, not both"},
+		{"list", "- index: 1\n  rebuilt: [1s]\n", "f.yaml:2: rebuilt: want true, false or a mapping"},
+	}
+	for _, c := range yamlCases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), "f.yaml")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	flagCases := map[string]string{
+		"index=1:rebuilt=":           "after \"\": want a positive duration",
+		"index=1:rebuilt=later":      "after \"later\": want a positive duration",
+		"index=1:flapping=-1s":       "after \"-1s\": want a positive duration",
+		"index=1:flapping=1s/0":      "times \"0\": want a positive integer",
+		"index=1:flapping=1s/many":   "times \"many\": want a positive integer",
+		"index=1:rebuilt,flapping":   "a node is rebuilt or flapping, not both",
+		"index=1:rebuilt=1s/2/3":     "times \"2/3\": want a positive integer",
+		"index=1:flapping.often=yes": "unknown item",
+	}
+	for flag, want := range flagCases {
+		_, err := ParseFlags([]string{flag})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--fault \""+flag+"\"") {
+			t.Errorf("flag %q: error = %v, want it to name the flag and contain %q", flag, err, want)
+		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 // FlagHelp documents the --fault syntax for command help.
 const FlagHelp = `SELECTOR:ITEM[,ITEM...] where SELECTOR is [region=R/]identity=ID | glob=PATTERN | index=N[-M]
 and ITEM is one of: silent | duplicate | fail=ACTION/K[/MESSAGE] | slow=DURATION[@ACTION+ACTION...] |
-drop=K | disconnect=ACTION[/DURATION] | version=V | upgradable=true|false | fact.NAME=VALUE`
+drop=K | disconnect=ACTION[/DURATION] | version=V | upgradable=true|false | fact.NAME=VALUE |
+rebuilt[=AFTER[/TIMES]] (default 40s/1) | flapping[=AFTER[/TIMES]] (default 2s/3)`
 
 // ParseFlags parses each --fault value (see FlagHelp); errors quote the offending flag.
 func ParseFlags(values []string) (*Set, error) {
@@ -46,6 +47,9 @@ func ParseFlag(value string) (Rule, error) {
 		if err := parseFlagItem(item, &r.Fault); err != nil {
 			return fail("item %q: %v", item, err)
 		}
+	}
+	if r.Fault.Rebuilt != nil && r.Fault.Flapping != nil {
+		return fail("a node is rebuilt or flapping, not both: give one of them")
 	}
 	return r, nil
 }
@@ -94,6 +98,8 @@ func parseFlagItem(item string, f *Fault) error {
 	case key == "duplicate" && !hasVal:
 		f.Duplicate = true
 		return nil
+	case key == "rebuilt" || key == "flapping":
+		return parseReentryItem(key, val, hasVal, f)
 	case strings.HasPrefix(key, "fact.") && len(key) > len("fact."):
 		if !hasVal {
 			return fmt.Errorf("want fact.NAME=VALUE")
@@ -211,5 +217,31 @@ func parseUpgradable(val string, f *Fault) error {
 		return fmt.Errorf("%q: want true or false", val)
 	}
 	f.Upgradable = &b
+	return nil
+}
+
+// parseReentryItem reads rebuilt[=AFTER[/TIMES]] or flapping[=AFTER[/TIMES]], over the fault's
+// defaults.
+func parseReentryItem(key, val string, hasVal bool, f *Fault) error {
+	r, set := DefaultRebuilt(), &f.Rebuilt
+	if key == "flapping" {
+		r, set = DefaultFlapping(), &f.Flapping
+	}
+	if hasVal {
+		after, times, hasTimes := strings.Cut(val, "/")
+		d, err := time.ParseDuration(after)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("after %q: want a positive duration such as 40s", after)
+		}
+		r.After = d
+		if hasTimes {
+			k, err := strconv.Atoi(times)
+			if err != nil || k < 1 {
+				return fmt.Errorf("times %q: want a positive integer", times)
+			}
+			r.Times = k
+		}
+	}
+	*set = &r
 	return nil
 }

@@ -27,7 +27,8 @@ func ParseFile(path string) (*Set, error) {
 // list. Each rule has exactly one selector (identity, glob or index "N"/"N-M"), optionally
 // region, and any of: silent, duplicate, fail (list of {action, times, message}), slow
 // (duration), slow_actions (list), drop_first, disconnect ({after, for}), version, upgradable,
-// facts (mapping). Unknown fields are refused; errors name the file and line.
+// facts (mapping), rebuilt and flapping (true, or {after, times}). Unknown fields are refused;
+// errors name the file and line.
 func Parse(data []byte, name string) (*Set, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -163,6 +164,10 @@ func (p yamlParser) rule(n *yaml.Node) (Rule, error) {
 			if b, err = p.boolean(k, v); err == nil {
 				r.Fault.Upgradable = &b
 			}
+		case "rebuilt":
+			r.Fault.Rebuilt, err = p.reentry(k, v, DefaultRebuilt())
+		case "flapping":
+			r.Fault.Flapping, err = p.reentry(k, v, DefaultFlapping())
 		case "facts":
 			if v.Kind != yaml.MappingNode {
 				err = p.errf(v, "facts: want a mapping")
@@ -182,6 +187,9 @@ func (p yamlParser) rule(n *yaml.Node) (Rule, error) {
 	}
 	if selectors != 1 {
 		return r, p.errf(n, "fault rule needs exactly one of identity, glob or index (found %d)", selectors)
+	}
+	if r.Fault.Rebuilt != nil && r.Fault.Flapping != nil {
+		return r, p.errf(n, "a node is rebuilt or flapping, not both: give one of them")
 	}
 	if len(r.Fault.DelayActions) > 0 && r.Fault.Delay == 0 {
 		return r, p.errf(n, "slow_actions given without slow")
@@ -292,6 +300,30 @@ func (p yamlParser) disconnect(v *yaml.Node) (*Disconnect, error) {
 		return nil, p.errf(v, "disconnect: after is required")
 	}
 	return d, nil
+}
+
+// reentry reads rebuilt or flapping: true (the defaults def), false (none), or a mapping with
+// after and times over def.
+func (p yamlParser) reentry(k, v *yaml.Node, def Reentry) (*Reentry, error) {
+	if v.Kind == yaml.ScalarNode {
+		on, err := strconv.ParseBool(v.Value)
+		if err != nil {
+			return nil, p.errf(v, "%s: want true, false or a mapping with after and times, got %q", k.Value, v.Value)
+		}
+		if !on {
+			return nil, nil
+		}
+		return &def, nil
+	}
+	r := def
+	err := p.object(v, k.Value, k.Value+": want true, false or a mapping with after and times", setters{
+		"after": into(&r.After, p.duration),
+		"times": into(&r.Times, p.count),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // setters read the fields of a mapping, by key.

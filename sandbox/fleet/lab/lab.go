@@ -120,6 +120,7 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	}
 	for _, r := range l.regions {
 		r.awaitReal(ctx, opts.StartTimeout)
+		r.superviseReentries()
 	}
 	if err := waitPublished(); err != nil {
 		return nil, err
@@ -169,6 +170,7 @@ func (l *Lab) startRegion(ctx context.Context, name string) (*Region, error) {
 		return nil, fmt.Errorf("region %s: %w", name, err)
 	}
 	r := &Region{name: name, dir: rdir, lab: l, failed: map[string]string{}, frameworks: map[string]*frameworkEntry{}}
+	r.life, r.endLife = context.WithCancel(context.Background())
 	r.broker.Store(b)
 	if r.jwt, err = b.ProvisioningJWT(true); err != nil {
 		return r, fmt.Errorf("region %s: %w", name, err)

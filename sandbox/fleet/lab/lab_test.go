@@ -39,6 +39,9 @@ const (
 // each acts on its own nodes.
 var shared *lab.Lab
 
+// nodeBinary is the real nodes' binary, for tests that start a lab of their own.
+var nodeBinary string
+
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
@@ -57,6 +60,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	nodeBinary = bin
 	shared, err = lab.Start(ctx, lab.Options{
 		Dir: filepath.Join(tmp, "lab"), Regions: []string{region}, Real: 5, Emulated: emulated,
 		NodeBinary: bin, Broken: []string{lab.RealIdentity(region, 4)}, EmulatedTimeScale: 0.1,

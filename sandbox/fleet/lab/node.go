@@ -24,6 +24,8 @@ type realNode struct {
 	dir      string
 	bin      string
 	version  string
+	// source is the binary the node was first laid out from (its first version).
+	source string
 
 	cmd    *exec.Cmd
 	done   chan struct{}
@@ -64,6 +66,9 @@ func (n *realNode) start() error {
 	}()
 	return nil
 }
+
+// pid is the node's current process id (restart and release_update exec in place, keeping it).
+func (n *realNode) pid() int { return n.cmd.Process.Pid }
 
 // exited reports whether the process ended and how.
 func (n *realNode) exited() (bool, error) {

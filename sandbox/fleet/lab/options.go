@@ -42,7 +42,9 @@ type Options struct {
 	Real int
 	// Emulated is the number of emulated nodes per region.
 	Emulated int
-	// Faults apply to emulated nodes; nil means none.
+	// Faults apply to emulated nodes; nil means none. Of them, rebuilt and flapping also apply
+	// to real nodes a rule selects by identity or glob (reentry.go): the lab restarts the node
+	// process in provisioning mode, a rebuilt one from a wiped directory.
 	Faults *faults.Set
 	// NodeBinary is the muster-sandbox binary real nodes run a copy of (its hidden "node"
 	// command). Required when Real > 0; tests get one from BuildNodeBinary.

@@ -37,6 +37,12 @@ type Region struct {
 	failed     map[string]string
 	fleet      *emulated.Fleet
 	frameworks map[string]*frameworkEntry
+
+	// life ends when the region's nodes stop; the re-entry supervisors of its real nodes
+	// (reentry.go) run until then, and stopNodes waits for them before it stops the nodes.
+	life        context.Context
+	endLife     context.CancelFunc
+	supervisors sync.WaitGroup
 }
 
 type frameworkEntry struct {
@@ -209,7 +215,7 @@ func (r *Region) launchOne(n *realNode, binary string) error {
 			return err
 		}
 	}
-	n.bin = bin
+	n.bin, n.source = bin, binary
 	return n.start()
 }
 
@@ -273,6 +279,8 @@ func (r *Region) startEmulated(ctx context.Context) error {
 
 // stopNodes stops real node processes and the emulated fleet.
 func (r *Region) stopNodes() error {
+	r.endLife()
+	r.supervisors.Wait()
 	r.mu.Lock()
 	nodes := slices.Clone(r.real)
 	fleet := r.fleet

@@ -45,14 +45,7 @@ func Prepare(l Layout) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode node spec: %w", err)
 	}
-	conf := fmt.Sprintf(`# written by muster-sandbox: a node in provisioning mode; choria_provision#configure rewrites it
-identity = %s
-logfile = %s
-loglevel = %s
-plugin.choria.server.provision = true
-plugin.choria.use_srv = false
-`, l.Spec.Identity, filepath.Join(dir, LogFile), l.LogLevel)
-	files := map[string][]byte{SpecFile: spec, ConfigFile: []byte(conf), JWTFile: []byte(l.JWT)}
+	files := map[string][]byte{SpecFile: spec, ConfigFile: provisioningConfig(dir, l.Spec.Identity, l.LogLevel), JWTFile: []byte(l.JWT)}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
 			return "", fmt.Errorf("prepare node %s: %w", l.Spec.Identity, err)
@@ -66,6 +59,46 @@ plugin.choria.use_srv = false
 		}
 	}
 	return bin, nil
+}
+
+// provisioningConfig is the server.conf of a node in provisioning mode.
+func provisioningConfig(dir, identity, logLevel string) []byte {
+	return fmt.Appendf(nil, `# written by muster-sandbox: a node in provisioning mode; choria_provision#configure rewrites it
+identity = %s
+logfile = %s
+loglevel = %s
+plugin.choria.server.provision = true
+plugin.choria.use_srv = false
+`, identity, filepath.Join(dir, LogFile), logLevel)
+}
+
+// Revert puts a stopped node's configuration back in provisioning mode, as a configuration
+// management run that rewrites server.conf would: the node keeps its keys, certificate and
+// binary (its version), and starts in provisioning mode again.
+func Revert(dir, identity string) error {
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), provisioningConfig(dir, identity, "info"), 0o600); err != nil {
+		return fmt.Errorf("revert node %s to provisioning mode: %w", identity, err)
+	}
+	return nil
+}
+
+// Wipe removes what a node made of itself while it ran (keys, certificate, configuration,
+// upgraded binary), keeping its logs and status, so Prepare can lay it out as a new machine.
+func Wipe(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("wipe node dir: %w", err)
+	}
+	for _, e := range entries {
+		switch e.Name() {
+		case LogFile, StatusFile, "node.log":
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("wipe node dir: %w", err)
+		}
+	}
+	return nil
 }
 
 func copyFile(src, dst string) error {

@@ -64,7 +64,7 @@ func Run(ctx context.Context, dir string) error {
 	if err := writeStatus(dir, st); err != nil {
 		return err
 	}
-	wg, err := serve(ctx, fw, spec, rec)
+	wg, err := serve(ctx, fw, spec, rec, st.Starts)
 	if err != nil {
 		return fail(err)
 	}
@@ -130,16 +130,17 @@ func newFramework(ctx context.Context, dir string, spec Spec) (*choria.Framework
 	return fw, nil
 }
 
-// serve runs the go-choria server with its agents recording what they are asked into rec; the
-// wait group ends with the server.
-func serve(ctx context.Context, fw *choria.Framework, spec Spec, rec *recorder.Recorder) (*sync.WaitGroup, error) {
+// serve runs the go-choria server with its agents recording what they are asked into rec, each
+// action with the process's start count as the node's incarnation (one life per process: restart
+// and release_update replace it); the wait group ends with the server.
+func serve(ctx context.Context, fw *choria.Framework, spec Spec, rec *recorder.Recorder, incarnation int) (*sync.WaitGroup, error) {
 	ident := fw.Config.Identity
 	server.RegisterAdditionalAgent(func(ctx context.Context, mgr *agents.Manager, conn inter.AgentConnector, _ *logrus.Entry) error {
 		return registerAgents(ctx, mgr, conn, func(a agents.Agent) agents.Agent {
 			if a.Name() == "discovery" && !spec.RecordDiscovery {
 				return a
 			}
-			return &recordingAgent{Agent: a, sink: rec, region: spec.Region, node: ident, now: time.Now}
+			return &recordingAgent{Agent: a, sink: rec, region: spec.Region, node: ident, incarnation: incarnation, now: time.Now}
 		})
 	})
 	srv, err := server.NewInstance(fw)

@@ -20,7 +20,9 @@ type recordingAgent struct {
 	sink   recorder.Sink
 	region string
 	node   string
-	now    func() time.Time
+	// incarnation is recorded with every action (recorder.Action.Incarnation).
+	incarnation int
+	now         func() time.Time
 }
 
 // mcorpcRequest and mcorpcReply are the parts of the SimpleRPC payloads the recorder needs.
@@ -40,7 +42,7 @@ func (a *recordingAgent) HandleMessage(ctx context.Context, msg inter.Message, r
 	inner := make(chan *agents.AgentReply, 1)
 	a.Agent.HandleMessage(ctx, msg, req, conn, inner)
 
-	act := recorder.Action{Region: a.region, Node: a.node, Caller: req.CallerID(), Action: a.Name() + "#" + actionName(a.Name(), msg.Payload())}
+	act := recorder.Action{Region: a.region, Node: a.node, Caller: req.CallerID(), Action: a.Name() + "#" + actionName(a.Name(), msg.Payload()), Incarnation: a.incarnation}
 	var reply *agents.AgentReply
 	select {
 	case reply = <-inner:

@@ -27,6 +27,10 @@ type Action struct {
 	OK bool `json:"ok"`
 	// Error is the node's status message when OK is false.
 	Error string `json:"error,omitempty"`
+	// Incarnation counts the node's lives in provisioning mode, from 1: it grows each time the
+	// node (re)starts in provisioning mode (a restart that stays there, a reprovision, a
+	// rebuild, a flap). Zero when the node does not say (real nodes, older logs).
+	Incarnation int `json:"incarnation,omitempty"`
 }
 
 // actionFields is Action without its methods, so encoding it does not call them again.
