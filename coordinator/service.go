@@ -202,7 +202,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, closing: make(chan struct{}), applied: make(chan struct{})}
 	s.calls = edgecalls.New(edgeMember{s}, edgecalls.Options{
 		Errors: HTTPErrors(), MaxFirstSeen: cfg.MaxFirstSeen, Logger: s.log, Monotonic: cfg.Clock.Monotonic,
-		Approval: cfg.Approval,
+		Approval:         cfg.Approval,
 		FirstSeenRefused: func(n int) { s.metrics.FirstSeenRefused.Add(float64(n)) },
 	})
 
