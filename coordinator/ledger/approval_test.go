@@ -53,7 +53,7 @@ func protocolHarness(t *testing.T, v int) *harness {
 func TestApproval_ManualRegionHoldsFirstSeenNodesUntilApproved(t *testing.T) {
 	h := newHarness(t)
 	a := &Approval{Manual: []string{"eu"}}
-	if r := h.registerWith(t0, a, "eu", "a"); r.Held != 1 || r.Added != 1 || !slices.Equal(r.Final, []string{"a"}) {
+	if r := h.registerWith(t0, a, "eu", "a"); len(r.Held) != 1 || r.Added != 1 || !slices.Equal(r.Final, []string{"a"}) {
 		t.Fatalf("register in eu: %+v", r)
 	}
 	h.registerWith(t0, a, "us", "b")
@@ -81,7 +81,7 @@ func TestApproval_ManualRegionHoldsFirstSeenNodesUntilApproved(t *testing.T) {
 		t.Fatalf("no held event: %+v %v", events, err)
 	}
 	// Seen again, it stays held (and is in Final, so its edge registers it at its next sighting).
-	if r := h.registerWith(t0.Add(time.Minute), a, "eu", "a"); r.Held != 0 || !slices.Equal(r.Final, []string{"a"}) {
+	if r := h.registerWith(t0.Add(time.Minute), a, "eu", "a"); len(r.Held) != 0 || !slices.Equal(r.Final, []string{"a"}) {
 		t.Fatalf("a held node seen again: %+v", r)
 	}
 	at := t0.Add(2 * time.Minute)
@@ -110,7 +110,7 @@ func TestApproval_ReprovisionHoldsAProvisionedIdentity(t *testing.T) {
 	h.provision(t0, "edge-p", "eu", "b")
 	back := t0.Add(time.Hour)
 	r := h.registerWith(back, &Approval{ReprovisionHold: true}, "eu", "a")
-	if r.Held != 1 || r.Requeued != 0 {
+	if len(r.Held) != 1 || r.Requeued != 0 {
 		t.Fatalf("register: %+v", r)
 	}
 	n := h.node("a")
@@ -141,7 +141,7 @@ func TestApproval_FlappingIdentityIsHeld(t *testing.T) {
 		h.provision(at, "edge-a", "eu", "a")
 	}
 	at = at.Add(10 * time.Minute)
-	if r := h.registerWith(at, a, "eu", "a"); r.Held != 1 {
+	if r := h.registerWith(at, a, "eu", "a"); len(r.Held) != 1 {
 		t.Fatalf("third re-entry within the hour: %+v", r)
 	}
 	if n := h.node("a"); n.HoldReason != api.HoldFlapping || !strings.Contains(n.HoldDetail, "3 times within 1h0m0s") {

@@ -49,7 +49,7 @@ func applyRegister(t *txn, c *Register) (any, error) {
 			tr := Transition{At: c.Now, Reason: "discovered", Edge: c.Edge}
 			if approval.manualFor(rn.Region) {
 				n.hold(tr, "discovered", api.HoldManual, "region "+rn.Region+" is in approval.manual", c.Policy.HistoryLimit)
-				res.Held++
+				res.Held = append(res.Held, rn.Identity)
 				res.Final = append(res.Final, rn.Identity)
 			} else {
 				n.transition(api.StateWaiting, tr, c.Policy.HistoryLimit)
@@ -103,7 +103,7 @@ func applyRegister(t *txn, c *Register) (any, error) {
 		switch {
 		case holdWhy != "":
 			n.hold(Transition{At: c.Now, Edge: c.Edge}, requeue, holdWhy, holdDetail, c.Policy.HistoryLimit)
-			res.Held++
+			res.Held = append(res.Held, rn.Identity)
 			res.Final = append(res.Final, rn.Identity)
 		case requeue != "":
 			n.NotBefore = maxTime(n.NotBefore, c.Now)
