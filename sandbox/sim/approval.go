@@ -69,7 +69,6 @@ func (s *Sim) buildApprovals() {
 	}
 }
 
-
 // policy is member i's approval policy.
 func (a *approvals) policy(i int) *ledger.Approval {
 	if i < len(a.policies) {
