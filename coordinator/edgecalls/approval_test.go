@@ -6,6 +6,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,5 +138,18 @@ func TestCalls_RegisterStampsTheApprovalPolicy(t *testing.T) {
 	n, err := m.l.Node("us-1")
 	if err != nil || n.HoldReason != api.HoldReprovision || n.HoldEdge != "edge-us" {
 		t.Fatalf("us-1: %+v %v", n, err)
+	}
+}
+
+// TestCalls_HeldNodesCountTowardsTheFirstSeenCap: under approval.manual a region's first-seen
+// nodes wait held, and they count towards register.max_first_seen, so invented identities cannot
+// fill the queue without bound.
+func TestCalls_HeldNodesCountTowardsTheFirstSeenCap(t *testing.T) {
+	m := newSoleMember(t)
+	calls := edgecalls.New(m, edgecalls.Options{Approval: &ledger.Approval{Manual: []string{ledger.AnyRegion}}, MaxFirstSeen: 2})
+	req := api.RegisterRequest{Region: "eu", Edge: "edge-eu", Nodes: []api.RegisterNode{{Identity: "a"}, {Identity: "b"}, {Identity: "c"}}}
+	r, err := calls.Register(context.Background(), req)
+	if err != nil || r.Added != 2 || len(r.Rejected) != 1 || r.Rejected[0].Identity != "c" || !strings.Contains(r.Rejected[0].Reason, "held for approval") {
+		t.Fatalf("3 new identities, cap 2, all held: %+v %v", r, err)
 	}
 }
