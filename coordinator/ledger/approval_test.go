@@ -224,6 +224,11 @@ func TestApproval_RefusalsAndProtocol(t *testing.T) {
 	}
 	refusedWith(t, r, "b", ErrNodeBusy, "in region us now, not eu")
 	refusedWith(t, r, "c", ErrNodeBusy, "waiting, not held")
+	h.registerWith(t0, a, "eu", "d")
+	retried := mustResult[*RetryResult](t, h.apply(&Retry{Now: t0, Policy: testPolicy(), Nodes: []string{"d"}}))
+	if len(retried.Rejected) != 1 || !strings.Contains(retried.Rejected[0].Reason, "d is held (manual) for an operator's approve") {
+		t.Fatalf("retry of a held node: %+v", retried)
+	}
 
 	mustErr(t, h.apply(&Register{Now: t0, Policy: testPolicy(), Approval: &Approval{FlapCount: 1, FlapWindow: time.Hour}, Nodes: []RegisterNode{{Identity: "x", Region: "eu"}}}), ErrBadCommand)
 	err, _ := h.apply(&Register{Now: t0, Policy: testPolicy(), Approval: &Approval{FlapCount: 3}, Nodes: []RegisterNode{{Identity: "x", Region: "eu"}}}).(error)
