@@ -19,8 +19,16 @@ func toAPINode(n *ledger.Node) api.Node {
 		LeaseID: n.LeaseID, LeaseToken: n.LeaseToken, Edge: n.Edge,
 		InventoryVersion: n.InventoryVersion, TargetVersion: n.TargetVersion, LastError: n.LastError,
 		Facts: n.Facts, DiscoveredAt: n.DiscoveredAt, LeasedAt: n.LeasedAt, FinishedAt: n.FinishedAt,
-		NotBefore: n.NotBefore, History: toAPIHistory(n.History),
+		NotBefore: n.NotBefore, History: toAPIHistory(n.History), Hold: toAPIHold(n),
 	}
+}
+
+// toAPIHold is the hold of a held node (or of a banned one that was held), nil for others.
+func toAPIHold(n *ledger.Node) *api.Hold {
+	if n.HoldReason == "" {
+		return nil
+	}
+	return &api.Hold{Reason: n.HoldReason, At: n.HeldAt, Edge: n.HoldEdge, Detail: n.HoldDetail}
 }
 
 // toAPIHistory keeps nil as nil: a listing without history shows none (omitempty).

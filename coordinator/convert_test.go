@@ -25,6 +25,7 @@ func TestToAPINode_ShowsEveryRecordedField(t *testing.T) {
 			At: at, From: api.StateWaiting, To: api.StateLeased, Reason: "granted", Edge: "edge-a", LeaseID: "l-1", LeaseToken: 9, Error: "x",
 		}},
 		LockEdge: "edge-b", LockUntil: at.Add(time.Minute),
+		HoldReason: api.HoldReprovision, HeldAt: at.Add(4 * time.Second), HoldEdge: "edge-c", HoldDetail: "provisioned before",
 	}
 	got := toAPINode(n)
 	// Stale is not a field of the record: the read path sets it when a member answers from its
@@ -41,6 +42,11 @@ func TestToAPINode_ShowsEveryRecordedField(t *testing.T) {
 	mustRoundTrip(t, got, &have)
 	delete(want, "lock_edge")
 	delete(want, "lock_until")
+	// The hold's four fields are one object on the wire.
+	want["hold"] = map[string]any{"reason": want["hold_reason"], "at": want["held_at"], "edge": want["hold_edge"], "detail": want["hold_detail"]}
+	for _, k := range []string{"hold_reason", "held_at", "hold_edge", "hold_detail"} {
+		delete(want, k)
+	}
 	if !reflect.DeepEqual(have, want) {
 		t.Fatalf("api node:\n got %v\nwant %v", have, want)
 	}

@@ -12,8 +12,10 @@ import (
 
 // Operate applies an operator verb to named nodes through the log, in commands of retryChunk
 // nodes; each node the ledger refuses (leased, fenced, unknown, nothing to change) is named in the
-// answer and the others are acted on. Below the cluster protocol that applies operator commands
-// it refuses the whole request (409): an older member would halt at the command.
+// answer and the others are acted on. An approve of All selects every node held in the region
+// first (heldNodes), and the ledger approves each only while it is still held there. Below the
+// cluster protocol that applies the verb it refuses the whole request (409): an older member
+// would halt at the command or refuse it.
 func (s *Service) Operate(ctx context.Context, req api.OperatorRequest) (api.OperatorResponse, error) {
 	resp := api.OperatorResponse{Done: []string{}}
 	if err := req.Validate(); err != nil {
@@ -29,9 +31,16 @@ func (s *Service) Operate(ctx context.Context, req api.OperatorRequest) (api.Ope
 	if err := s.ledger.CheckOperator(req.Verb); err != nil {
 		return resp, fmt.Errorf("member %s: %w", s.cfg.ID, err)
 	}
+	nodes := req.Nodes
+	if req.All {
+		var err error
+		if nodes, err = s.heldNodes(ctx, req.Region); err != nil {
+			return resp, err
+		}
+	}
 	policy := s.leases.Load().Config().Policy
-	for start := 0; start < len(req.Nodes); start += retryChunk {
-		chunk := req.Nodes[start:min(start+retryChunk, len(req.Nodes))]
+	for start := 0; start < len(nodes); start += retryChunk {
+		chunk := nodes[start:min(start+retryChunk, len(nodes))]
 		now, err := s.stamp()
 		if err != nil {
 			return resp, fmt.Errorf("%s %d nodes (after %d done): %w", req.Verb, len(chunk), len(resp.Done), err)
@@ -48,4 +57,35 @@ func (s *Service) Operate(ctx context.Context, req api.OperatorRequest) (api.Ope
 		}
 	}
 	return resp, nil
+}
+
+// heldNodes lists the nodes held in region, read on the leader once a quorum confirms it leads:
+// a region the ledger has no node in is refused as unknown (most likely a typo).
+func (s *Service) heldNodes(ctx context.Context, region string) ([]string, error) {
+	if err := s.confirmLeadership(ctx, "approve --all"); err != nil {
+		return nil, err
+	}
+	counts, err := s.ledger.Counts()
+	if err != nil {
+		return nil, fmt.Errorf("approve --all in %s: %w", region, err)
+	}
+	if _, ok := counts[region]; !ok {
+		return nil, fmt.Errorf("approve --all: %w: no node of the ledger is in region %q", ledger.ErrUnknownRegion, region)
+	}
+	var ids []string
+	f := ledger.NodeFilter{Region: region, State: api.StateHeld, Limit: ledger.MaxBatch}
+	for counts[region][api.StateHeld] > 0 {
+		page, next, err := s.ledger.Nodes(f)
+		if err != nil {
+			return nil, fmt.Errorf("approve --all in %s: %w", region, err)
+		}
+		for _, n := range page {
+			ids = append(ids, n.Identity)
+		}
+		if next == "" {
+			break
+		}
+		f.After = next
+	}
+	return ids, nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/internal/testcluster"
-	"github.com/seed96588659/muster/coordinator/ledger"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
@@ -161,66 +160,6 @@ func heldStatus(t *testing.T, m *testcluster.Member) api.GrantHold {
 		return err == nil && st.GrantsHeld != nil && st.GrantsHeld.Remaining > 0
 	})
 	return *st.GrantsHeld
-}
-
-// TestCluster_BelowProtocol7TheHoldAfterRecoverIsKeptInMemoryUntilTheLogCanRecordIt: survivors
-// that cannot record a hold yet (cluster protocol 6) still grant nothing; the recover marks stay,
-// so the next leader holds again from its start; once the protocol reaches 7 the leader records
-// the hold (an event, the marks cleared) and grants resume when it ends.
-func TestCluster_BelowProtocol7TheHoldAfterRecoverIsKeptInMemoryUntilTheLogCanRecordIt(t *testing.T) {
-	// The members' APIs: the leader asks the others for their protocol over HTTP.
-	c := loseMajorityAfterAGrant(t, ledger.HoldProtocol-1, testcluster.WithAPI(nil))
-	leader := c.WaitLeader()
-	if v, _ := leader.Svc.Ledger().ClusterProtocol(); v != ledger.HoldProtocol-1 {
-		t.Fatalf("cluster protocol %d, want %d", v, ledger.HoldProtocol-1)
-	}
-	if ls := c.Acquire("edge-2", "eu", 1); ls != nil {
-		t.Fatalf("edge-2 was granted %v at once after the recover at protocol %d", ls.Nodes, ledger.HoldProtocol-1)
-	}
-	heldStatus(t, leader)
-	// No hold in the log, and a member that joins later could not know of the recover, so no
-	// epoch is given: edges order the answers by index alone (api.PauseMark).
-	if hb, err := leader.Svc.Heartbeat(context.Background(), api.HeartbeatRequest{Edge: "edge-1", Region: "eu"}); err != nil || hb.PauseEpoch != 0 {
-		t.Fatalf("heartbeat below protocol %d after the recover: epoch %d (%v), want none", ledger.HoldProtocol, hb.PauseEpoch, err)
-	}
-	for _, m := range c.Running() {
-		if _, marked, err := m.Svc.Ledger().Recovered(); err != nil || !marked {
-			t.Fatalf("%s lost its recover mark below protocol %d (%v)", m.ID, ledger.HoldProtocol, err)
-		}
-	}
-
-	// Both survivors restart on the newest protocol: the next leader holds again, and once the
-	// protocol is raised records the hold.
-	c.Announce = nil
-	survivors := c.Running()
-	for _, m := range survivors {
-		c.Stop(m)
-	}
-	for _, m := range survivors {
-		c.Start(m, false)
-	}
-	leader = c.WaitLeader()
-	if ls := c.Acquire("edge-2", "eu", 1); ls != nil {
-		t.Fatalf("edge-2 was granted %v after the survivors restarted during the hold", ls.Nodes)
-	}
-	testkit.WaitFor(t, testcluster.WaitLimit, "the hold recorded and every mark cleared", func() bool {
-		for _, m := range survivors {
-			h, err := m.Svc.Ledger().Hold()
-			_, marked, merr := m.Svc.Ledger().Recovered()
-			if err != nil || merr != nil || h.Until.IsZero() || marked {
-				return false
-			}
-		}
-		return true
-	})
-	hold := heldStatus(t, leader)
-	if ls := c.Acquire("edge-2", "eu", 1); ls != nil {
-		t.Fatalf("edge-2 was granted %v once the hold was recorded", ls.Nodes)
-	}
-	c.Clock.Advance(time.Duration(hold.Remaining))
-	if ls := c.Acquire("edge-2", "eu", 1); ls == nil || ls.Nodes[0] != "n1" {
-		t.Fatalf("edge-2's acquire after the hold: %+v, want n1", ls)
-	}
 }
 
 // TestCluster_AfterRecoverEdgesAreToldANewPauseEpoch: the survivors' log may end below indices

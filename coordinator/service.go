@@ -80,6 +80,9 @@ type Config struct {
 	// MaxFirstSeen caps a region's first-seen nodes (waiting, never leased): the leader refuses
 	// a register's new identities beyond it (register.max_first_seen); zero: no cap.
 	MaxFirstSeen int
+	// Approval is the hold policy (approval.*) this member stamps into registrations while it
+	// leads; nil holds nothing.
+	Approval *ledger.Approval
 	// MaxEdges is how many edges' last heartbeats the leader keeps; zero takes DefaultMaxEdges.
 	// EdgeExpiry is how long it keeps one not heard from; zero takes three lease TTLs.
 	MaxEdges   int
@@ -199,6 +202,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, log: cfg.Logger.With("member", cfg.ID), clock: cfg.Clock, closing: make(chan struct{}), applied: make(chan struct{})}
 	s.calls = edgecalls.New(edgeMember{s}, edgecalls.Options{
 		Errors: HTTPErrors(), MaxFirstSeen: cfg.MaxFirstSeen, Logger: s.log, Monotonic: cfg.Clock.Monotonic,
+		Approval:         cfg.Approval,
 		FirstSeenRefused: func(n int) { s.metrics.FirstSeenRefused.Add(float64(n)) },
 	})
 

@@ -23,6 +23,7 @@ type Config struct {
 	TLS             TLS
 	Lease           Lease
 	Ledger          Ledger
+	Approval        Approval
 	Log             Log
 	// Warnings name what is allowed but exposes the cluster, or is ignored (warnings.go); the
 	// member logs them at start and shows them in status.

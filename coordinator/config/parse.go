@@ -99,9 +99,15 @@ func parse(r *settings.Reader) (Config, error) {
 		Log:    Log{Level: strings.ToLower(r.String(KeyLogLevel)), Format: strings.ToLower(r.String(KeyLogFormat))},
 	}
 	snap := r.Int64(KeyRaftSnapThreshold, math.MinInt64, math.MaxInt64)
+	manual, reprovision, flapping := r.List(KeyApprovalManual), r.String(KeyApprovalReprovision), r.String(KeyApprovalFlapping)
 	if err := r.First(); err != nil {
 		return Config{}, err
 	}
+	approval, err := parseApproval(manual, reprovision, flapping)
+	if err != nil {
+		return Config{}, err
+	}
+	c.Approval = approval
 	if snap < 1 {
 		return Config{}, fmt.Errorf("%s: %d must be at least 1", KeyRaftSnapThreshold, snap)
 	}

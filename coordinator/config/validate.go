@@ -322,6 +322,9 @@ func (c *Config) validateLease() error {
 	case c.Ledger.MaxFirstSeen < 0:
 		return fmt.Errorf("%s: %d is negative (0 is no cap)", KeyMaxFirstSeen, c.Ledger.MaxFirstSeen)
 	}
+	if err := c.validateApproval(); err != nil {
+		return err
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

@@ -16,7 +16,7 @@ import (
 const firstSeenLogEvery = time.Minute
 
 // capFirstSeen refuses the identities of nodes the ledger does not know once their region holds
-// Options.MaxFirstSeen first-seen nodes (waiting, never leased): anyone holding the
+// Options.MaxFirstSeen first-seen nodes (waiting, never leased, or held): anyone holding the
 // provisioning.jwt may answer a discovery for identities it invents, and each registered one
 // would stay in the ledger for good. Registers naming new identities hold registerMu until their
 // proposals are applied (the returned unlock), so the count on the leader is exact. It returns
@@ -44,6 +44,16 @@ func (c *Calls) capFirstSeen(region string, nodes []api.RegisterNode, rejected [
 		c.registerMu.Unlock()
 		return nil, nil, nil, fmt.Errorf("register in %s: count first-seen nodes: %w", region, err)
 	}
+	// Under approval.manual first-seen nodes wait held, not waiting: they count too, or invented
+	// identities would fill the queue without bound. Every held node of the region counts (the
+	// ledger counts them per state, a scan would tell the first-seen ones apart): a full queue
+	// refuses new identities until an operator approves or bans.
+	counts, err := c.m.Ledger().Counts()
+	if err != nil {
+		c.registerMu.Unlock()
+		return nil, nil, nil, fmt.Errorf("register in %s: count held nodes: %w", region, err)
+	}
+	held += counts[region][api.StateHeld]
 	room := limit - held
 	if room >= len(unknown) {
 		return nodes, rejected, c.registerMu.Unlock, nil
@@ -52,7 +62,7 @@ func (c *Calls) capFirstSeen(region string, nodes []api.RegisterNode, rejected [
 	for _, id := range unknown[max(room, 0):] {
 		refuse[id] = true
 	}
-	reason := fmt.Sprintf("region %s holds %d first-seen nodes (waiting, never leased), its cap (register.max_first_seen): not registered", region, limit)
+	reason := fmt.Sprintf("region %s holds %d first-seen nodes (waiting, never leased, or held for approval), its cap (register.max_first_seen): not registered", region, limit)
 	kept := nodes[:0:0]
 	for _, n := range nodes {
 		if refuse[n.Identity] {

@@ -43,6 +43,9 @@ type Options struct {
 	FirstSeenRefused func(n int)
 	// Logger logs the cap's refusals, once a minute; nil logs nothing.
 	Logger *slog.Logger
+	// Approval is the hold policy the leader stamps into each registration (approval.*); nil
+	// holds nothing.
+	Approval *ledger.Approval
 	// Monotonic is the member's monotonic clock.
 	Monotonic func() time.Duration
 }

@@ -42,7 +42,7 @@ func (c *Calls) Register(ctx context.Context, req api.RegisterRequest) (api.Regi
 		if err != nil {
 			return resp, fmt.Errorf("register %d nodes of %s in %s: %w", len(chunk), req.Edge, req.Region, err)
 		}
-		cmd := &ledger.Register{Now: now, Edge: req.Edge, Policy: policy, Nodes: make([]ledger.RegisterNode, len(chunk))}
+		cmd := &ledger.Register{Now: now, Edge: req.Edge, Policy: policy, Approval: c.o.Approval, Nodes: make([]ledger.RegisterNode, len(chunk))}
 		for i, n := range chunk {
 			cmd.Nodes[i] = ledger.RegisterNode{Identity: n.Identity, Region: req.Region, InventoryVersion: n.Version, Facts: n.Facts}
 		}

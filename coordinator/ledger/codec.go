@@ -46,7 +46,7 @@ var errShort = errors.New("truncated record")
 // uvarint: 0 empty, 2*len+1 and the text (then numbered from 1 in the record), or 2*number.
 // The codes below are on-disk format: append, never renumber. A field or flag added later is
 // written only once the cluster protocol that writes it is raised (PriorState and trRegion:
-// cluster protocol 7), so a member of a build before it never meets a record it cannot decode;
+// cluster protocol 7; the hold fields: 8), so a member of a build before it never meets a record it cannot decode;
 // a state field is its state code (uvarint), then the name for codeLiteral.
 
 // nodeStates are the state codes; codeLiteral spells a state not listed. The code is 3 bits and
@@ -87,6 +87,10 @@ var v2Fields = [...]struct {
 	{of: func(n *Node) any { return &n.Attempts }},
 	{of: func(n *Node) any { return &n.Facts }},
 	{of: func(n *Node) any { return &n.PriorState }},
+	{of: func(n *Node) any { return &n.HoldReason }},
+	{of: func(n *Node) any { return &n.HeldAt }},
+	{of: func(n *Node) any { return &n.HoldEdge }, interned: true},
+	{of: func(n *Node) any { return &n.HoldDetail }},
 }
 
 // present reports whether the field p points at (one of v2Fields) is set, so written.

@@ -28,13 +28,22 @@ func fullNode() *Node {
 		LockEdge:   "edge-b",
 		LockUntil:  time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC),
 		PriorState: api.StateProvisioned,
+		HoldReason: api.HoldDuplicateResponder, HeldAt: t0.Add(time.Minute), HoldEdge: "edge-b", HoldDetail: "duplicate_responder: x",
 	}
 }
 
-// withoutProtocol7 is n without the fields a record gets only from cluster protocol 7
-// (PriorState, Transition.FromRegion): what a record of a build before them holds.
-func withoutProtocol7(n *Node) *Node {
+// withoutProtocol8 is n without the fields a record gets only from cluster protocol 8 (the
+// hold's): what a record of a build before them holds.
+func withoutProtocol8(n *Node) *Node {
 	c := *n
+	c.HoldReason, c.HeldAt, c.HoldEdge, c.HoldDetail = "", time.Time{}, "", ""
+	return &c
+}
+
+// withoutProtocol7 is n without the fields a record gets only from cluster protocol 7
+// (PriorState, Transition.FromRegion) and later: what a record of a build before them holds.
+func withoutProtocol7(n *Node) *Node {
+	c := *withoutProtocol8(n)
 	c.PriorState = ""
 	c.History = slices.Clone(n.History)
 	for i := range c.History {
@@ -149,7 +158,7 @@ func TestCodec_RefusesUnknownRecords(t *testing.T) {
 	for _, c := range []struct{ name, hex, err string }{
 		{"empty", "", "empty"},
 		{"version 3", "03", "format 3"},
-		{"unknown node field", "0280802000", "unknown fields"},
+		{"unknown node field", "028080800400", "unknown fields"},
 		{"unknown entry flag", "0200018008", "unknown flags"},
 		{"prior state code out of range", "028080100800", "state code 8"},
 		{"unknown reason code", "020001017e", "reason code 63"},
@@ -198,7 +207,7 @@ func TestCodec_NodeFormatStable(t *testing.T) {
 	}
 	// With the fields of cluster protocol 7: a prior state and a move's region.
 	const v2p7 = "02fabf1f02657506302e32392e34e48ddca707008080c58bc6d1010d656467652d6282a89ce49b9d8fff23076c2d318080808080200d656467652d6183d0b7a9e9ee90ff2306302e33302e3004626f6f6d04077b2261223a317d0302010280a8d6b90700ca0500030365036c070178057573"
-	want = fullNode()
+	want = withoutProtocol8(fullNode())
 	want.FinishedAt = time.Time{}
 	b, err := hex.DecodeString(v2p7)
 	if err != nil {
@@ -209,6 +218,19 @@ func TestCodec_NodeFormatStable(t *testing.T) {
 	}
 	if enc := hex.EncodeToString(encodeNode(want)); enc != v2p7 {
 		t.Fatalf("node record format with protocol 7 fields changed:\n got %s\nwant %s", enc, v2p7)
+	}
+	// With the fields of cluster protocol 8: a hold's reason, time, edge and detail.
+	const v2p8 = "02fabfff0302657506302e32392e34e48ddca707008080c58bc6d1010d656467652d6282a89ce49b9d8fff23076c2d318080808080200d656467652d6183d0b7a9e9ee90ff2306302e33302e3004626f6f6d04077b2261223a317d03136475706c69636174655f726573706f6e64657281b8e4cab70302166475706c69636174655f726573706f6e6465723a207802010280e0ba84bf0300ca0500030365036c070178057573"
+	want = fullNode()
+	want.FinishedAt = time.Time{}
+	if b, err = hex.DecodeString(v2p8); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := decodeNode(want.Identity, b); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("record with protocol 8 fields: %v\n got %+v\nwant %+v", err, got, want)
+	}
+	if enc := hex.EncodeToString(encodeNode(want)); enc != v2p8 {
+		t.Fatalf("node record format with protocol 8 fields changed:\n got %s\nwant %s", enc, v2p8)
 	}
 }
 

@@ -83,6 +83,9 @@ type Register struct {
 	Edge   string         `json:"edge,omitempty"`
 	Policy Policy         `json:"policy"`
 	Nodes  []RegisterNode `json:"nodes"`
+	// Approval is the leader's hold policy (cluster protocol 8; a member of the build before
+	// does not decode it, and below 8 no member applies it).
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // Grant leases up to Max eligible waiting nodes of Region to Edge. The token is the log index.

@@ -88,6 +88,10 @@ func applyLate(t *txn, old *Node, r Result, id string, token uint64, edge, regio
 		// Recorded provisioned, a sighting would offer it again: the ban must hold.
 		return fmt.Errorf("%w: node %s is banned by the operator; the late result of lease %s token %d is not recorded", ErrNotInLease, r.Identity, id, token)
 	}
+	if old.State == api.StateHeld {
+		// Recorded provisioned, the node would be out of the queue without an approve.
+		return fmt.Errorf("%w: node %s is held (%s) for an operator's approve; the late result of lease %s token %d is not recorded", ErrNotInLease, r.Identity, old.HoldReason, id, token)
+	}
 	grant, err := lateGrant(old, id, token, edge, region, readProtocol(t.meta))
 	if err != nil {
 		return err

@@ -37,6 +37,12 @@ type Node struct {
 	LockUntil time.Time `json:"lock_until,omitzero"`
 	// PriorState is the state a banned node had when it was banned, which unban returns it to.
 	PriorState api.NodeState `json:"prior_state,omitempty"`
+	// HoldReason (one of api.HoldReasons), HeldAt, HoldEdge and HoldDetail say why a held node
+	// waits for an approve; a ban keeps them, so unban returns the node to held with its reason.
+	HoldReason string    `json:"hold_reason,omitempty"`
+	HeldAt     time.Time `json:"held_at,omitzero"`
+	HoldEdge   string    `json:"hold_edge,omitempty"`
+	HoldDetail string    `json:"hold_detail,omitempty"`
 }
 
 // Transition is one entry of a node's bounded history.

@@ -19,10 +19,13 @@ const (
 	VerbBan    = "ban"    // the node is never offered to an edge until unbanned
 	VerbUnban  = "unban"  // a banned node waits again, attempts reset
 	VerbMove   = "move"   // the node changes region: the only way it does (register never moves it)
+	// VerbApprove sends a held node to waiting (cluster protocol 8); with a Region, only one
+	// still in that region (the leader selected it by it).
+	VerbApprove = "approve"
 )
 
 // Verbs lists the operator verbs.
-func Verbs() []string { return []string{VerbForget, VerbBan, VerbUnban, VerbMove} }
+func Verbs() []string { return []string{VerbForget, VerbBan, VerbUnban, VerbMove, VerbApprove} }
 
 // CheckOperator refuses an operator verb while the cluster protocol cannot apply it on every
 // member, before the leader proposes anything.
@@ -35,8 +38,12 @@ func (l *Ledger) CheckOperator(verb string) error {
 }
 
 func checkOperator(cur int, verb string) error {
-	if cur < operatorProtocol {
-		return fmt.Errorf("%w: %s needs cluster protocol %d; the cluster runs %d until every member is upgraded", ErrClusterProtocol, verb, operatorProtocol, cur)
+	need := operatorProtocol
+	if verb == VerbApprove {
+		need = approveProtocol
+	}
+	if cur < need {
+		return fmt.Errorf("%w: %s needs cluster protocol %d; the cluster runs %d until every member is upgraded", ErrClusterProtocol, verb, need, cur)
 	}
 	return nil
 }
@@ -51,7 +58,7 @@ type Operator struct {
 	By     string    `json:"by"`
 	Verb   string    `json:"verb"`
 	Nodes  []string  `json:"nodes"`
-	Region string    `json:"region,omitempty"` // move's new region
+	Region string    `json:"region,omitempty"` // move's new region; the region approve selected by
 	Reason string    `json:"reason,omitempty"`
 	Policy Policy    `json:"policy"`
 }
@@ -92,7 +99,7 @@ func applyOperator(t *txn, c *Operator) (any, error) {
 	if err := validID("operator", c.By); err != nil {
 		return nil, err
 	}
-	if c.Verb == VerbMove {
+	if c.Verb == VerbMove || (c.Verb == VerbApprove && c.Region != "") {
 		if err := validID("region", c.Region); err != nil {
 			return nil, err
 		}
@@ -138,7 +145,7 @@ func operatorRefusal(t *txn, old *Node, id string, c *Operator) error {
 	}
 	// A fenced node may still be acted on by its former lease's edge (fence.go): forgotten and
 	// seen again, or unbanned, it could be offered to another edge meanwhile.
-	if ls := fencedBy(t.fences, id); ls != "" && (c.Verb == VerbForget || c.Verb == VerbUnban) {
+	if ls := fencedBy(t.fences, id); ls != "" && (c.Verb == VerbForget || c.Verb == VerbUnban || c.Verb == VerbApprove) {
 		return fmt.Errorf("%w: node %s is fenced by lease %s until it ends (its edge may still count it held)", ErrNodeBusy, id, ls)
 	}
 	switch {
@@ -157,6 +164,10 @@ func operatorRefusal(t *txn, old *Node, id string, c *Operator) error {
 		return fmt.Errorf("%w: node %s is %s, not banned", ErrNodeBusy, id, old.State)
 	case c.Verb == VerbMove && old.Region == c.Region:
 		return fmt.Errorf("%w: node %s is in region %s already", ErrNodeBusy, id, c.Region)
+	case c.Verb == VerbApprove && old.State != api.StateHeld:
+		return fmt.Errorf("%w: node %s is %s, not held", ErrNodeBusy, id, old.State)
+	case c.Verb == VerbApprove && c.Region != "" && old.Region != c.Region:
+		return fmt.Errorf("%w: node %s is in region %s now, not %s", ErrNodeBusy, id, old.Region, c.Region)
 	}
 	return nil
 }
@@ -165,7 +176,10 @@ func operatorRefusal(t *txn, old *Node, id string, c *Operator) error {
 func (t *txn) operate(old *Node, c *Operator) error {
 	entry := AuditEntry{At: c.Now, By: c.By, Verb: c.Verb, Identity: old.Identity, Region: old.Region, From: old.State, Reason: c.Reason}
 	reason := c.Verb + " by " + c.By
-	if c.Verb == VerbMove {
+	switch c.Verb {
+	case VerbApprove:
+		reason = fmt.Sprintf("approved by %s (held: %s)", c.By, old.HoldReason)
+	case VerbMove:
 		entry.To = c.Region
 		reason = fmt.Sprintf("moved from %s to %s by %s", old.Region, c.Region, c.By)
 	}
@@ -213,6 +227,8 @@ func (t *txn) operate(old *Node, c *Operator) error {
 			tr.FromRegion = old.Region
 		}
 		n.transition(old.State, tr, c.Policy.HistoryLimit)
+	case VerbApprove:
+		approve(&n, old, tr, c.Policy)
 	}
 	if err := t.putNode(old, &n); err != nil {
 		return err
@@ -224,10 +240,21 @@ func (t *txn) operate(old *Node, c *Operator) error {
 // and not banned.
 func bannable(s api.NodeState) bool {
 	switch s {
-	case api.StateWaiting, api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned, api.StateGone:
+	case api.StateWaiting, api.StateProvisioned, api.StateDeferred, api.StateShutdown, api.StateAbandoned, api.StateGone, api.StateHeld:
 		return true
 	}
 	return false
+}
+
+// approve sends held node old to waiting as n, a fresh start (attempts and error cleared, the
+// hold's record gone), but not inside go-choria's lock: LockEdge and LockUntil stay, so only
+// that edge is offered the node within its window, and the window of a lock_held result keeps
+// it from every edge, as retry keeps them.
+func approve(n, old *Node, tr Transition, p Policy) {
+	n.Attempts, n.LastError = 0, ""
+	n.HoldReason, n.HeldAt, n.HoldEdge, n.HoldDetail = "", time.Time{}, "", ""
+	n.NotBefore = maxTime(maxTime(old.NotBefore, tr.At), heldLockUntil(old, p))
+	n.transition(api.StateWaiting, tr, p.HistoryLimit)
 }
 
 // priorState is the state banned node n had when it was banned: its record's PriorState, or for

@@ -15,6 +15,14 @@ func applyRegister(t *txn, c *Register) (any, error) {
 	if err := validBatch(c.Now, c.Policy, len(c.Nodes), "register", "nodes"); err != nil {
 		return nil, err
 	}
+	approval := c.Approval
+	if readProtocol(t.meta) < HeldProtocol {
+		approval = nil // the builds before hold nothing
+	} else if approval != nil {
+		if err := approval.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	res := &RegisterResult{}
 	for _, rn := range c.Nodes {
 		if err := validID("node identity", rn.Identity); err != nil {
@@ -38,9 +46,21 @@ func applyRegister(t *txn, c *Register) (any, error) {
 				Identity: rn.Identity, Region: rn.Region, InventoryVersion: rn.InventoryVersion,
 				Facts: rn.Facts, DiscoveredAt: c.Now, NotBefore: c.Now,
 			}
-			n.transition(api.StateWaiting, Transition{At: c.Now, Reason: "discovered", Edge: c.Edge}, c.Policy.HistoryLimit)
+			tr := Transition{At: c.Now, Reason: "discovered", Edge: c.Edge}
+			if approval.manualFor(rn.Region) {
+				n.hold(tr, "discovered", api.HoldManual, "region "+rn.Region+" is in approval.manual", c.Policy.HistoryLimit)
+				res.Held = append(res.Held, rn.Identity)
+				res.Final = append(res.Final, rn.Identity)
+			} else {
+				n.transition(api.StateWaiting, tr, c.Policy.HistoryLimit)
+			}
 			if err := t.putNode(nil, n); err != nil {
 				return nil, storageError{err}
+			}
+			if n.State == api.StateHeld {
+				if err := t.auditHold(n, ""); err != nil {
+					return nil, storageError{err}
+				}
 			}
 			res.Added++
 			continue
@@ -76,7 +96,15 @@ func applyRegister(t *txn, c *Register) (any, error) {
 				requeue = "seen again after defer"
 			}
 		}
+		holdWhy, holdDetail := "", ""
+		if requeue == seenAgainReason {
+			holdWhy, holdDetail = approval.reentryHold(old, c.Now)
+		}
 		switch {
+		case holdWhy != "":
+			n.hold(Transition{At: c.Now, Edge: c.Edge}, requeue, holdWhy, holdDetail, c.Policy.HistoryLimit)
+			res.Held = append(res.Held, rn.Identity)
+			res.Final = append(res.Final, rn.Identity)
 		case requeue != "":
 			n.NotBefore = maxTime(n.NotBefore, c.Now)
 			n.transition(api.StateWaiting, Transition{At: c.Now, Reason: requeue, Edge: c.Edge}, c.Policy.HistoryLimit)
@@ -92,6 +120,11 @@ func applyRegister(t *txn, c *Register) (any, error) {
 		}
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}
+		}
+		if holdWhy != "" {
+			if err := t.auditHold(&n, old.State); err != nil {
+				return nil, storageError{err}
+			}
 		}
 	}
 	return res, nil

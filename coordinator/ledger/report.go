@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -69,6 +70,11 @@ func applyReport(t *txn, c *Report) (any, error) {
 		applyOutcome(&n, r, ls, c.Now, c.Policy, readProtocol(t.meta))
 		if err := t.putNode(old, &n); err != nil {
 			return nil, storageError{err}
+		}
+		if n.State == api.StateHeld {
+			if err := t.auditHold(&n, old.State); err != nil {
+				return nil, storageError{err}
+			}
 		}
 		if failureOutcome(r.Outcome) {
 			if err := t.noteFailure(&n); err != nil {
@@ -182,6 +188,13 @@ func applyOutcome(n *Node, r Result, ls *Lease, now time.Time, p Policy, proto i
 		tr.Reason = "helper deferred"
 		n.transition(api.StateDeferred, tr, p.HistoryLimit)
 	case api.OutcomeFailed:
+		if proto >= duplicateHoldProtocol && strings.HasPrefix(r.Error, api.DuplicateResponderPrefix) {
+			// Two machines answer to this identity: which one gets credentials is for a person
+			// to decide. The lock window stays the edge's, as for any result.
+			n.hold(tr, "failed", api.HoldDuplicateResponder, "", p.HistoryLimit)
+			n.HoldDetail = r.Error
+			return
+		}
 		retry(n, tr, "failed", now, p)
 	case api.OutcomeUpgradeSent:
 		n.LastError = ""

@@ -24,7 +24,10 @@ type RegisterResult struct {
 	Added     int
 	Requeued  int
 	Unchanged int
-	Rejected  []Rejection
+	// Held names the nodes this registration held (cluster protocol 8): new ones of a manual
+	// region and finished ones seen again under a hold policy. They are in Final too.
+	Held     []string
+	Rejected []Rejection
 	// Final names the nodes the registration left in a final state (provisioned or gone within
 	// reprovision_after, deferred, shutdown, abandoned): a later sighting may requeue them. The
 	// others wait or are leased, and a sighting changes nothing for them until a result does.

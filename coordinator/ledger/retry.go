@@ -190,6 +190,8 @@ func retryRefusal(old *Node, id, region string, state api.NodeState, proto int) 
 		return fmt.Errorf("%w: %s", ErrUnknownNode, id)
 	case old.State == api.StateLeased:
 		return fmt.Errorf("%w: node %s is leased to edge %s under lease %s: a worker may be on it", ErrNotRetryable, id, old.Edge, old.LeaseID)
+	case old.State == api.StateHeld:
+		return fmt.Errorf("%w: node %s is held (%s) for an operator's approve, which is the verb that lets it be provisioned", ErrNotRetryable, id, old.HoldReason)
 	case !slices.Contains(retryableStates(proto), old.State):
 		return fmt.Errorf("%w: node %s is %s; only %v nodes are retried", ErrNotRetryable, id, old.State, retryableStates(proto))
 	case old.State == api.StateWaiting && old.Attempts == 0:

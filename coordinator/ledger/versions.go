@@ -48,6 +48,12 @@ import "github.com/seed96588659/muster/pkg/api"
 // is the node's region at its grant, before any move (lateMoveProtocol); unban returns a node to
 // its state before the ban (unbanRestoreProtocol).
 //
+// 8: the held state (HeldProtocol): a registration holds a node under the approval policy the
+// leader stamps into it (first-seen nodes of a manual region, a provisioned identity back in
+// provisioning mode, a flapping one), and a failed result naming a second responder holds its
+// node (duplicateHoldProtocol); the operator verb approve (approveProtocol); a late result never
+// lifts a hold.
+//
 // # The oldest protocol a build accepts
 //
 // A build applies the rules of every protocol from 1, and must: a log replayed from its start
@@ -69,9 +75,9 @@ import "github.com/seed96588659/muster/pkg/api"
 // the one before it. Say what it adds in docs/upgrades.md.
 const (
 	// Protocol is the newest cluster protocol this build applies.
-	Protocol = 7
+	Protocol = 8
 	// OldestProtocol is the oldest cluster protocol this build runs in, beside members of it.
-	OldestProtocol = 6
+	OldestProtocol = 7
 )
 
 // The gates: the cluster protocol from which each rule applies.
@@ -95,6 +101,9 @@ const (
 	heldLockProtocol      = 7 // a lock_held result's window is a lock that retry and forget keep
 	lateMoveProtocol      = 7 // a late result is checked against the region of its grant
 	unbanRestoreProtocol  = 7 // unban returns a node to its state before the ban
+	HeldProtocol          = 8 // a registration holds nodes under its stamped approval policy
+	duplicateHoldProtocol = 8 // a failed result naming a second responder holds its node
+	approveProtocol       = 8 // the operator verb approve: held -> waiting
 )
 
 // commandProtocol is the cluster protocol that first applies command type t, 0 for a type this

@@ -4,6 +4,7 @@ package hostflow
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -116,7 +117,8 @@ type Result struct {
 // API is the result as an edge reports it to its lease source. Unknown, Skipped, Paused and
 // DuplicateResponder have no outcome of their own on the wire: the edge resolves Unknown by
 // rediscovery first, and the others leave the node to be tried again, which the coordinator
-// calls failed (the error names a duplicate responder).
+// calls failed (a duplicate responder's error starts with api.DuplicateResponderPrefix, which a
+// coordinator of cluster protocol 8 holds the node for).
 func (r Result) API() api.NodeResult {
 	n := api.NodeResult{Identity: r.Identity, Version: r.Version}
 	if r.Err != nil {
@@ -137,6 +139,11 @@ func (r Result) API() api.NodeResult {
 		n.Outcome = api.OutcomeGone
 	default:
 		n.Outcome = api.OutcomeFailed
+	}
+	if r.Outcome == DuplicateResponder && !strings.HasPrefix(n.Error, api.DuplicateResponderPrefix) {
+		// The coordinator holds a node whose failed result starts so (cluster protocol 8); every
+		// coordinator build takes it as a failure, where a new field or outcome would be refused.
+		n.Error = api.DuplicateResponderPrefix + " " + n.Error
 	}
 	return n
 }

@@ -31,11 +31,14 @@ const (
 	StateGone NodeState = "gone"
 	// StateBanned is a node the operator banned: never offered to an edge until unbanned.
 	StateBanned NodeState = "banned"
+	// StateHeld is a node that waits for an operator's approve before it is offered to an edge
+	// (cluster protocol 8): a hold policy or a second responder put it there (Node.Hold says why).
+	StateHeld NodeState = "held"
 )
 
 // NodeStates lists every state in the order an operator reads them.
 func NodeStates() []NodeState {
-	return []NodeState{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned, StateGone, StateBanned}
+	return []NodeState{StateWaiting, StateLeased, StateProvisioned, StateDeferred, StateShutdown, StateAbandoned, StateGone, StateBanned, StateHeld}
 }
 
 // Valid reports whether s is one of the known states.
@@ -59,6 +62,9 @@ type Node struct {
 	FinishedAt       time.Time       `json:"finished_at,omitzero"`
 	NotBefore        time.Time       `json:"not_before,omitzero"`
 	History          []Transition    `json:"history,omitempty"`
+	// Hold says why a held node waits for an approve, when and which edge saw it (also kept
+	// while a held node is banned, which unban returns it to).
+	Hold *Hold `json:"hold,omitempty"`
 	// Stale is set when a member answered from its own copy of the ledger, without the leader.
 	Stale *Staleness `json:"stale,omitempty"`
 }

@@ -35,6 +35,13 @@ const (
 	InvPause = "pause"
 	// InvBanned: no node is granted while the operator's ban of it stands.
 	InvBanned = "banned"
+	// InvHeld: no node is granted while it is held: from a hold the ledger answered (a
+	// registration under an approval policy), or a second responder's result applied at cluster
+	// protocol 8 or later, until the operator's approve (or forget).
+	InvHeld = "held"
+	// InvApproveLock: an approve never lets the ledger offer a node to an edge while another
+	// edge holds its provisioning lock (the lock-window invariant, for a node approved inside it).
+	InvApproveLock = "approve-lock"
 	// InvStuck (liveness): at the end of the quiet time, no node that has been in provisioning
 	// mode for stuckAfter of it is recorded as finished (provisioned, shutdown, gone): a sweep
 	// must have registered it again, so it is offered again.
@@ -79,6 +86,12 @@ type checker struct {
 	// forgotten the log index of each node's last forget.
 	banned    map[string]uint64
 	forgotten map[string]uint64
+	// held holds the nodes a committed hold keeps out, by the hold's log index, until an approve
+	// or a forget; approvedAt is the real time of each node's last approve. protocol is the
+	// cluster protocol the entries observed so far raised the ledger to.
+	held       map[string]uint64
+	approvedAt map[string]int64
+	protocol   int
 	// operated holds the nodes the operator acted on: a forgotten node is left out of the
 	// edges' sweeps for register.DefaultResend, a banned or moved one may never be offered again.
 	operated map[string]bool
@@ -123,7 +136,8 @@ type pauseChange struct {
 }
 
 func newChecker(s *Sim) *checker {
-	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}, banned: map[string]uint64{}, forgotten: map[string]uint64{}, operated: map[string]bool{}, unsure: map[string]bool{}}
+	return &checker{s: s, intervals: map[string][]*interval{}, reports: map[string]*firstReport{}, digests: map[uint64][]byte{}, banned: map[string]uint64{}, forgotten: map[string]uint64{}, operated: map[string]bool{}, unsure: map[string]bool{},
+		held: map[string]uint64{}, approvedAt: map[string]int64{}, protocol: 1}
 }
 
 func (c *checker) fail(inv string, subjects []string, format string, args ...any) {
@@ -350,7 +364,12 @@ func (c *checker) observe(m *member, e *entry, res any) {
 				delete(c.banned, id)
 			case ledger.VerbForget:
 				delete(c.banned, id)
+				delete(c.held, id)
 				c.forgotten[id] = e.index
+			case ledger.VerbApprove:
+				delete(c.held, id)
+				c.approvedAt[id] = s.now
+				s.stats.Approvals++
 			}
 		}
 		for _, rj := range r.Rejected {
@@ -373,6 +392,17 @@ func (c *checker) observe(m *member, e *entry, res any) {
 	case *ledger.Register:
 		if r, ok := res.(*ledger.RegisterResult); ok && r.Requeued > 0 {
 			s.tracef(nil, m.name, "entry %d (register from %s) requeues %d nodes", e.index, cmd.Edge, r.Requeued)
+		}
+		if r, ok := res.(*ledger.RegisterResult); ok && len(r.Held) > 0 {
+			s.tracef(r.Held, m.name, "entry %d (register from %s) holds %v", e.index, cmd.Edge, r.Held)
+			for _, id := range r.Held {
+				c.held[id] = e.index
+			}
+			s.stats.Holds += len(r.Held)
+		}
+	case *ledger.SetProtocol:
+		if _, ok := res.(*ledger.ProtocolResult); ok {
+			c.protocol = max(c.protocol, cmd.Version)
 		}
 	}
 }
@@ -398,10 +428,18 @@ func (c *checker) observeGrant(m *member, e *entry, res any) {
 		if at, ok := c.banned[id]; ok {
 			c.fail(InvBanned, append(tags, id), "entry %d granted %s under lease %s, banned by entry %d", e.index, id, leaseName(g.Lease.ID, g.Lease.Token), at)
 		}
+		if at, ok := c.held[id]; ok {
+			c.fail(InvHeld, append(tags, id), "entry %d granted %s under lease %s, held by entry %d and not approved since", e.index, id, leaseName(g.Lease.ID, g.Lease.Token), at)
+		}
 	}
 	tol := int64(lockWindow)/500 + int64(100*time.Millisecond)
 	for _, id := range g.Lease.Nodes {
 		if n := s.node(id); n.lockEdge != "" && n.lockEdge != g.Lease.Edge && n.lockUntil-tol > s.now {
+			if at, ok := c.approvedAt[id]; ok && at >= n.lockUntil-int64(lockWindow) {
+				c.fail(InvApproveLock, []string{id, g.Lease.ID, n.lockEdge, g.Lease.Edge}, "entry %d offered %s to %s under lease %s, approved at %s inside the provisioning lock %s holds until %s",
+					e.index, id, g.Lease.Edge, leaseName(g.Lease.ID, g.Lease.Token), fmtTime(at), n.lockEdge, fmtTime(n.lockUntil))
+				continue
+			}
 			c.fail(InvLockWindow, []string{id, g.Lease.ID, n.lockEdge, g.Lease.Edge}, "entry %d offered %s to %s under lease %s while %s holds its provisioning lock until %s",
 				e.index, id, g.Lease.Edge, leaseName(g.Lease.ID, g.Lease.Token), n.lockEdge, fmtTime(n.lockUntil))
 		}
@@ -449,6 +487,7 @@ func (c *checker) observeReport(m *member, e *entry, cmd *ledger.Report, res any
 	if rr != nil && !rr.Replayed {
 		for _, id := range rr.Applied {
 			c.recorded(m, id, cmd)
+			c.heldByResult(e, id, cmd)
 		}
 	}
 	if cmd.RequestID == "" {
@@ -473,6 +512,24 @@ func (c *checker) observeReport(m *member, e *entry, cmd *ledger.Report, res any
 		c.reports[key] = &firstReport{at: s.now, index: e.index, applied: slices.Clone(rr.Applied)}
 	}
 }
+
+// heldByResult notes node id held when the applied result of cmd names a second responder at
+// cluster protocol 8 or later: the world knows the node has a twin, whatever the wire said.
+func (c *checker) heldByResult(e *entry, id string, cmd *ledger.Report) {
+	if c.protocol < ledger.HeldProtocol {
+		return
+	}
+	for _, r := range cmd.Results {
+		if r.Identity == id && r.Outcome == api.OutcomeFailed && strings.Contains(r.Error, dupPhrase) {
+			c.held[id] = e.index
+			c.s.stats.Holds++
+			c.s.tracef([]string{id, cmd.LeaseID}, "check", "entry %d: %s's second responder holds it", e.index, id)
+		}
+	}
+}
+
+// heldSet is the nodes held now, as the committed entries say.
+func (c *checker) heldSet() map[string]uint64 { return c.held }
 
 // recorded checks that a result the ledger says it applied is the node's state now.
 func (c *checker) recorded(m *member, id string, cmd *ledger.Report) {
@@ -502,7 +559,7 @@ func hasResult(n *ledger.Node, id string, token uint64, out api.Outcome) bool {
 		api.OutcomeProvisioned: {api.StateProvisioned}, api.OutcomeShutdown: {api.StateShutdown},
 		// A gone result after a stale sighting keeps the node's recorded result (ledger.staleRequeue).
 		api.OutcomeDeferred: {api.StateDeferred}, api.OutcomeGone: {api.StateGone, api.StateProvisioned, api.StateShutdown}, api.OutcomeReleased: {api.StateWaiting},
-		api.OutcomeFailed: {api.StateWaiting, api.StateAbandoned}, api.OutcomeUpgradeSent: {api.StateWaiting, api.StateAbandoned},
+		api.OutcomeFailed: {api.StateWaiting, api.StateAbandoned, api.StateHeld}, api.OutcomeUpgradeSent: {api.StateWaiting, api.StateAbandoned},
 		api.OutcomeLockHeld: {api.StateWaiting, api.StateAbandoned},
 	}[out]
 	for _, tr := range n.History {
@@ -609,6 +666,11 @@ func (c *checker) truncated(cut uint64, lost []*entry, recovered bool) {
 	for id, at := range c.banned {
 		if at > cut {
 			delete(c.banned, id)
+		}
+	}
+	for id, at := range c.held {
+		if at > cut {
+			delete(c.held, id)
 		}
 	}
 	// An edge remembers a registration's answer (register.Queued) and leaves the node out of its

@@ -36,6 +36,7 @@ type host struct {
 	steps   int
 	acts    int
 	final   api.Outcome
+	why     string // the final result's error (a duplicate responder's)
 	long    bool
 	done    bool
 	touched bool
@@ -56,6 +57,9 @@ func newHost(hl *heldLease, id string) *host {
 		ho.final = api.OutcomeShutdown
 	default:
 		ho.final = api.OutcomeUpgradeSent
+	}
+	if why, ok := s.duplicate(id); ok {
+		ho.final, ho.why = api.OutcomeFailed, why
 	}
 	return ho
 }
@@ -128,7 +132,7 @@ func (e *edge) step(ho *host) {
 	case api.OutcomeUpgradeSent:
 		n.lockEdge, n.lockUntil = "", 0
 	}
-	e.finish(ho, api.NodeResult{Identity: ho.node, Outcome: ho.final})
+	e.finish(ho, api.NodeResult{Identity: ho.node, Outcome: ho.final, Error: ho.why})
 }
 
 // confirm settles an unanswered restart or shutdown by rediscovery: a node still in

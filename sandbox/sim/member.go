@@ -102,7 +102,7 @@ func (m *member) open() error {
 		return fmt.Errorf("member %s: %w", m.name, err)
 	}
 	m.mgr = mgr
-	m.calls = edgecalls.New(callee{m: m, inc: inc}, edgecalls.Options{Errors: coordinator.HTTPErrors()})
+	m.calls = edgecalls.New(callee{m: m, inc: inc}, edgecalls.Options{Errors: coordinator.HTTPErrors(), Approval: m.s.appr.policy(m.id)})
 	idx, _, err := l.AppliedIndex()
 	if err != nil {
 		return fmt.Errorf("member %s: %w", m.name, err)
@@ -474,7 +474,13 @@ func (m *member) operate(req operatorRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.propose(m.inc, &ledger.Operator{Now: now, By: "sim", Verb: req.verb, Nodes: []string{req.node}, Region: req.region, Policy: m.mgr.Config().Policy})
+	nodes := []string{req.node}
+	if req.all {
+		if nodes, err = m.approveAll(req.region); err != nil || len(nodes) == 0 {
+			return nil, err
+		}
+	}
+	res, err := m.propose(m.inc, &ledger.Operator{Now: now, By: "sim", Verb: req.verb, Nodes: nodes, Region: req.region, Policy: m.mgr.Config().Policy})
 	if err != nil {
 		return nil, err
 	}

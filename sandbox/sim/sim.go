@@ -40,6 +40,13 @@ type Options struct {
 	// NoRecoverHold leaves out the hold of grants after a recover (fault_recover.go), which the
 	// checker must catch.
 	NoRecoverHold bool
+	// Policies turns the approval policies on, and gives a twin, in every seed (approval.go),
+	// not in some of them.
+	Policies bool
+	// DupAsFailure makes edges report a second responder as a plain failure, as the builds
+	// before the held queue did: the node is offered again without an approve, which the checker
+	// must catch. It also gives every seed a twin.
+	DupAsFailure bool
 }
 
 // DefaultDuration is the simulated time of a run, before the quiet end that lets it settle.
@@ -77,6 +84,8 @@ type Stats struct {
 	// Wipes counts members that lost their disk, ConfChanges the configuration changes, Lost the
 	// committed entries a recover (or a wrong election) lost, Recovers the recovers.
 	Wipes, ConfChanges, Lost, Recovers int
+	// Holds counts the nodes committed entries held, Approvals those an approve sent back.
+	Holds, Approvals int
 }
 
 // Sim is one seeded run: every process, the network and the checker, driven by one event loop.
@@ -98,6 +107,7 @@ type Sim struct {
 	members []*member
 	edges   []*edge
 	op      *operator
+	appr    *approvals
 	nodes   []*node
 	regions []string
 	world   world

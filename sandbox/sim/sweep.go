@@ -93,6 +93,8 @@ func (s *Stats) add(o Stats) {
 	s.ConfChanges += o.ConfChanges
 	s.Lost += o.Lost
 	s.Recovers += o.Recovers
+	s.Holds += o.Holds
+	s.Approvals += o.Approvals
 }
 
 // Replay is the command that runs seed o.Seed again, with o's options, and its whole trace.
@@ -112,6 +114,12 @@ func Replay(o Options) string {
 	}
 	if o.NoRecoverHold {
 		cmd += " --no-recover-hold"
+	}
+	if o.Policies {
+		cmd += " --policies"
+	}
+	if o.DupAsFailure {
+		cmd += " --dup-as-failure"
 	}
 	return cmd + " --trace"
 }

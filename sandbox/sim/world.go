@@ -62,6 +62,7 @@ func (s *Sim) build() error {
 			s.nodes = append(s.nodes, &node{id: fmt.Sprintf("%s%d", r, i+1), region: r, provisioning: true})
 		}
 	}
+	s.buildApprovals()
 	wild := s.chance(0.5)
 	sameTTL := s.chance(0.4)
 	policy := ledger.DefaultPolicy()

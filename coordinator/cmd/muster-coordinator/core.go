@@ -61,9 +61,19 @@ func openCore(cfg config.Config, raftTLS *tls.Config, members *http.Client, logg
 		RaftMemberName:    cfg.TLS.MemberName,
 		Warnings:          cfg.Warnings,
 		MaxFirstSeen:      cfg.Ledger.MaxFirstSeen,
+		Approval:          ledgerApproval(cfg.Approval),
 		SnapshotThreshold: cfg.Raft.SnapshotThreshold,
 		SnapshotInterval:  cfg.Raft.SnapshotInterval,
 		Logger:            logger,
 		Registry:          reg,
 	})
+}
+
+// ledgerApproval is the hold policy the leader stamps into registrations; nil when every
+// approval key is off.
+func ledgerApproval(a config.Approval) *ledger.Approval {
+	if len(a.Manual) == 0 && !a.ReprovisionHold && a.FlapCount == 0 {
+		return nil
+	}
+	return &ledger.Approval{Manual: a.Manual, ReprovisionHold: a.ReprovisionHold, FlapCount: a.FlapCount, FlapWindow: a.FlapWindow}
 }

@@ -87,5 +87,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newRecoverCmd(),
 	)
 	root.AddCommand(newOperatorCmds()...)
+	root.AddCommand(newApproveCmd())
 	return root
 }

@@ -152,10 +152,46 @@ func printNodes(w io.Writer, out api.NodesResponse) error {
 	if err := printStale(w, out.Stale); err != nil {
 		return err
 	}
+	if heldOnly(out.Nodes) {
+		return printHeld(w, out)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "IDENTITY\tREGION\tSTATE\tATTEMPTS\tEDGE\tLEASE\tVERSION\tLAST ERROR")
 	for _, n := range out.Nodes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(api.Printable(n.InventoryVersion)), dash(cell(n.LastError)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if out.Next != "" {
+		_, err := fmt.Fprintf(w, "\nmore: --after %s (or --all)\n", out.Next)
+		return err
+	}
+	return nil
+}
+
+// heldOnly reports whether every node listed is held (nodes --state held): the queue is shown
+// with why and since when each node waits.
+func heldOnly(nodes []api.Node) bool {
+	for _, n := range nodes {
+		if n.State != api.StateHeld {
+			return false
+		}
+	}
+	return len(nodes) > 0
+}
+
+// printHeld lists the held queue: why each node is held, since when, which edge saw it, and
+// what to check before approving.
+func printHeld(w io.Writer, out api.NodesResponse) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IDENTITY\tREGION\tHELD\tSINCE\tEDGE\tDETAIL")
+	for _, n := range out.Nodes {
+		h := n.Hold
+		if h == nil {
+			h = &api.Hold{}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, dash(h.Reason), stamp(h.At), dash(h.Edge), dash(api.Printable(h.Detail)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -186,6 +222,9 @@ func printNode(w io.Writer, n api.Node) error {
 	row("leased", stamp(n.LeasedAt))
 	row("finished", stamp(n.FinishedAt))
 	row("not before", stamp(n.NotBefore))
+	if h := n.Hold; h != nil {
+		row("held", fmt.Sprintf("%s since %s, seen by edge %s: %s", h.Reason, stamp(h.At), dash(h.Edge), dash(api.Printable(h.Detail))))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

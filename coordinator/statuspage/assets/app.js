@@ -16,7 +16,9 @@
   const PAGE_LIMIT = 10000; // the admin API's largest page
   const MAX_FAILURES = 50; // of the ledger's newest 500
   const MAX_LEASE_NODES_SHOWN = 6;
-  const STATES = ['waiting', 'leased', 'provisioned', 'deferred', 'shutdown', 'abandoned', 'gone', 'banned']; // api.NodeStates(), in its order
+  const STATES = ['waiting', 'leased', 'provisioned', 'deferred', 'shutdown', 'abandoned', 'gone', 'banned', 'held']; // api.NodeStates(), in its order
+  const MAX_HELD = 500; // the first page of the held queue
+  const HELD_EVERY = 2; // polls between two reads of the held queue
 
   const $ = (id) => document.getElementById(id);
   const page = {
@@ -29,6 +31,7 @@
     readSelected: false,
     failuresDue: true, // the next poll reads the failures (set again when a read fails)
     caller: null, // {name, role} the member authenticated, from status
+    heldDue: true, // the next poll reads the held queue (set after an approve)
   };
 
   class APIError extends Error {
@@ -68,6 +71,27 @@
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  // post sends a JSON body to an admin write of the API, with the admin token only (a reader's
+  // certificate opens no write: the member answers 403, shown beside the queue).
+  async function post(path, body) {
+    const headers = { Accept: 'application/json', 'Content-Type': 'application/json' };
+    if (page.token) headers.Authorization = 'Bearer ' + page.token;
+    let resp;
+    try {
+      resp = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body), cache: 'no-store', credentials: 'same-origin', redirect: 'error' });
+    } catch (e) {
+      throw new APIError(0, 'unreachable', 'this member did not answer (' + e.message + ')');
+    }
+    let answer = null;
+    try {
+      answer = await resp.json();
+    } catch (_) {
+      answer = null;
+    }
+    if (!resp.ok) throw new APIError(resp.status, answer && answer.code ? answer.code : '', answer && answer.error ? answer.error : 'HTTP ' + resp.status);
+    return answer;
   }
 
   // el builds an element; children are nodes or strings (always text, never markup).
@@ -265,6 +289,48 @@
     $('failures').tBodies[0].replaceChildren(...rows);
   }
 
+  // ---- the held queue: nodes waiting for an operator's approve --------------------------------
+
+  async function heldQueue() {
+    return get('/v1/admin/nodes', { state: 'held', limit: String(MAX_HELD) });
+  }
+
+  function renderHeld(resp) {
+    const nodes = resp.nodes || [];
+    $('held-count').textContent = `(${nodes.length}${resp.next ? '+' : ''})`;
+    const rows = nodes.map((n) => {
+      const h = n.hold || {};
+      return el('tr', { 'data-node': n.identity, 'data-reason': h.reason || '' },
+        el('td', {}, nodeButton(n.identity)),
+        el('td', {}, n.region),
+        el('td', {}, h.reason || ''),
+        el('td', { class: 'time' }, fmtTime(h.at)),
+        el('td', { class: 'edge' }, h.edge || ''),
+        el('td', { class: 'error' }, h.detail || ''),
+        el('td', {}, el('button', { type: 'button', 'data-approve': n.identity, disabled: !canOperate() }, 'approve')));
+    });
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 7 }, 'no node is held')));
+    $('held').tBodies[0].replaceChildren(...rows);
+  }
+
+  // canOperate: approve needs a token of role operate or admin (a reader's is refused with 403).
+  const canOperate = () => Boolean(page.token) && !(page.caller && page.caller.role === 'read');
+
+  // approve sends one held node to waiting, with the reason typed above the queue.
+  async function approve(identity) {
+    setNote('held-result', 'approving ' + identity + '…');
+    const reason = $('held-reason').value.trim();
+    try {
+      const r = await post('/v1/admin/operator', { verb: 'approve', nodes: [identity], reason: reason || undefined });
+      const refused = (r.rejected || []).map((x) => `${x.identity}: ${x.reason}`);
+      setNote('held-result', refused.length ? 'refused ' + refused.join('; ') : 'approved ' + identity);
+    } catch (e) {
+      setNote('held-result', 'approve ' + identity + ' failed: ' + e.message);
+    }
+    page.heldDue = true;
+    restartPolling();
+  }
+
   // ---- one node's history ----------------------------------------------------------------------
 
   function select(identity) {
@@ -342,6 +408,14 @@
         }
       }, (msg) => setNote('failures-stale', msg)));
     }
+    if (page.heldDue || n % HELD_EVERY === 0) {
+      page.heldDue = false;
+      tasks.push(task('held', async () => {
+        const h = await heldQueue();
+        if (generation === page.generation) renderHeld(h);
+        return staleNote(h.stale);
+      }, (msg) => setNote('held-stale', msg)));
+    }
     if (page.selected && (page.readSelected || n % HISTORY_EVERY === 0)) {
       const identity = page.selected;
       page.readSelected = false;
@@ -388,6 +462,7 @@
     $('logout').hidden = !page.token;
     page.polls = 0;
     page.failuresDue = true;
+    page.heldDue = true;
     restartPolling();
   }
 
@@ -438,6 +513,8 @@
     document.addEventListener('click', (ev) => {
       const b = ev.target.closest('button[data-node]');
       if (b) select(b.dataset.node);
+      const a = ev.target.closest('button[data-approve]');
+      if (a) approve(a.dataset.approve);
     });
     // With a stored token, or with a client certificate the member verified, the reads answer
     // at once; otherwise ask for the token.

@@ -33,13 +33,15 @@ func main() {
 	faults := flag.String("faults", "", "comma-separated fault kinds, the only ones each seed injects (default: each seed draws some of all): "+strings.Join(sim.FaultNames(), ","))
 	wipedVotes := flag.Bool("wiped-votes", false, "the old rule: a member that lost its disk rejoins as the voter it was (the checker must catch it)")
 	noHold := flag.Bool("no-recover-hold", false, "no hold of grants after a recover (the checker must catch it)")
+	policies := flag.Bool("policies", false, "every seed runs with approval policies (default: 40% of the seeds)")
+	dupAsFailure := flag.Bool("dup-as-failure", false, "edges report a second responder as a plain failure, as before the held queue (the checker must catch it)")
 	flag.Parse()
 	profile, err := sim.ParseProfile(*profileName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "muster-sim: --"+err.Error())
 		os.Exit(2)
 	}
-	opts := sim.Options{KeepGoing: *keepGoing, Profile: profile, Protocol: *protocol, WipedVotes: *wipedVotes, NoRecoverHold: *noHold}
+	opts := sim.Options{KeepGoing: *keepGoing, Profile: profile, Protocol: *protocol, WipedVotes: *wipedVotes, NoRecoverHold: *noHold, Policies: *policies, DupAsFailure: *dupAsFailure}
 	if *protocol < 0 || *protocol > ledger.Protocol {
 		fmt.Fprintf(os.Stderr, "muster-sim: --protocol %d: this build applies cluster protocols 1 to %d\n", *protocol, ledger.Protocol)
 		os.Exit(2)
@@ -74,9 +76,9 @@ func run(seeds int, first, seed uint64, trace bool, workers, explain int, opts s
 	sum := sim.Sweep(first, seeds, workers, opts)
 	st := sum.Stats
 	fmt.Printf("profile %s: ", profile)
-	fmt.Printf("%d seeds (%d..%d) in %s on %d workers (%.0f seeds/s): %d events, %d log entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes, %d late takeovers; %d member wipes, %d configuration changes, %d recovers, %d committed entries lost\n",
+	fmt.Printf("%d seeds (%d..%d) in %s on %d workers (%.0f seeds/s): %d events, %d log entries, %d grants, %d renewals, %d reports, %d acts, %d leader changes, %d late takeovers; %d member wipes, %d configuration changes, %d recovers, %d committed entries lost; %d holds, %d approvals\n",
 		sum.Seeds, first, first+uint64(seeds)-1, sum.Elapsed.Round(1e6), workers, float64(sum.Seeds)/sum.Elapsed.Seconds(),
-		st.Events, st.Entries, st.Grants, st.Renewals, st.Reports, st.Acts, st.LeaderChanges, st.LateTakeovers, st.Wipes, st.ConfChanges, st.Recovers, st.Lost)
+		st.Events, st.Entries, st.Grants, st.Renewals, st.Reports, st.Acts, st.LeaderChanges, st.LateTakeovers, st.Wipes, st.ConfChanges, st.Recovers, st.Lost, st.Holds, st.Approvals)
 	for _, err := range sum.Errors {
 		fmt.Fprintln(os.Stderr, "simulator error:", err)
 	}

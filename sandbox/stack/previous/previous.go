@@ -20,9 +20,9 @@ import (
 	"github.com/seed96588659/muster/pkg/gobuild"
 )
 
-// Commit is the last commit at the cluster protocol before this build's (6; this build applies
-// 7). The commit that raises ledger.Protocol again moves it to the last commit before that raise.
-const Commit = "d4fbca1325881fa098eb8c35ae849155433fbf0d"
+// Commit is the last commit at the cluster protocol before this build's (7; this build applies
+// 8). The commit that raises ledger.Protocol again moves it to the last commit before that raise.
+const Commit = "aaca9e501be5cfdae977f93e9b836e1985163bb2"
 
 // Binaries names the built programs.
 const (
