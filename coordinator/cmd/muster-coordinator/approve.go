@@ -23,12 +23,9 @@ func newApproveCmd() *cobra.Command {
 			"every node held in the region, which needs a --reason. A node that is not held (or no longer in\n" +
 			"the region) is refused by name and the others are approved; the exit status is 1 when any was\n" +
 			"refused. Check what each hold means first: docs/approvals.md. Every approve is in the node's\n" +
-			"history and the ledger's audit with --by (default: user@host). Needs cluster protocol 8.",
+			"history and the ledger's audit under the admin your token authenticates. Needs cluster protocol 8.",
 	}, func(args []string) error {
 		req.Nodes = args
-		if req.By == "" {
-			req.By = whoAmI()
-		}
 		if !req.All && req.Region != "" {
 			return errors.New("region: names the region of --all; give --all to approve every node held there, or name the nodes")
 		}
@@ -49,7 +46,6 @@ func newApproveCmd() *cobra.Command {
 		}
 		return nil
 	})
-	cmd.Flags().StringVar(&req.By, "by", "", "who asks, for the history and the audit (default: user@host)")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, for the history and the audit (needed with --all)")
 	cmd.Flags().StringVar(&req.Region, "region", "", "with --all: the region whose held nodes are approved")
 	cmd.Flags().BoolVar(&req.All, "all", false, "approve every node held in --region")

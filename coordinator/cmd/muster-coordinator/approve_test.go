@@ -44,7 +44,7 @@ func TestApproveCommand_QueueThenApproveByNameAndByRegion(t *testing.T) {
 	if code, out, stderr := runCLI(t, "node", "--addr", url, "a.eu"); code != 0 || !strings.Contains(out, "held") || !strings.Contains(out, "manual since") {
 		t.Fatalf("node a.eu: exit %d\n%s%s", code, out, stderr)
 	}
-	code, out, stderr = runCLI(t, "approve", "--addr", url, "--by", "alice", "a.eu", "a.us")
+	code, out, stderr = runCLI(t, "approve", "--addr", url, "a.eu", "a.us")
 	if code != 1 || !strings.Contains(out, "approve: a.eu") || !strings.Contains(out, "refused a.us: ") || !strings.Contains(out, "waiting, not held") || !strings.Contains(stderr, "1 node(s) refused") {
 		t.Fatalf("approve: exit %d\n%s%s", code, out, stderr)
 	}
