@@ -36,8 +36,11 @@ func (p *plan) evaluate(rep audit.Report, snap Snapshot) status {
 		} else {
 			st.Missing = append(st.Missing, fmt.Sprintf("%s (%s): %s", id, e, why))
 		}
-		if e != Healthy && e != Upgrade && n != nil && n.Provisioned {
+		if e != Healthy && e != Upgrade && e != Flapping && n != nil && n.Provisioned {
 			st.Unexpected = append(st.Unexpected, fmt.Sprintf("%s (%s) was provisioned", id, e))
+		}
+		if e == Flapping && n != nil && n.Actions[audit.Restart] != nil && n.Actions[audit.Restart].OK > flappingCount {
+			st.Unexpected = append(st.Unexpected, fmt.Sprintf("%s (%s) was provisioned %d times: the coordinators did not hold it", id, e, n.Actions[audit.Restart].OK))
 		}
 		if e == Silent && n != nil {
 			st.Unexpected = append(st.Unexpected, fmt.Sprintf("%s (%s) answered requests", id, e))
@@ -63,8 +66,8 @@ func (p *plan) evaluate(rep audit.Report, snap Snapshot) status {
 }
 
 // evaluateLedger compares the ledger's counts of the plan's region with the plan: every node
-// that should be provisioned or shut down is, no more, the deferred ones are deferred, and no
-// lease is outstanding.
+// that should be provisioned, shut down or held is, no more, the deferred ones are deferred, and
+// no lease is outstanding.
 func (p *plan) evaluateLedger(counts map[api.NodeState]int) (missing, unexpected []string) {
 	for _, c := range []struct {
 		state api.NodeState
@@ -74,6 +77,7 @@ func (p *plan) evaluateLedger(counts map[api.NodeState]int) (missing, unexpected
 		{api.StateProvisioned, p.succeed(), true},
 		{api.StateShutdown, p.count(ShutDown), true},
 		{api.StateDeferred, p.count(Deferred), false},
+		{api.StateHeld, p.count(Duplicate) + p.count(Flapping), true},
 	} {
 		got := counts[c.state]
 		switch {
@@ -137,6 +141,12 @@ func reached(e Expect, n *audit.Node) (bool, string) {
 		return false, "no shutdown accepted yet"
 	case Silent:
 		return n == nil, "answered requests"
+	case Flapping:
+		// Provisioned once and once again; its next return is held (the ledger's count says so).
+		if got := accepted(audit.Restart); got < flappingCount {
+			return false, fmt.Sprintf("provisioned %d of %d times before its hold", got, flappingCount)
+		}
+		return true, ""
 	}
 	return false, "unknown expectation"
 }

@@ -11,13 +11,19 @@ import (
 )
 
 // coordinatorLease is the demo's lease settings: a failed node is offered again after a second
-// (doubling up to four) and abandoned after five attempts, so the faulty nodes settle in seconds
-// rather than minutes; everything else keeps the coordinator's defaults.
+// (doubling up to four) and abandoned after five attempts, and a provisioned node seen again in
+// provisioning mode is queued after two seconds (the flapping node), so the faulty nodes settle
+// in seconds rather than minutes; everything else keeps the coordinator's defaults.
 var coordinatorLease = coordproc.Lease{
-	RetryBackoff:    time.Second,
-	RetryBackoffMax: 4 * time.Second,
-	MaxAttempts:     5,
+	RetryBackoff:     time.Second,
+	RetryBackoffMax:  4 * time.Second,
+	MaxAttempts:      5,
+	ReprovisionAfter: 2 * time.Second,
 }
+
+// coordinatorApproval is the demo's approval policy: a node back in provisioning mode
+// flappingCount times within an hour is held (docs/approvals.md).
+var coordinatorApproval = []string{"MUSTER_APPROVAL_FLAPPING=" + flappingPolicy}
 
 // memberStartTimeout bounds one member's start until its API answers /healthz.
 const memberStartTimeout = 30 * time.Second
@@ -34,6 +40,10 @@ func coordinatorSpec(bin, dir string, sec secrets, n int, stopGrace time.Duratio
 		StartTimeout:  memberStartTimeout,
 		LeaderTimeout: clusterReadyTimeout,
 		StopGrace:     stopGrace,
+		Configure: func(m *coordproc.MemberConfig) error {
+			m.Env = append(m.Env, coordinatorApproval...)
+			return nil
+		},
 	}
 }
 

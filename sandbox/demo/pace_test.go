@@ -75,7 +75,7 @@ func TestPaceOf_TookAndSteadyRateFromCompletionTimes(t *testing.T) {
 // not provisioned, stay out of the pace.
 func TestPlan_HealthyDoneIsTheHealthyNodesProvisioned(t *testing.T) {
 	// 30 emulated: 5 faulty, 3 outdated (the first among them), 22 healthy.
-	p := newPlan("eu", 0, 30)
+	p := newPlan("eu", 0, 30, false)
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	rep := audit.Report{Nodes: map[string]*audit.Node{}}
 	var want []time.Time

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
@@ -23,7 +24,8 @@ const (
 	Upgrade
 	// FailConfigure nodes refuse every configure: the edge fails them.
 	FailConfigure
-	// Duplicate identities answer twice: the edge refuses the replies and fails them.
+	// Duplicate identities answer twice: the edge refuses the replies and reports the second
+	// responder, for which the coordinators hold the node until an operator approves or bans it.
 	Duplicate
 	// Deferred nodes are deferred by the helper.
 	Deferred
@@ -31,11 +33,25 @@ const (
 	ShutDown
 	// Silent nodes never answer, so the edge never finds them.
 	Silent
+	// Flapping nodes come back in provisioning mode after every provisioning: the coordinators
+	// provision them again once, then hold them (approval.flapping, flappingPolicy).
+	Flapping
+)
+
+// The first region's flapping node: it comes back flappingAfter after each provisioning, up to
+// flappingTimes times; the coordinators hold it at its flappingCount-th return within an hour.
+// flappingAfter is past the demo's lease.reprovision_after, so each return is a sighting the
+// ledger counts, not one it ignores as too soon.
+const (
+	flappingAfter  = 4 * time.Second
+	flappingTimes  = 2
+	flappingCount  = 2
+	flappingPolicy = "2/1h"
 )
 
 // Expectations in the order summaries list them.
 func expectations() []Expect {
-	return []Expect{Healthy, Upgrade, FailConfigure, Duplicate, Deferred, ShutDown, Silent}
+	return []Expect{Healthy, Upgrade, FailConfigure, Duplicate, Deferred, ShutDown, Silent, Flapping}
 }
 
 // String describes the expectation in the summary.
@@ -48,13 +64,15 @@ func (e Expect) String() string {
 	case FailConfigure:
 		return "configure always fails: failed"
 	case Duplicate:
-		return "duplicate identity: failed"
+		return "duplicate identity: held for approval"
 	case Deferred:
 		return "helper defers: deferred"
 	case ShutDown:
 		return "helper shuts down: shut down"
 	case Silent:
 		return "silent: never discovered"
+	case Flapping:
+		return "flapping: provisioned again once, then held for approval"
 	}
 	return fmt.Sprintf("Expect(%d)", int(e))
 }
@@ -72,8 +90,9 @@ type plan struct {
 
 // newPlan lays out real nodes (every other one on OldVersion, starting with the first) and
 // emulated ones: the last five are faulty (silent, failing configure, duplicate, deferred, shut
-// down) and a handful spread over the rest report OldVersion.
-func newPlan(region string, real, emulated int) *plan {
+// down), with flapping the one before them flaps, and a handful spread over the rest report
+// OldVersion.
+func newPlan(region string, real, emulated int, flapping bool) *plan {
 	p := &plan{region: region, expect: map[string]Expect{}}
 	for i := 1; i <= real; i++ {
 		id := lab.RealIdentity(region, i)
@@ -103,8 +122,13 @@ func newPlan(region string, real, emulated int) *plan {
 	add(emulated-5, ShutDown, faults.Fault{})
 	p.deferRE = "^" + regexp.QuoteMeta(emu(emulated-4)) + "$"
 	p.shutdownRE = "^" + regexp.QuoteMeta(emu(emulated-5)) + "$"
+	faulty := 5
+	if flapping {
+		faulty++
+		add(emulated-6, Flapping, faults.Fault{Flapping: &faults.Reentry{After: flappingAfter, Times: flappingTimes}})
+	}
 	// About one in fifty, at least three, spread over the healthy part of the fleet.
-	healthy := emulated - 5
+	healthy := emulated - faulty
 	outdated := max(3, healthy/50)
 	for k := range outdated {
 		add(k*healthy/outdated, Upgrade, faults.Fault{Version: OldVersion})

@@ -79,7 +79,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	r := &runner{o: o, log: log, res: &Result{MonitorURLs: map[string]string{}}, plans: map[string]*plan{}}
 	for _, region := range o.Regions {
-		r.plans[region] = newPlan(region, o.Real, o.Emulated)
+		r.plans[region] = newPlan(region, o.Real, o.Emulated, region == o.Regions[0])
 	}
 	runErr := r.run(ctx)
 	stopErr := r.stop()
@@ -133,6 +133,7 @@ func (r *runner) run(ctx context.Context) error {
 		r.res.Summary = sum
 	}
 	sum.Print(r.o.Out)
+	r.printHeld(ctx)
 	if b, err := json.MarshalIndent(sum.Report, "", "  "); err == nil {
 		_ = os.WriteFile(filepath.Join(o.Dir, ReportName), b, 0o644)
 	}

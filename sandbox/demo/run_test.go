@@ -151,19 +151,25 @@ func TestRun_ReachesThePlanSurvivesTheLeadersDeathAndLeavesNoProcess(t *testing.
 	if s.Planned[Upgrade] != 8 || s.Report.Totals.ByAction["choria_provision#release_update"] < 8 {
 		t.Errorf("upgrades: planned %d, release_update requests %d; want 8 and at least 8", s.Planned[Upgrade], s.Report.Totals.ByAction["choria_provision#release_update"])
 	}
-	// Per region 20 emulated, 5 faulty, 3 outdated: 12 healthy.
-	if h := s.Healthy; h.Nodes != 24 || s.Planned[Healthy] != 24 || h.Took <= 0 || h.Took > s.Elapsed || h.SteadyPerMinute() <= 0 {
-		t.Errorf("healthy pace %+v (%.0f nodes/min) of %d planned over %v, want all 24 within the run and a steady rate", h, h.SteadyPerMinute(), s.Planned[Healthy], s.Elapsed)
+	// Per region 20 emulated, 5 faulty (6 in the first, with its flapping node), 3 outdated: 12
+	// healthy (11).
+	if h := s.Healthy; h.Nodes != 23 || s.Planned[Healthy] != 23 || h.Took <= 0 || h.Took > s.Elapsed || h.SteadyPerMinute() <= 0 {
+		t.Errorf("healthy pace %+v (%.0f nodes/min) of %d planned over %v, want all 23 within the run and a steady rate", h, h.SteadyPerMinute(), s.Planned[Healthy], s.Elapsed)
 	}
 	if len(s.Regions) != 2 {
 		t.Fatalf("regions in the summary: %+v", s.Regions)
 	}
-	for _, r := range s.Regions {
-		if r.Ledger["provisioned"] != 16 || r.Ledger["shutdown"] != 1 || r.Ledger["leased"] != 0 {
-			t.Errorf("region %s ledger %v, want 16 provisioned, 1 shut down, none leased", r.Name, r.Ledger)
+	for i, r := range s.Regions {
+		// The first region's flapping node is held, not provisioned, beside each region's duplicate.
+		provisioned, held := 16, 1
+		if i == 0 {
+			provisioned, held = 15, 2
 		}
-		if r.Edge.Outcomes["provisioned"] < 16 {
-			t.Errorf("region %s edge provisioned results = %d, want at least 16", r.Name, r.Edge.Outcomes["provisioned"])
+		if r.Ledger["provisioned"] != provisioned || r.Ledger["held"] != held || r.Ledger["shutdown"] != 1 || r.Ledger["leased"] != 0 {
+			t.Errorf("region %s ledger %v, want %d provisioned, %d held, 1 shut down, none leased", r.Name, r.Ledger, provisioned, held)
+		}
+		if r.Edge.Outcomes["provisioned"] < int64(provisioned) {
+			t.Errorf("region %s edge provisioned results = %d, want at least %d", r.Name, r.Edge.Outcomes["provisioned"], provisioned)
 		}
 	}
 	// Both edges provisioned, each only its own region's nodes.
@@ -191,7 +197,7 @@ func TestRun_ReachesThePlanSurvivesTheLeadersDeathAndLeavesNoProcess(t *testing.
 	}
 
 	text := out.String()
-	for _, want := range []string{"== done after", "healthy nodes: 24 of 24 provisioned", "steady rate", "eu discovered", "us leased", "eu provisioned", "us failed", "leader c",
+	for _, want := range []string{"== done after", "healthy nodes: 23 of 23 provisioned", "held for approval (3)", "approve --addr", "flapping", "steady rate", "eu discovered", "us leased", "eu provisioned", "us failed", "leader c",
 		"REGION", "double_provisioned", "== failover: kill -9", "new leader", "resume through the new leader", "none is left", "rm -rf " + dir} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)

@@ -82,11 +82,11 @@ func (s Summary) Print(w io.Writer) {
 	fmt.Fprintf(w, "   %s\n\n", s.healthyLine())
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "REGION\tNODES\tTO PROVISION\tPROVISIONED\tDEFERRED\tSHUT DOWN\tABANDONED\tGONE\tWAITING\tLEASED\tEDGE DISCOVERED\tEDGE FAILED")
+	fmt.Fprintln(tw, "REGION\tNODES\tTO PROVISION\tPROVISIONED\tDEFERRED\tSHUT DOWN\tABANDONED\tGONE\tHELD\tWAITING\tLEASED\tEDGE DISCOVERED\tEDGE FAILED")
 	for _, r := range s.Regions {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.Name, r.Nodes, r.Succeed,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.Name, r.Nodes, r.Succeed,
 			r.Ledger[api.StateProvisioned], r.Ledger[api.StateDeferred], r.Ledger[api.StateShutdown], r.Ledger[api.StateAbandoned],
-			r.Ledger[api.StateGone], r.Ledger[api.StateWaiting], r.Ledger[api.StateLeased], r.Edge.Discovered, failedOutcomes(r.Edge))
+			r.Ledger[api.StateGone], r.Ledger[api.StateHeld], r.Ledger[api.StateWaiting], r.Ledger[api.StateLeased], r.Edge.Discovered, failedOutcomes(r.Edge))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "(ledger states from the coordinators; %s)\n\n", describeView(s.Cluster, nil))
