@@ -11,34 +11,34 @@ import (
 	"github.com/seed96588659/muster/pkg/settings"
 )
 
-// edges parses auth.edges items, EDGE@REGION[+REGION...][=TOKEN]; the token is everything after
-// the first '=' and never reaches an error message.
+// edges parses auth.edges items, EDGE@REGION[+REGION...][=TOKEN].
 func edges(r *settings.Reader, key string) []Edge {
-	var out []Edge
-	for i, item := range r.List(key) {
-		binding, token, _ := strings.Cut(item, "=")
-		name, regions, ok := strings.Cut(binding, "@")
-		if !ok || name == "" || regions == "" {
-			r.Add(key, "item %d: expected EDGE@REGION[+REGION...][=TOKEN], got %q", i, binding)
-			return nil
-		}
-		out = append(out, Edge{Name: name, Regions: strings.Split(regions, "+"), Token: token})
-	}
-	return out
+	return bindings(r, key, "@", "EDGE@REGION[+REGION...][=TOKEN]", func(name, regions, token string) Edge {
+		return Edge{Name: name, Regions: strings.Split(regions, "+"), Token: token}
+	})
 }
 
-// admins parses auth.admins items, NAME:ROLE[=TOKEN]; the token is everything after the first
-// '=' and never reaches an error message. The role is checked by Validate, which names the entry.
+// admins parses auth.admins items, NAME:ROLE[=TOKEN]. The role is checked by Validate, which
+// names the entry.
 func admins(r *settings.Reader, key string) []Admin {
-	var out []Admin
+	return bindings(r, key, ":", "NAME:ROLE[=TOKEN]", func(name, role, token string) Admin {
+		return Admin{Name: name, Role: api.Role(role), Token: token}
+	})
+}
+
+// bindings parses the items of key, each NAME, sep, a value and an optional =TOKEN (form says
+// so in an error); the token is everything after the first '=' and never reaches an error
+// message.
+func bindings[T any](r *settings.Reader, key, sep, form string, build func(name, value, token string) T) []T {
+	var out []T
 	for i, item := range r.List(key) {
 		binding, token, _ := strings.Cut(item, "=")
-		name, role, ok := strings.Cut(binding, ":")
-		if !ok || name == "" || role == "" {
-			r.Add(key, "item %d: expected NAME:ROLE[=TOKEN], got %q", i, binding)
+		name, value, ok := strings.Cut(binding, sep)
+		if !ok || name == "" || value == "" {
+			r.Add(key, "item %d: expected %s, got %q", i, form, binding)
 			return nil
 		}
-		out = append(out, Admin{Name: name, Role: api.Role(role), Token: token})
+		out = append(out, build(name, value, token))
 	}
 	return out
 }

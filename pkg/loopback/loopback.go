@@ -23,17 +23,7 @@ func Addr() (string, error) {
 }
 
 // Port is Addr's port.
-func Port() (int, error) {
-	addr, err := Addr()
-	if err != nil {
-		return 0, err
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return 0, fmt.Errorf("free loopback port %s: %w", addr, err)
-	}
-	return strconv.Atoi(port)
-}
+func Port() (int, error) { return portOf(Addr()) }
 
 // StableAddr is a free loopback host:port below the system's ephemeral range, for an address a
 // process must bind again after a restart (a member's Raft or API address, an edge's monitor):
@@ -55,8 +45,10 @@ func StableAddr() (string, error) {
 }
 
 // StablePort is StableAddr's port.
-func StablePort() (int, error) {
-	addr, err := StableAddr()
+func StablePort() (int, error) { return portOf(StableAddr()) }
+
+// portOf is the port of a host:port an address finder returned (or its error).
+func portOf(addr string, err error) (int, error) {
 	if err != nil {
 		return 0, err
 	}

@@ -160,11 +160,16 @@ func printNodes(w io.Writer, out api.NodesResponse) error {
 	for _, n := range out.Nodes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, n.State, n.Attempts, dash(n.Edge), dash(n.LeaseID), dash(api.Printable(n.InventoryVersion)), dash(cell(n.LastError)))
 	}
+	return endPage(w, tw, out.Next)
+}
+
+// endPage flushes a page's table and says how to read the next page, if any.
+func endPage(w io.Writer, tw *tabwriter.Writer, next string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if out.Next != "" {
-		_, err := fmt.Fprintf(w, "\nmore: --after %s (or --all)\n", out.Next)
+	if next != "" {
+		_, err := fmt.Fprintf(w, "\nmore: --after %s (or --all)\n", next)
 		return err
 	}
 	return nil
@@ -193,14 +198,7 @@ func printHeld(w io.Writer, out api.NodesResponse) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Identity, n.Region, dash(h.Reason), stamp(h.At), dash(h.Edge), dash(api.Printable(h.Detail)))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if out.Next != "" {
-		_, err := fmt.Fprintf(w, "\nmore: --after %s (or --all)\n", out.Next)
-		return err
-	}
-	return nil
+	return endPage(w, tw, out.Next)
 }
 
 func printNode(w io.Writer, n api.Node) error {
