@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/internal/testcluster"
 	"github.com/seed96588659/muster/coordinator/ledger"
@@ -57,6 +59,16 @@ func TestService_TheLeadersApprovalPolicyIsStampedAndEveryMemberHoldsAlike(t *te
 	}
 	if l := c.Acquire("edge-a", "eu", 10); l != nil {
 		t.Fatalf("held nodes were leased: %+v", l)
+	}
+	// Every member tells how long eu's oldest hold has waited (the held-too-long alert), none
+	// for a region that holds nothing.
+	for _, m := range c.Running() {
+		if age := metric(t, m.Reg, "muster_coordinator_ledger_held_oldest_seconds", map[string]string{"region": "eu"}); age < 0 || age > 3600 {
+			t.Fatalf("held_oldest_seconds{eu} on %s = %v", m.ID, age)
+		}
+		if n := countSeries(t, m.Reg, "muster_coordinator_ledger_held_oldest_seconds"); n != 1 {
+			t.Fatalf("held_oldest_seconds on %s has %d regions, want eu alone", m.ID, n)
+		}
 	}
 
 	// A second responder seen under a lease holds the node on every member.
@@ -114,4 +126,19 @@ func TestService_TheLeadersApprovalPolicyIsStampedAndEveryMemberHoldsAlike(t *te
 		l := c.Acquire("edge-b", "us", 10)
 		return l != nil && slices.Equal(l.Nodes, []string{"us-1"})
 	})
+}
+
+// countSeries is how many series of metric name reg gathers.
+func countSeries(t testing.TB, reg *prometheus.Registry, name string) int {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return len(mf.GetMetric())
+		}
+	}
+	return 0
 }

@@ -236,6 +236,7 @@ func New(cfg Config) (*Service, error) {
 		Nodes:               s.ledger.Counts,
 		ClusterProtocol:     func() int { v, _ := s.ledger.ClusterProtocol(); return v },
 		LedgerCommits:       s.ledger.Commits,
+		OldestHolds:         s.oldestHolds,
 	})
 	if err != nil {
 		_ = s.closeStorage()
@@ -385,6 +386,21 @@ func (s *Service) LeaderAPIAddress() string {
 
 // ID is this member's id.
 func (s *Service) ID() string { return s.cfg.ID }
+
+// oldestHolds is how long each region's longest-held node has waited, on this member's clock
+// against the ledger's hold times (the leader's): the held-too-long alert's gauge.
+func (s *Service) oldestHolds() (map[string]time.Duration, error) {
+	since, err := s.ledger.OldestHolds()
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	out := make(map[string]time.Duration, len(since))
+	for region, at := range since {
+		out[region] = max(now.Sub(at), 0)
+	}
+	return out, nil
+}
 
 // RaftAddress is the address other members dial (use it to Join this member).
 func (s *Service) RaftAddress() string { return s.node.Addr() }

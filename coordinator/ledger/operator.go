@@ -283,6 +283,9 @@ func (t *txn) deleteNode(old *Node) error {
 		}
 	}
 	t.deltas[string(countKey(old.Region, old.State))]--
+	if err := t.indexHeld(old, nil); err != nil {
+		return err
+	}
 	if err := t.nodes.Delete([]byte(old.Identity)); err != nil {
 		return fmt.Errorf("delete node %q: %w", old.Identity, err)
 	}

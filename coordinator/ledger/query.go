@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
@@ -238,15 +239,14 @@ func (l *Ledger) Fingerprint() (index uint64, digest []byte, err error) {
 	err = l.view(func(tx *bolt.Tx) error {
 		index = getUint(tx.Bucket(bucketMeta).Get(keyAppliedIndex))
 		for _, name := range allBuckets {
-			h.Write(name)
-			h.Write([]byte{0xff})
-			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
-				fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
-				return nil
-			})
-			if err != nil {
+			if err := hashBucket(h, name, tx.Bucket(name)); err != nil {
 				return err
 			}
+		}
+		// Only a ledger that has held a node has the held index (heldindex.go): one that never
+		// did hashes as the build before's.
+		if b := tx.Bucket(bucketHeld); b != nil {
+			return hashBucket(h, bucketHeld, b)
 		}
 		return nil
 	})
@@ -254,6 +254,16 @@ func (l *Ledger) Fingerprint() (index uint64, digest []byte, err error) {
 		return 0, nil, err
 	}
 	return index, h.Sum(nil), nil
+}
+
+// hashBucket writes bucket b, named name, into h: its name, then every key and value in order.
+func hashBucket(h io.Writer, name []byte, b *bolt.Bucket) error {
+	h.Write(name)
+	h.Write([]byte{0xff})
+	return b.ForEach(func(k, v []byte) error {
+		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
+		return nil
+	})
 }
 
 // Members returns the recorded API address of each member by id.

@@ -97,6 +97,9 @@ func (t *txn) putNode(old, n *Node) error {
 		t.regions[n.Region] = struct{}{}
 	}
 	t.deltas[string(countKey(n.Region, n.State))]++
+	if err := t.indexHeld(old, n); err != nil {
+		return err
+	}
 	if err := t.nodes.Put([]byte(n.Identity), encodeNode(n)); err != nil {
 		return fmt.Errorf("store node %q: %w", n.Identity, err)
 	}

@@ -5,6 +5,8 @@
 package metrics
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
 
@@ -27,6 +29,9 @@ type Sources struct {
 	ClusterProtocol func() int
 	// LedgerCommits counts the ledger transactions that applied log entries.
 	LedgerCommits func() uint64
+	// OldestHolds is how long each region's longest-held node has waited for approval, for
+	// regions that hold any.
+	OldestHolds func() (map[string]time.Duration, error)
 }
 
 // Metrics are the counters and histograms the coordinator updates as it works.
@@ -112,6 +117,8 @@ func New(reg prometheus.Registerer, member string, src Sources) (*Metrics, error
 			func() float64 { return float64(src.DroppedObservations()) }),
 		&nodesCollector{src: src.Nodes, desc: prometheus.NewDesc("muster_coordinator_ledger_nodes",
 			"Nodes in the ledger by region and state.", []string{"region", "state"}, nil)},
+		&heldCollector{src: src.OldestHolds, desc: prometheus.NewDesc("muster_coordinator_ledger_held_oldest_seconds",
+			"How long the region's longest-held node has waited for an operator's approve (regions that hold any).", []string{"region"}, nil)},
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -145,5 +152,26 @@ func (c *nodesCollector) Collect(ch chan<- prometheus.Metric) {
 		for state, n := range states {
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), region, string(state))
 		}
+	}
+}
+
+type heldCollector struct {
+	src  func() (map[string]time.Duration, error)
+	desc *prometheus.Desc
+}
+
+func (c *heldCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *heldCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.src == nil {
+		return
+	}
+	ages, err := c.src()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for region, age := range ages {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, age.Seconds(), region)
 	}
 }

@@ -274,8 +274,8 @@ func scrapeEdge(t *testing.T) string {
 }
 
 // scrapeCoordinator runs a one-member muster-coordinator process, registers nodes, takes a lease,
-// reports a provisioned and a failed node (abandoned after one attempt) and a stale result, and
-// returns its /metrics.
+// reports a provisioned, a failed (abandoned after one attempt) and a held node and a stale
+// result, and returns its /metrics.
 func scrapeCoordinator(t *testing.T) string {
 	dir := t.TempDir()
 	base := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
@@ -343,8 +343,10 @@ func scrapeCoordinator(t *testing.T) string {
 	}
 	rep, err := c.Report(ctx, api.ReportRequest{LeaseID: ls.ID, Token: ls.Token, Edge: "e1", Region: region, Results: []api.NodeResult{
 		{Identity: "n1", Outcome: api.OutcomeProvisioned}, {Identity: "n2", Outcome: api.OutcomeFailed, Error: "disk full"},
+		// A second responder holds n3 for approval (the held queue's gauge).
+		{Identity: "n3", Outcome: api.OutcomeFailed, Error: api.DuplicateResponderPrefix + " a second responder answered jwt for n3"},
 	}})
-	if err != nil || len(rep.Applied) != 2 {
+	if err != nil || len(rep.Applied) != 3 {
 		t.Errorf("report: %v %+v", err, rep)
 	}
 	// The same lease's token again, for a node already finished under it: stale.
@@ -356,7 +358,8 @@ func scrapeCoordinator(t *testing.T) string {
 		text = get(base + "/metrics")
 		return strings.Contains(text, `muster_coordinator_ledger_nodes{member="c1",region="eu",state="abandoned"} 1`) &&
 			strings.Contains(text, `muster_coordinator_results_applied_total{member="c1",outcome="provisioned"} 1`) &&
-			strings.Contains(text, `muster_coordinator_http_requests_total{member="c1",`)
+			strings.Contains(text, `muster_coordinator_http_requests_total{member="c1",`) &&
+			strings.Contains(text, `muster_coordinator_ledger_held_oldest_seconds{member="c1",region="eu"}`)
 	}); !ok {
 		t.Errorf("the coordinator's /metrics never showed the abandoned and the provisioned node:\n%s", text)
 	}
