@@ -60,7 +60,7 @@ func TestStatusPage_ShowsTheHeldQueueAndApprovesFromIt(t *testing.T) {
 		return rows.length === 1 && rows[0].dataset.node === 'lab-02.example.net' && document.querySelector('#held-result').textContent.includes('approved lab-01.example.net');
 	})()`, 30*time.Second)
 	n, err := c.client(adminToken).Node(ctx, "lab-01.example.net")
-	if err != nil || n.State != api.StateWaiting || !strings.Contains(n.History[len(n.History)-1].Reason, "approved by status-page (held: manual): racked by ticket 7") {
+	if err != nil || n.State != api.StateWaiting || !strings.Contains(n.History[len(n.History)-1].Reason, "approved by admin (held: manual): racked by ticket 7") {
 		t.Fatalf("lab-01 after the page's approve: %+v %v", n, err)
 	}
 }
