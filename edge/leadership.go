@@ -40,8 +40,13 @@ func (e *Edge) setLeading(leading bool) {
 		}
 		return
 	}
-	e.log.Warn("this edge no longer leads the election: hosts in flight stop at their next attempt boundary, and provisioning waits until it leads again")
 	e.showPaused()
+	if e.stopping.Load() {
+		// go-choria's election ends a leader's term as it stops; its key lasts until the TTL.
+		e.log.Info("the edge stops and leaves the election; another campaigner leads once the key's TTL has passed")
+		return
+	}
+	e.log.Warn("this edge no longer leads the election: hosts in flight stop at their next attempt boundary, and provisioning waits until it leads again")
 }
 
 // Election is "" for an edge without leader election, else ElectionLeader or ElectionCandidate.

@@ -5,11 +5,13 @@ package edge_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/hostflow"
+	"github.com/seed96588659/muster/edge/lease"
 	"github.com/seed96588659/muster/pkg/metrics"
 	"github.com/seed96588659/muster/pkg/testkit"
 )
@@ -71,7 +73,8 @@ func TestEdge_ProvisionsOnlyWhileItLeadsTheElection(t *testing.T) {
 	})
 	b := newBallot()
 	reg := metrics.New()
-	e, _ := run(t, edge.Options{Site: "s", Workers: 2, Interval: time.Hour, Flow: fl, Finder: f, Metrics: reg, Leadership: b})
+	src := &acquireCounter{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})}
+	e, _ := run(t, edge.Options{Site: "s", Workers: 2, Interval: time.Hour, Flow: fl, Finder: f, Metrics: reg, Leadership: b, Source: src})
 	testkit.WaitFor(t, 10*time.Second, "the edge running", e.Ready)
 
 	if got := pausedGauge(t, reg, "s"); got != 1 {
@@ -80,8 +83,8 @@ func TestEdge_ProvisionsOnlyWhileItLeadsTheElection(t *testing.T) {
 	if got := e.Election(); got != edge.ElectionCandidate {
 		t.Errorf("Election() %q before the edge won, want %q", got, edge.ElectionCandidate)
 	}
-	if n, out := f.sweeps.Load(), e.Stats().Outcomes; n != 0 || out[hostflow.Provisioned] != 0 {
-		t.Fatalf("a candidate swept %d times and provisioned %d nodes", n, out[hostflow.Provisioned])
+	if n, out, acq := f.sweeps.Load(), e.Stats().Outcomes, src.acquires.Load(); n != 0 || out[hostflow.Provisioned] != 0 || acq != 0 {
+		t.Fatalf("a candidate swept %d times, acquired %d times and provisioned %d nodes", n, acq, out[hostflow.Provisioned])
 	}
 
 	b.set(t, true)
@@ -121,6 +124,17 @@ func TestEdge_ProvisionsOnlyWhileItLeadsTheElection(t *testing.T) {
 	if fl.runs["a"] != 1 {
 		t.Errorf("a ran %d times, want once", fl.runs["a"])
 	}
+}
+
+// acquireCounter counts acquires: a lease is taken only by one, standalone or from the coordinators.
+type acquireCounter struct {
+	*lease.Local
+	acquires atomic.Int64
+}
+
+func (s *acquireCounter) Acquire(ctx context.Context, max int, wait time.Duration) (lease.Grant, error) {
+	s.acquires.Add(1)
+	return s.Local.Acquire(ctx, max, wait)
 }
 
 // An edge without leader election is never a candidate.
