@@ -8,21 +8,15 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/choria-io/go-choria/backoff"
-	election "github.com/choria-io/go-choria/providers/election/streams"
-	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/app"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/pkg/testkit"
-	"github.com/seed96588659/muster/sandbox/fleet/broker"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
 	"github.com/seed96588659/muster/sandbox/labkit"
 )
@@ -41,98 +35,6 @@ type electionTimings struct {
 // shortElection shortens the election to what go-choria's package allows, so the takeover
 // takes seconds.
 var shortElection = electionTimings{ttl: 4 * time.Second, backoff: &backoff.Policy{Millis: []int{250, 500, 1000}}}
-
-// campaigner is a second campaigner in the region's election, built with go-choria's election
-// package as choria-provisioner's leader_election is, over the provisioning account.
-type campaigner struct {
-	leading atomic.Bool
-	stop    context.CancelFunc
-	done    chan error
-	halted  sync.Once
-}
-
-func startCampaigner(t *testing.T, l *lab.Lab, tm electionTimings) *campaigner {
-	t.Helper()
-	b := l.Region(region).Broker()
-	tlsc, err := b.ClientTLS(lab.ClientIdentity(region, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(b.URL(), nats.Secure(tlsc), nats.UserInfo(broker.ProvisioningUser, b.ProvisioningPassword()), nats.Timeout(10*time.Second))
-	if err != nil {
-		t.Fatalf("campaigner: connect as the provisioner: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	kv, err := broker.ElectionKV(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &campaigner{done: make(chan error, 1)}
-	bo := backoff.TwentySec
-	if tm.backoff != nil {
-		bo = *tm.backoff
-	}
-	e, err := election.NewElection(campaignerName, "provisioner", kv, election.WithBackoff(bo),
-		election.OnWon(func() { c.leading.Store(true) }), election.OnLost(func() { c.leading.Store(false) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.stop = cancel
-	go func() { c.done <- e.Start(ctx) }()
-	t.Cleanup(c.halt)
-	return c
-}
-
-// halt stops campaigning and returns once the election returned; the key stays until its TTL.
-func (c *campaigner) halt() {
-	c.halted.Do(func() {
-		c.stop()
-		<-c.done
-	})
-}
-
-// candidateCampaigns counts the campaigns go-choria's election made as a candidate in the
-// `provisioner` election, by anyone but the campaigner (go-choria counts them in Prometheus's
-// default registry).
-func candidateCampaigns(t *testing.T) float64 {
-	t.Helper()
-	families, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "choria_election_campaigns" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["election"] == "provisioner" && labels["state"] == "candidate" && labels["identity"] != campaignerName {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
-}
-
-func pausedGauge(t *testing.T, e *labkit.Edge) float64 {
-	t.Helper()
-	families, err := e.App.Metrics.Gatherer().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == "choria_provisioner_paused" && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatal("no choria_provisioner_paused")
-	return 0
-}
 
 // TestEdge_TakesOverFromChoriaProvisionersElection: an edge with leader_election campaigns in
 // the election choria-provisioner uses while another campaigner holds it: it waits, sending
@@ -154,11 +56,11 @@ func TestEdge_TakesOverAtChoriaProvisionersElectionTimings(t *testing.T) {
 
 func takeOver(t *testing.T, tm electionTimings, nodes int) {
 	l := startLab(t, lab.Options{Emulated: nodes, Streams: true, ElectionTTL: tm.ttl})
-	other := startCampaigner(t, l, tm)
+	other := labkit.StartCampaigner(t, l, region, lab.ClientIdentity(region, 3), campaignerName, tm.backoff)
 	// go-choria's election waits up to 5 s before its first campaign.
-	testkit.WaitFor(t, 2*time.Minute, "the other campaigner to lead", other.leading.Load)
+	testkit.WaitFor(t, 2*time.Minute, "the other campaigner to lead", other.Leading)
 
-	before := candidateCampaigns(t)
+	before := labkit.CandidateCampaigns(t, campaignerName)
 	re := startEdge(t, l, func(c *config.Config) { c.LeaderElection = true }, nil, func(o *app.Options) {
 		if tm.backoff != nil {
 			o.ElectionBackoff = *tm.backoff
@@ -171,13 +73,13 @@ func takeOver(t *testing.T, tm electionTimings, nodes int) {
 		lost = 1
 	}
 	testkit.WaitFor(t, 3*time.Minute, "the edge to lose campaigns to the leader", func() (bool, string) {
-		n := candidateCampaigns(t) - before
+		n := labkit.CandidateCampaigns(t, campaignerName) - before
 		return n >= lost, fmt.Sprintf("%v candidate campaigns", n)
 	})
 	if got := re.App.Edge.Election(); got != edge.ElectionCandidate {
 		t.Fatalf("edge's election state %q while the other campaigner leads, want %q", got, edge.ElectionCandidate)
 	}
-	if got := pausedGauge(t, re); got != 1 {
+	if got := re.PausedGauge(t); got != 1 {
 		t.Errorf("choria_provisioner_paused %v while the other campaigner leads, want 1", got)
 	}
 	if rep := labkit.LabReport(t, l); rep.Totals.Actions != 0 || len(re.Touched()) != 0 {
@@ -189,7 +91,7 @@ func takeOver(t *testing.T, tm electionTimings, nodes int) {
 	}
 
 	stopped := time.Now()
-	other.halt()
+	other.Halt()
 	testkit.WaitFor(t, 3*time.Minute, "the edge to lead", func() bool { return re.App.Edge.Election() == edge.ElectionLeader })
 	leads := time.Since(stopped)
 	testkit.WaitFor(t, 3*time.Minute, "every node provisioned", func() (bool, string) {
@@ -210,7 +112,7 @@ func takeOver(t *testing.T, tm electionTimings, nodes int) {
 	if callers := rep.Totals.Callers; callers != 1 {
 		t.Errorf("%d callers acted on the nodes, want the edge alone", callers)
 	}
-	if got := pausedGauge(t, re); got != 0 {
+	if got := re.PausedGauge(t); got != 0 {
 		t.Errorf("choria_provisioner_paused %v once the edge leads, want 0", got)
 	}
 	ttl := tm.ttl
