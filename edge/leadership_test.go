@@ -74,7 +74,7 @@ func TestEdge_ProvisionsOnlyWhileItLeadsTheElection(t *testing.T) {
 	b := newBallot()
 	reg := metrics.New()
 	src := &acquireCounter{Local: lease.NewLocal(lease.LocalOptions{Edge: "e", Region: "r"})}
-	e, _ := run(t, edge.Options{Site: "s", Workers: 2, Interval: time.Hour, Flow: fl, Finder: f, Metrics: reg, Leadership: b, Source: src})
+	e, _ := run(t, edge.Options{Site: "s", Workers: 2, Interval: time.Hour, Flow: fl, Finder: f, Metrics: reg, Leadership: b, Mode: edge.Standalone(src)})
 	testkit.WaitFor(t, 10*time.Second, "the edge running", e.Ready)
 
 	if got := pausedGauge(t, reg, "s"); got != 1 {
