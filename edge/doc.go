@@ -6,9 +6,10 @@
 // answered newnodes.go's one short check, within bounds per sweep and per second;
 // dispatch.go acquires leases on batches of waiting nodes (window.go sizes the look-ahead) and runs
 // the host flow (hostflow/) for each with bounded concurrency, every host under leasepause.go's
-// pause source, which reads true once the operator paused or its lease is no longer valid by the
-// edge's own clock; confirm.go settles restarts whose reply was lost by rediscovery; result.go
-// batches every result per lease and carry.go lets the next acquire carry it back to the source.
+// pause source, which reads true once the operator paused, the edge no longer leads its leader
+// election (leadership.go), or its lease is no longer valid by the edge's own clock; confirm.go
+// settles restarts whose reply was lost by rediscovery; result.go batches every result per lease
+// and carry.go lets the next acquire carry it back to the source.
 // mode.go names the two configurations: Standalone (the edge is its own queue) and Cluster (the
 // coordinators are, and take reports with acquires).
 //

@@ -70,6 +70,7 @@ type Edge struct {
 	paused        atomic.Bool     // the operator's pause through this edge's own endpoint
 	journalBroken atomic.Bool     // a journal write failed: nothing more may be sent that needs it
 	clusterPaused atomic.Bool     // the coordinator's replicated pause, as pauseFlag holds it
+	notLeading    atomic.Bool     // the edge campaigns (Options.Leadership) and does not lead
 	pauseMu       sync.Mutex      // guards pauseFlag
 	pauseFlag     lease.PauseFlag // the coordinator's pause, from its newest answer
 	resumed       chan struct{}   // a discovery sweep is due because provisioning resumed
@@ -105,6 +106,10 @@ func New(o Options) (*Edge, error) {
 		stalls:  newStallWatch(o.Now),
 	}
 	e.newNodes = newNewNodes(&e.o, m.newNodes)
+	if o.Leadership != nil {
+		e.notLeading.Store(true)
+		e.showPaused()
+	}
 	return e, nil
 }
 
@@ -142,6 +147,10 @@ func (e *Edge) Run(ctx context.Context) error {
 		})
 	}
 	var wg sync.WaitGroup
+	if e.o.Leadership != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.campaign(ctx) }()
+	}
 	wg.Add(4)
 	go func() { defer wg.Done(); e.o.Mode.watchPause(ctx, e.setClusterPaused) }()
 	go func() { defer wg.Done(); e.stalls.run(ctx) }()
@@ -226,10 +235,10 @@ func (e *Edge) setClusterPaused(p bool, at api.PauseMark) {
 // ClusterPaused is the coordinator's pause as the edge last learnt it (always false standalone).
 func (e *Edge) ClusterPaused() bool { return e.clusterPaused.Load() }
 
-// halted is true while either pause holds or the journal is broken: no discovery, no new
-// leases, hosts read as paused.
+// halted is true while a pause holds, the edge campaigns and does not lead, or the journal is
+// broken: no discovery, no new leases, hosts read as paused.
 func (e *Edge) halted() bool {
-	return e.paused.Load() || e.clusterPaused.Load() || e.journalBroken.Load()
+	return e.paused.Load() || e.clusterPaused.Load() || e.notLeading.Load() || e.journalBroken.Load()
 }
 
 // showPaused sets the paused gauge from what halts the edge now and returns it. Every change of
@@ -268,8 +277,8 @@ func (e *Edge) wakeDiscovery() {
 	}
 }
 
-// Resume undoes Pause and runs a discovery sweep at once, unless the coordinator's pause or a
-// broken journal still halts the edge.
+// Resume undoes Pause and runs a discovery sweep at once, unless the coordinator's pause, the
+// leader election or a broken journal still halts the edge.
 func (e *Edge) Resume() {
 	if e.paused.Swap(false) {
 		e.log.Warn("provisioning resumed")

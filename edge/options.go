@@ -77,6 +77,10 @@ type Options struct {
 	NewRate  float64
 	NewBurst int
 
+	// Leadership, when set, is the election the edge takes part in: it provisions only while it
+	// leads (leader_election).
+	Leadership Leadership
+
 	Flow Flow
 	// Mode is Standalone or Cluster over the lease source.
 	Mode    Mode

@@ -57,6 +57,9 @@ type Options struct {
 	// CoordinatorHTTP, when set, is the HTTP client towards the coordinators (tests put a proxy
 	// in between); the configuration's TLS settings are then not used.
 	CoordinatorHTTP *http.Client
+	// ElectionBackoff, when set, spaces the campaigns of leader_election instead of
+	// choria-provisioner's backoff.TwentySec (tests shorten it).
+	ElectionBackoff backoff.Policy
 }
 
 // App is one running edge.
@@ -167,6 +170,10 @@ func (a *App) build(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	campaign, err := a.campaign(cfg, name, o)
+	if err != nil {
+		return err
+	}
 
 	eo := edge.DefaultOptions()
 	eo.Site, eo.Region, eo.Name = cfg.Site, cfg.Region, name
@@ -182,6 +189,9 @@ func (a *App) build(ctx context.Context, o Options) error {
 	if a.journal != nil {
 		// Never a nil *journal.Journal in the interface: standalone has no journal at all.
 		eo.Journal = a.journal
+	}
+	if campaign != nil {
+		eo.Leadership = campaign
 	}
 	if o.Tune != nil {
 		o.Tune(&eo)

@@ -124,7 +124,8 @@ type Config struct {
 	ServerJWTValidity time.Duration
 	// RegoPolicy is accepted and ignored (rego_policy).
 	RegoPolicy string
-	// LeaderElection is accepted and ignored: the coordinator replaces it (leader_election).
+	// LeaderElection makes the edge campaign in choria-provisioner's election and provision only
+	// while it leads (leader_election).
 	LeaderElection bool
 	// UpgradesRepository is the go-updater repository URL (upgrades_repository).
 	UpgradesRepository string

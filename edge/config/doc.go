@@ -17,10 +17,12 @@
 //   - interval keeps choria-provisioner's minimum of one minute for the file, the environment
 //     and flags: the minimum protects the broker from discovery floods. A Config built in Go (tests) may use
 //     any positive interval; Validate only asks for > 0.
-//   - broker_port, rego_policy and leader_election are accepted and warned about:
-//     choria-provisioner never reads the first two (the broker address comes from the Choria client configuration, policies
-//     from the helper's reply), and the coordinator's leases replace leader election, since every
-//     edge is active.
+//   - broker_port and rego_policy are accepted and warned about: choria-provisioner never reads
+//     them (the broker address comes from the Choria client configuration, policies from the
+//     helper's reply).
+//   - leader_election campaigns in choria-provisioner's own election, in standalone and cluster
+//     mode alike, so an edge can run beside choria-provisioner with one of them active; the
+//     broker must run Choria Streams, which the edge checks at start.
 //   - logfile defaults to "" (standard error); choria-provisioner's default put "info" in
 //     logfile by mistake.
 //   - features.jwt without jwt_verify_cert, features.ed25519 without jwt_signing_key, and

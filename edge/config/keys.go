@@ -40,7 +40,7 @@ func keys() []settings.Key {
 		{Name: "jwt_signing_token", Kind: settings.String, Usage: "file of the client JWT chaining server JWTs to the issuer"},
 		{Name: "server_jwt_validity", Kind: settings.Duration, Default: "1y", Usage: "validity of server JWTs"},
 		{Name: "rego_policy", Kind: settings.String, Ignored: "choria-provisioner never read it either; the helper's reply carries opa_policies per node"},
-		{Name: "leader_election", Kind: settings.Bool, Ignored: "every Muster edge is active; the coordinator's leases replace leader election"},
+		{Name: "leader_election", Kind: settings.Bool, Usage: "campaign in choria-provisioner's Choria Streams election (key provisioner) and provision only while leading; the broker needs Choria Streams"},
 		{Name: "upgrades_repository", Kind: settings.String, Usage: "go-updater repository URL"},
 		{Name: "upgrades_optional", Kind: settings.Bool, Usage: "go on provisioning when an upgrade fails"},
 		{Name: "features.pki", Kind: settings.Bool, Usage: "x509 enrollment"},

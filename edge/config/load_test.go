@@ -149,7 +149,7 @@ func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("loaded\n%+v\nwant\n%+v", *c, want)
 	}
-	wantPrefixes := []string{"broker_port: ignored", "leader_election: ignored", "rego_policy: ignored"}
+	wantPrefixes := []string{"broker_port: ignored", "rego_policy: ignored"}
 	if len(warns) != len(wantPrefixes) {
 		t.Fatalf("warnings %q, want one each for %v", warns, wantPrefixes)
 	}
@@ -163,14 +163,14 @@ func TestLoad_EveryAnchorKeyAcceptedAndMeaninglessOnesWarned(t *testing.T) {
 func TestLoad_UnknownKeysWarnedOnceEachWithTheLikelyKey(t *testing.T) {
 	isolate(t)
 	file := writeFile(t, "edge.yaml", `helper: /bin/helper
-leader_election: false
+rego_policy: /etc/policy.rego
 colour: blue
 jwt: true
 workres: 3
 features:
   jwtt: true
 `)
-	t.Setenv("MUSTER_EDGE_LEADER_ELECTION", "true")
+	t.Setenv("MUSTER_EDGE_REGO_POLICY", "/etc/other.rego")
 	t.Setenv("MUSTER_EDGE_WORKER", "3")
 	t.Setenv("MUSTER_EDGE_PKI", "true")
 	_, warns, err := config.Load(flags(t, "--config", file))
@@ -181,7 +181,7 @@ features:
 		"colour: unknown key, ignored",
 		"features.jwtt: unknown key, ignored (did you mean features.jwt?)",
 		"jwt: unknown key, ignored (did you mean features.jwt?)",
-		"leader_election: ignored: ",
+		"rego_policy: ignored: ",
 		"workres: unknown key, ignored (did you mean workers?)",
 		"MUSTER_EDGE_PKI: unknown environment variable, ignored (did you mean MUSTER_EDGE_FEATURES_PKI?)",
 		"MUSTER_EDGE_WORKER: unknown environment variable, ignored (did you mean MUSTER_EDGE_WORKERS?)",
@@ -357,5 +357,27 @@ func TestLoad_ChoriaConfigDefaultsToChoriaUserConfigWhenItExists(t *testing.T) {
 	}
 	if c.ChoriaConfig != rc {
 		t.Errorf("choria_config = %q, want %q", c.ChoriaConfig, rc)
+	}
+}
+
+// TestLoad_LeaderElectionTakenWithoutAWarning: leader_election is a key the edge acts on now
+// (it campaigns in choria-provisioner's election), from the file or the environment.
+func TestLoad_LeaderElectionTakenWithoutAWarning(t *testing.T) {
+	isolate(t)
+	file := writeFile(t, "edge.yaml", "helper: /bin/helper\nleader_election: true\n")
+	c, warns, err := config.Load(flags(t, "--config", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.LeaderElection || len(warns) != 0 {
+		t.Fatalf("leader_election from the file: %v, warnings %q; want true and none", c.LeaderElection, warns)
+	}
+	t.Setenv("MUSTER_EDGE_LEADER_ELECTION", "false")
+	c, warns, err = config.Load(flags(t, "--config", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LeaderElection || len(warns) != 0 {
+		t.Fatalf("leader_election false from the environment: %v, warnings %q; want false and none", c.LeaderElection, warns)
 	}
 }

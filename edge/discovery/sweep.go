@@ -94,6 +94,10 @@ func New(ctx context.Context, fw inter.Framework, o Options) (*Discoverer, error
 // Close ends the connection.
 func (d *Discoverer) Close() { d.conn.Close() }
 
+// NATS is the broker connection the Discoverer sweeps and listens over; the edge's leader
+// election campaigns over it too.
+func (d *Discoverer) NATS() *nats.Conn { return d.conn.Nats() }
+
 // SweepCutError ends a sweep that reached Options.MaxNodes identities; Sweep returns it with
 // the identities it took.
 type SweepCutError struct{ Limit int }

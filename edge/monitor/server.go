@@ -2,8 +2,8 @@
 
 // Package monitor serves an edge's operational endpoints: /metrics (Prometheus), /healthz (the
 // process answers), /readyz (the edge is running: subscribed and dispatching, and every check
-// passes, such as the coordinators accepting its credential; with the pause, its own and the
-// coordinators'), GET /pause, and the operator's POST /pause and /resume, which need the pause
+// passes, such as the coordinators accepting its credential; with the pause, its own, the
+// coordinators' and the leader election's), GET /pause, and the operator's POST /pause and /resume, which need the pause
 // token as a bearer credential.
 package monitor
 
@@ -16,19 +16,26 @@ import (
 )
 
 // Edge is what the endpoints read and steer: Paused is the operator's pause through these
-// endpoints, ClusterPaused the coordinators' (always false standalone).
+// endpoints, ClusterPaused the coordinators' (always false standalone), Election the edge's
+// place in choria-provisioner's leader election ("" without leader_election, "leader" or
+// "candidate").
 type Edge interface {
 	Ready() bool
 	Paused() bool
 	ClusterPaused() bool
+	Election() string
 	Pause()
 	Resume()
 }
 
-// pauseState is what the endpoints say of the pause: paused while either holds, and which.
+// candidate is Election's answer while the edge campaigns and does not lead.
+const candidate = "candidate"
+
+// pauseState is what the endpoints say of the pause: paused while any holds, and which.
 func pauseState(e Edge) map[string]any {
-	here, cluster := e.Paused(), e.ClusterPaused()
-	return map[string]any{"paused": here || cluster, "paused_here": here, "paused_by_coordinator": cluster}
+	here, cluster, election := e.Paused(), e.ClusterPaused(), e.Election() == candidate
+	return map[string]any{"paused": here || cluster || election, "paused_here": here, "paused_by_coordinator": cluster,
+		"paused_by_election": election}
 }
 
 // Check is a readiness condition besides the edge's own: an error says why the edge is not ready.
@@ -41,7 +48,11 @@ func Handler(e Edge, metrics http.Handler, token string, checks ...Check) http.H
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+		body := map[string]any{"ok": true}
+		if el := e.Election(); el != "" {
+			body["election"] = el
+		}
+		writeJSON(w, http.StatusOK, body)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !e.Ready() {

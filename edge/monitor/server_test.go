@@ -13,13 +13,20 @@ import (
 	"github.com/seed96588659/muster/edge/monitor"
 )
 
-type fakeEdge struct{ ready, paused atomic.Bool }
+type fakeEdge struct {
+	ready, paused atomic.Bool
+	election      atomic.Value // string
+}
 
 func (f *fakeEdge) Ready() bool         { return f.ready.Load() }
 func (f *fakeEdge) Paused() bool        { return f.paused.Load() }
 func (f *fakeEdge) ClusterPaused() bool { return false }
-func (f *fakeEdge) Pause()              { f.paused.Store(true) }
-func (f *fakeEdge) Resume()             { f.paused.Store(false) }
+func (f *fakeEdge) Election() string {
+	s, _ := f.election.Load().(string)
+	return s
+}
+func (f *fakeEdge) Pause()  { f.paused.Store(true) }
+func (f *fakeEdge) Resume() { f.paused.Store(false) }
 
 func call(t *testing.T, h http.Handler, method, path, token string) (int, string) {
 	t.Helper()
@@ -107,5 +114,33 @@ func TestMonitor_AFailingCheckMakesTheEdgeNotReadyWithItsReason(t *testing.T) {
 	refused.Store(false)
 	if code, body := call(t, h, "GET", "/readyz", ""); code != http.StatusOK {
 		t.Fatalf("readyz once the check passes: %d %s", code, body)
+	}
+}
+
+// TestMonitor_HealthzAndPauseSayWhereTheEdgeStandsInTheElection: an edge with leader_election
+// says in /healthz whether it leads, and, while it does not, /readyz and GET /pause say it is
+// paused by the election; an edge without it says nothing of an election.
+func TestMonitor_HealthzAndPauseSayWhereTheEdgeStandsInTheElection(t *testing.T) {
+	e := &fakeEdge{}
+	e.ready.Store(true)
+	h := monitor.Handler(e, http.NotFoundHandler(), "")
+	if _, body := call(t, h, "GET", "/healthz", ""); strings.Contains(body, "election") {
+		t.Fatalf("healthz without leader_election: %s", body)
+	}
+	e.election.Store("candidate")
+	if _, body := call(t, h, "GET", "/healthz", ""); !strings.Contains(body, `"election":"candidate"`) {
+		t.Fatalf("healthz of a candidate: %s", body)
+	}
+	for _, path := range []string{"/readyz", "/pause"} {
+		if code, body := call(t, h, "GET", path, ""); code != http.StatusOK || !strings.Contains(body, `"paused":true`) || !strings.Contains(body, `"paused_by_election":true`) {
+			t.Fatalf("%s of a candidate: %d %s", path, code, body)
+		}
+	}
+	e.election.Store("leader")
+	if _, body := call(t, h, "GET", "/healthz", ""); !strings.Contains(body, `"election":"leader"`) {
+		t.Fatalf("healthz of the leader: %s", body)
+	}
+	if _, body := call(t, h, "GET", "/pause", ""); !strings.Contains(body, `"paused":false`) || !strings.Contains(body, `"paused_by_election":false`) {
+		t.Fatalf("pause of the leader: %s", body)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/choria-io/go-choria/backoff"
+
 	"github.com/seed96588659/muster/edge"
 	"github.com/seed96588659/muster/edge/config"
 	"github.com/seed96588659/muster/pkg/testkit/proxy"
@@ -47,6 +49,8 @@ type edgeSpec struct {
 	// latency is the one-way delay of every link to the coordinators (an edge in another
 	// datacenter); zero is none.
 	latency proxy.Latency
+	// electionBackoff, when set, spaces the campaigns of leader_election.
+	electionBackoff *backoff.Policy
 }
 
 // startEdge builds and runs the edge of spec against l until the test ends.
@@ -75,6 +79,9 @@ func startEdge(t testing.TB, l *lab.Lab, spec edgeSpec) *runningEdge {
 	}
 	t.Cleanup(func() { cut.Close() })
 	ao := labkit.EdgeOptions(spec.tuneEdge)
+	if spec.electionBackoff != nil {
+		ao.ElectionBackoff = *spec.electionBackoff
+	}
 	ao.CoordinatorHTTP = &http.Client{Transport: &http.Transport{DialContext: cut.DialContext, MaxIdleConnsPerHost: 16}}
 	return &runningEdge{Edge: labkit.StartEdge(t, client.Identity, cfg, ao, slog.LevelInfo, 6<<10), cut: cut}
 }

@@ -15,7 +15,7 @@ import (
 
 // Regions of the suite. Each test uses its own, so the one ledger holds them apart; every edge
 // credential is bound to one of them.
-var suiteRegions = []string{"eu", "us", "pz", "ll", "jk", "jl", "ju", "bs", "bc1", "bc2", "bc3", "bc4", "bc5", "bc6", "bc7", "bc8", "bc9", "tx", "pl"}
+var suiteRegions = []string{"eu", "us", "pz", "ll", "jk", "jl", "ju", "bs", "bc1", "bc2", "bc3", "bc4", "bc5", "bc6", "bc7", "bc8", "bc9", "tx", "pl", "le"}
 
 // edgesPerRegion is how many edge credentials each region gets (edge-<region>-<n>.mcollective).
 const edgesPerRegion = 2

@@ -74,6 +74,7 @@ type ready struct{}
 func (ready) Ready() bool         { return true }
 func (ready) Paused() bool        { return false }
 func (ready) ClusterPaused() bool { return false }
+func (ready) Election() string    { return "" }
 func (ready) Pause()              {}
 func (ready) Resume()             {}
 

@@ -154,3 +154,19 @@ func (e *Edge) Touched() map[string]bool {
 	}
 	return out
 }
+
+// PausedGauge reads the edge's choria_provisioner_paused.
+func (e *Edge) PausedGauge(t testing.TB) float64 {
+	t.Helper()
+	families, err := e.App.Metrics.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "choria_provisioner_paused" && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatal("no choria_provisioner_paused")
+	return 0
+}

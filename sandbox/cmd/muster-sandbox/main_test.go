@@ -48,6 +48,8 @@ func TestUp_BadFlagsAreNamed(t *testing.T) {
 		{[]string{"up", "--dir", dir, "--clients", "0"}, "--clients"},
 		{[]string{"up", "--dir", dir, "--versions", "0.29.4,,1.0"}, "--versions"},
 		{[]string{"up", "--dir", dir, "--nope"}, "--nope"},
+		{[]string{"up", "--dir", dir, "--election-ttl", "10s"}, "--election-ttl needs --streams"},
+		{[]string{"up", "--dir", dir, "--streams", "--election-ttl", "2s"}, "--election-ttl"},
 		{[]string{"up", "--dir", dir, "--faults", badYAML}, "faults.yaml:2"},
 		{[]string{"up", "--dir", dir, "--faults", filepath.Join(dir, "missing.yaml")}, "--faults"},
 		{[]string{"up", "--dir", dir, "--fault", "garbage"}, "--fault"},
@@ -95,7 +97,7 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := exec.CommandContext(ctx, bin, "up", "--dir", dir, "--real", "1", "--emulated", "20", "--regions", "eu,us", "--versions", "0.27.9",
-		"--faults", example, "--fault", "index=19:version=9.9.9")
+		"--streams", "--election-ttl", "5s", "--faults", example, "--fault", "index=19:version=9.9.9")
 	up.Stdout, up.Stderr = &stdout, &stderr
 	if err := up.Start(); err != nil {
 		t.Fatal(err)
@@ -123,6 +125,9 @@ func TestUp_RunsUntilSIGTERMThenStopsNodes(t *testing.T) {
 		r, ok := info.Regions[name]
 		if !ok || len(r.RealNodes) != 1 || r.EmulatedCount != 20 || r.BrokerURL == "" {
 			t.Fatalf("region %s in lab.json: %+v", name, r)
+		}
+		if !r.Streams || r.ElectionBucket != "CHORIA_LEADER_ELECTION" || r.ElectionTTL != "5s" {
+			t.Errorf("region %s in lab.json: streams %v, election bucket %q, ttl %q; want true, CHORIA_LEADER_ELECTION, 5s (--streams)", name, r.Streams, r.ElectionBucket, r.ElectionTTL)
 		}
 		pids = append(pids, r.RealNodes[0].PID)
 		if v := r.RealNodes[0].Version; v != "0.27.9" {

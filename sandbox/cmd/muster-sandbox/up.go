@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/seed96588659/muster/sandbox/fleet/faults"
 	"github.com/seed96588659/muster/sandbox/fleet/lab"
@@ -31,12 +32,14 @@ type upFlags struct {
 	upgradeVersion string
 	clients        int
 	timeScale      float64
+	streams        bool
+	electionTTL    time.Duration
 }
 
 func newUpCommand() *cobra.Command {
 	f := &upFlags{}
 	cmd := &cobra.Command{
-		Use:   "up --dir DIR [--real N] [--emulated M] [--regions eu,us] [--faults FILE]",
+		Use:   "up --dir DIR [--real N] [--emulated M] [--regions eu,us] [--faults FILE] [--streams]",
 		Short: "Start the lab, write DIR/lab.json and each region's edge configuration, run until SIGINT or SIGTERM, then stop cleanly",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,6 +58,8 @@ func newUpCommand() *cobra.Command {
 	fl.StringVar(&f.upgradeVersion, "upgrade-version", lab.DefaultUpgradeVersion, "version offered by the updates repository")
 	fl.IntVar(&f.clients, "clients", 3, "client identities per region (one per edge)")
 	fl.Float64Var(&f.timeScale, "emulated-time-scale", 1, "multiplier of emulated restart/update delays")
+	fl.BoolVar(&f.streams, "streams", false, "give each region's broker Choria Streams, so leader elections work for any Choria client of the lab (choria-provisioner's and muster-edge's leader_election)")
+	fl.DurationVar(&f.electionTTL, "election-ttl", 0, "with --streams: how long an election's key outlives its leader's last campaign, at least 4s (default go-choria's 1m)")
 	return cmd
 }
 
@@ -79,6 +84,12 @@ func (f *upFlags) validate() ([]string, error) {
 		if v == "" || strings.ContainsAny(v, " /") {
 			return nil, fmt.Errorf("flag --versions: %q is not a version", v)
 		}
+	}
+	if f.electionTTL != 0 && !f.streams {
+		return nil, fmt.Errorf("flag --election-ttl needs --streams: without Choria Streams there is no election")
+	}
+	if f.electionTTL != 0 && f.electionTTL < 4*time.Second {
+		return nil, fmt.Errorf("flag --election-ttl: %v, want at least 4s (go-choria's election campaigns at 3/4 of it, at least 1s before it ends)", f.electionTTL)
 	}
 	if f.timeScale <= 0 {
 		return nil, fmt.Errorf("flag --emulated-time-scale: %v, want more than 0", f.timeScale)
@@ -134,13 +145,14 @@ func runUp(ctx context.Context, f *upFlags) error {
 	l, err := lab.Start(ctx, lab.Options{
 		Dir: f.dir, Regions: regions, Real: f.real, Emulated: f.emulated, Faults: set,
 		NodeBinary: self, BaseVersion: f.baseVersion, Versions: f.versions, UpgradeVersion: f.upgradeVersion,
-		Clients: f.clients, EmulatedTimeScale: f.timeScale, Logger: log,
+		Clients: f.clients, EmulatedTimeScale: f.timeScale, Streams: f.streams, ElectionTTL: f.electionTTL, Logger: log,
 	})
 	if err != nil {
 		return err
 	}
 	for _, r := range l.Regions() {
-		log.Info("region up", "region", r.Name(), "broker", r.Broker().URL(), "real", len(r.RealNodes()), "emulated", len(r.EmulatedNodes()), "failed", len(r.Failed()))
+		log.Info("region up", "region", r.Name(), "broker", r.Broker().URL(), "real", len(r.RealNodes()), "emulated", len(r.EmulatedNodes()), "failed", len(r.Failed()),
+			"streams", r.Broker().Streams())
 	}
 	printEdgeCommands(os.Stdout, l, filepath.Dir(self), log)
 	log.Info("lab running; stop with SIGINT or SIGTERM", "lab", l.InfoFile(), "actions", l.ActionsFile())

@@ -11,6 +11,11 @@
 // provisioning.broadcast.agent.{discovery,rpcutil,choria_util,choria_provision}, publish to
 // provisioning.reply.> and provisioning.registration.>. Emulated nodes connect the same way, so
 // the same permissions hold them.
+//
+// With Options.Streams the broker also runs Choria Streams (JetStream, stored in Dir/streams)
+// and go-choria's leader election bucket CHORIA_LEADER_ELECTION, whose key `provisioner` the
+// provisioning account reaches under the choria.streams API prefix: choria-provisioner's
+// leader_election and a Muster edge's campaign there (streams.go).
 package broker
 
 import (
@@ -58,6 +63,13 @@ type Options struct {
 	LogLevel string
 	// Logger receives the sandbox's own messages.
 	Logger *slog.Logger
+	// Streams enables Choria Streams and the leader election bucket (streams.go); Start then
+	// returns once the bucket answers a provisioning client.
+	Streams bool
+	// ElectionTTL is the election bucket's TTL with Streams: a leader that stops campaigning
+	// loses its key this long after its last campaign. Default go-choria's one minute; the
+	// election package wants at least 4s with its own campaign interval.
+	ElectionTTL time.Duration
 }
 
 // Broker is a running embedded broker.
@@ -125,7 +137,13 @@ func Start(ctx context.Context, opts Options) (*Broker, error) {
 		b.Stop()
 		return nil, err
 	}
-	opts.Logger.Info("broker started", "region", opts.Region, "url", b.url)
+	if opts.Streams {
+		if err := b.waitElection(ctx, time.Minute); err != nil {
+			b.Stop()
+			return nil, err
+		}
+	}
+	opts.Logger.Info("broker started", "region", opts.Region, "url", b.url, "streams", opts.Streams)
 	return b, nil
 }
 
@@ -168,6 +186,9 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.Token == "" {
 		opts.Token = randomHex(16)
 	}
+	if opts.ElectionTTL < 0 || opts.ElectionTTL > 0 && opts.ElectionTTL < 4*time.Second {
+		return opts, fmt.Errorf("broker: ElectionTTL %v: want at least 4s (go-choria's election campaigns at 3/4 of it, at least 1s before it ends), or 0 for go-choria's default", opts.ElectionTTL)
+	}
 	return opts, nil
 }
 
@@ -197,6 +218,9 @@ plugin.choria.network.provisioning.client_password = %[8]s
 plugin.choria.network.provisioning.signer_cert = %[9]s
 `, opts.Region, filepath.Join(opts.Dir, "broker.log"), opts.LogLevel, opts.Port,
 		srvCert.CertFile, srvCert.KeyFile, opts.CA.CAFile(), opts.Password, opts.Signer.PublicKeyFile())
+	if opts.Streams {
+		body += streamsConfig(opts)
+	}
 	if err := os.WriteFile(cfgFile, []byte(body), 0o600); err != nil {
 		return "", fmt.Errorf("write broker config: %w", err)
 	}

@@ -48,11 +48,18 @@ type RegionInfo struct {
 	JWTSignerPublicKey     string `json:"jwt_signer_public_key"`
 	JWTSignerPublicKeyFile string `json:"jwt_signer_public_key_file"`
 	// ProvisioningJWT is the file nodes of this region boot with.
-	ProvisioningJWT string       `json:"provisioning_jwt"`
-	RealNodes       []NodeInfo   `json:"real_nodes"`
-	EmulatedPrefix  string       `json:"emulated_prefix"`
-	EmulatedCount   int          `json:"emulated_count"`
-	FailedNodes     []FailedNode `json:"failed_nodes"`
+	ProvisioningJWT string `json:"provisioning_jwt"`
+	// Streams says the broker runs Choria Streams: go-choria's leader election works, in bucket
+	// ElectionBucket (choria-provisioner's leader_election and a Muster edge's campaign for its
+	// key provisioner, which the provisioning user reaches under the choria.streams API prefix).
+	Streams        bool   `json:"streams"`
+	ElectionBucket string `json:"election_bucket,omitempty"`
+	// ElectionTTL is how long a leader's key outlives its last campaign.
+	ElectionTTL    string       `json:"election_ttl,omitempty"`
+	RealNodes      []NodeInfo   `json:"real_nodes"`
+	EmulatedPrefix string       `json:"emulated_prefix"`
+	EmulatedCount  int          `json:"emulated_count"`
+	FailedNodes    []FailedNode `json:"failed_nodes"`
 }
 
 // ClientInfo is one client identity's certificate, key and ready configuration file.

@@ -165,7 +165,8 @@ func (l *Lab) startRegion(ctx context.Context, name string) (*Region, error) {
 	if err := os.RemoveAll(filepath.Join(rdir, "nodes")); err != nil {
 		return nil, fmt.Errorf("region %s: reset node dirs: %w", name, err)
 	}
-	b, err := broker.Start(ctx, broker.Options{Dir: filepath.Join(rdir, "broker"), Region: name, CA: l.ca, Signer: l.signer, Logger: l.opts.Logger})
+	b, err := broker.Start(ctx, broker.Options{Dir: filepath.Join(rdir, "broker"), Region: name, CA: l.ca, Signer: l.signer, Logger: l.opts.Logger,
+		Streams: l.opts.Streams, ElectionTTL: l.opts.ElectionTTL})
 	if err != nil {
 		return nil, fmt.Errorf("region %s: %w", name, err)
 	}

@@ -73,6 +73,13 @@ type Options struct {
 	// ReleaseCache keeps compressed release binaries between labs (compressing one takes
 	// seconds); default <user cache dir>/muster-sandbox/releases, "off" disables it.
 	ReleaseCache string
+	// Streams gives each region's broker Choria Streams and go-choria's leader election bucket,
+	// so choria-provisioner's leader_election, a Muster edge's, or any Choria client's election
+	// works against the lab (lab.json says so per region).
+	Streams bool
+	// ElectionTTL is the election bucket's TTL with Streams (broker.Options.ElectionTTL);
+	// default go-choria's one minute.
+	ElectionTTL time.Duration
 	// Logger receives the lab's own messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -110,6 +117,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.UpgradeVersion == "" {
 		o.UpgradeVersion = DefaultUpgradeVersion
+	}
+	if o.ElectionTTL != 0 && !o.Streams {
+		return o, fmt.Errorf("lab: ElectionTTL %v without Streams: there is no election bucket", o.ElectionTTL)
 	}
 	if o.Clients <= 0 {
 		o.Clients = 3

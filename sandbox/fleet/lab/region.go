@@ -331,6 +331,9 @@ func (r *Region) info() RegionInfo {
 	if len(r.clients) > 0 {
 		i.ClientConfig = r.clients[0].Config
 	}
+	if b := r.broker.Load(); b.Streams() {
+		i.Streams, i.ElectionBucket, i.ElectionTTL = true, broker.ElectionBucket, b.ElectionTTL().String()
+	}
 	if r.fleet != nil {
 		i.EmulatedCount = len(r.fleet.Identities())
 	}

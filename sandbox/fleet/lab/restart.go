@@ -29,6 +29,7 @@ func (r *Region) RestartBroker(ctx context.Context, down time.Duration) error {
 	opts := broker.Options{
 		Dir: filepath.Join(r.dir, "broker"), Region: r.name, CA: r.lab.ca, Signer: r.lab.signer,
 		Password: old.ProvisioningPassword(), Token: old.Token(), Port: old.Port(), Logger: r.lab.opts.Logger,
+		Streams: r.lab.opts.Streams, ElectionTTL: r.lab.opts.ElectionTTL,
 	}
 	// The old listener's port may linger a moment after Stop; a failed start is retried.
 	var err error
