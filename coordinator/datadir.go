@@ -108,7 +108,9 @@ func openLedger(dir string, opts ledger.Options) (*ledger.Ledger, error) {
 // (raftnode.RecoverCluster), applying its log to the member's ledger, and marks the ledger
 // recovered: its first leader holds new grants until a lease only the lost members recorded has
 // ended (ledger.Hold). A directory a running process holds is refused at once (ErrDataDirInUse).
-// Of cfg it reads ID, DataDir, Timeouts, Clock and Logger.
+// Of cfg it reads ID, DataDir, Timeouts, Clock, Logger and Leases.TTL: the longest lease.ttl a
+// member of the cluster ran (0: every member ran the survivors' own), which the hold lasts at
+// least.
 func RecoverCluster(cfg Config, peers []raftnode.Peer) error {
 	log := cfg.Logger
 	if log == nil {
@@ -146,7 +148,7 @@ func RecoverCluster(cfg Config, peers []raftnode.Peer) error {
 	for i, p := range peers {
 		ids[i] = p.ID
 	}
-	if err := l.MarkRecovered(clock.Now(), ids); err != nil {
+	if err := l.MarkRecovered(clock.Now(), ids, cfg.Leases.TTL); err != nil {
 		return fmt.Errorf("recover %s: %w", cfg.ID, err)
 	}
 	log.Warn("ledger marked recovered: the first leader holds new grants until every lease the lost members may have granted has ended", "member", cfg.ID)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed96588659/muster/coordinator"
 	"github.com/seed96588659/muster/coordinator/internal/testcluster"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 	"github.com/seed96588659/muster/pkg/api"
 	"github.com/seed96588659/muster/pkg/testkit"
@@ -20,6 +21,13 @@ import (
 // the whole cluster: their ledgers never saw the grant that edge-1 holds. Members announce
 // protocol announce (0: the newest).
 func loseMajorityAfterAGrant(t *testing.T, announce int, opts ...testcluster.Option) *testcluster.Cluster {
+	t.Helper()
+	return loseMajorityRecoveredWith(t, announce, 0, opts...)
+}
+
+// loseMajorityRecoveredWith is loseMajorityAfterAGrant with recover told that a member of the
+// cluster ran a lease.ttl of leaseTTL (0: the survivors' own).
+func loseMajorityRecoveredWith(t *testing.T, announce int, leaseTTL time.Duration, opts ...testcluster.Option) *testcluster.Cluster {
 	t.Helper()
 	c := testcluster.New(t, 5, append(opts, testcluster.WithNetem())...)
 	if announce > 0 {
@@ -49,7 +57,7 @@ func loseMajorityAfterAGrant(t *testing.T, announce int, opts ...testcluster.Opt
 		peers = append(peers, raftnode.Peer{ID: m.ID, Address: m.Front.Addr()})
 	}
 	for _, m := range survivors {
-		if err := coordinator.RecoverCluster(coordinator.Config{ID: m.ID, DataDir: m.Dir, Timeouts: c.Timeouts}, peers); err != nil {
+		if err := coordinator.RecoverCluster(coordinator.Config{ID: m.ID, DataDir: m.Dir, Timeouts: c.Timeouts, Leases: lessor.Config{TTL: leaseTTL}}, peers); err != nil {
 			t.Fatal(err)
 		}
 		c.Net.Heal(m.ID)
@@ -64,6 +72,23 @@ func loseMajorityAfterAGrant(t *testing.T, announce int, opts ...testcluster.Opt
 		}
 	}
 	return c
+}
+
+// TestCluster_AfterRecoverTheHoldLastsTheLongestLeaseTTLTheOperatorNamed: members may run
+// different lease.ttl values, and a lost leader of a longer one told its edge to count that long,
+// which no survivor's configuration or log shows (sim seed 461: a 10-second survivor's hold ended
+// while an edge still counted a 1-minute renewal the recover lost). recover --lease-ttl names it,
+// and the hold lasts at least that TTL, grace and the lock window.
+func TestCluster_AfterRecoverTheHoldLastsTheLongestLeaseTTLTheOperatorNamed(t *testing.T) {
+	const longest = 10 * time.Minute
+	c := loseMajorityRecoveredWith(t, 0, longest)
+	if longest <= c.Leases.TTL {
+		t.Fatalf("the test needs a TTL above the members' own %s", c.Leases.TTL)
+	}
+	hold := heldStatus(t, c.WaitLeader())
+	if least := longest + c.Leases.Grace + c.Leases.Policy.LockWindow; time.Duration(hold.Remaining) < least {
+		t.Fatalf("grants held for %s after recover --lease-ttl %s, want at least %s (TTL, grace, lock window)", time.Duration(hold.Remaining), longest, least)
+	}
 }
 
 // TestCluster_AfterRecoverALeaseLostWithTheMajorityIsNotGrantedAgainUntilTheHoldEnds: a survivor

@@ -23,31 +23,43 @@ type RecoverMark struct {
 	// At is the recover's wall-clock time, for the operator; no rule reads it.
 	At    time.Time `json:"at"`
 	Peers []string  `json:"peers"`
+	// LeaseTTL is the longest lease.ttl a member of the cluster ran before the loss, as the
+	// operator gave it to recover; 0: the survivors' own. A lost leader of a longer TTL told its
+	// edges to count that long, which no survivor's log may show.
+	LeaseTTL time.Duration `json:"lease_ttl,omitempty"`
 }
 
 // MarkRecovered notes, offline, that `recover` made peers the whole cluster: this ledger may lack
-// grants only the lost members held, so its first leader must hold new grants (Hold).
-func (l *Ledger) MarkRecovered(at time.Time, peers []string) error {
-	v, err := json.Marshal(RecoverMark{At: at.UTC(), Peers: peers})
-	if err != nil {
-		return fmt.Errorf("mark ledger %s recovered: %w", l.path, err)
+// grants only the lost members held, so its first leader must hold new grants (Hold), for at
+// least leaseTTL (the longest any member ran; 0: its own) and the rest of the hold.
+func (l *Ledger) MarkRecovered(at time.Time, peers []string, leaseTTL time.Duration) error {
+	if leaseTTL < 0 {
+		return fmt.Errorf("recover mark: lease TTL %s is negative", leaseTTL)
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.db == nil {
 		return ErrClosed
 	}
-	err = l.db.Update(func(tx *bolt.Tx) error {
+	if err := putRecoverMark(l.db, RecoverMark{At: at.UTC(), Peers: peers, LeaseTTL: leaseTTL}); err != nil {
+		return fmt.Errorf("mark ledger %s recovered: %w", l.path, err)
+	}
+	return nil
+}
+
+// putRecoverMark writes mark into db's local bucket.
+func putRecoverMark(db *bolt.DB, mark RecoverMark) error {
+	v, err := json.Marshal(mark)
+	if err != nil {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketLocal)
 		if err != nil {
 			return err
 		}
 		return b.Put(keyRecovered, v)
 	})
-	if err != nil {
-		return fmt.Errorf("mark ledger %s recovered: %w", l.path, err)
-	}
-	return nil
 }
 
 // Recovered returns the recover mark, if `recover` left one no Hold has cleared yet.

@@ -104,6 +104,14 @@ func (l *Ledger) Restore(rc io.ReadCloser) error {
 		_ = removeFile(tmp)
 		return fmt.Errorf("restore ledger: snapshot is not a ledger: %w", err)
 	}
+	// The recover mark is this member's own note, not ledger content: it outlives a restore. A
+	// snapshot that carries another member's mark, or an applied hold that cleared one, only makes
+	// a later leader hold again from its own start (longer, never shorter).
+	mark, marked, err := l.Recovered()
+	if err != nil && !errors.Is(err, ErrClosed) {
+		_ = removeFile(tmp)
+		return fmt.Errorf("restore ledger: %w", err)
+	}
 	if why := tooNew(protocol); why != "" {
 		_ = removeFile(tmp)
 		l.log.Error("snapshot refused: " + why + "; upgrade this member")
@@ -131,6 +139,11 @@ func (l *Ledger) Restore(rc io.ReadCloser) error {
 	l.db = db
 	if err := l.loadApplied(); err != nil {
 		return fmt.Errorf("restore ledger: %w", err)
+	}
+	if marked {
+		if err := putRecoverMark(l.db, mark); err != nil {
+			return fmt.Errorf("restore ledger: keep the recover mark: %w", err)
+		}
 	}
 	if l.opts.OnApply != nil {
 		l.opts.OnApply(Applied{Index: l.applied.Load(), Restored: true, PauseChanged: true})

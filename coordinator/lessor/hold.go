@@ -14,7 +14,10 @@ import (
 // The hold after a recover (ledger/hold.go says why). Its length: any lease the lost members
 // granted was acknowledged before they were lost, so before this leadership began; its edge's
 // count ends within the longest TTL an answer gave it (promotionTTL: a full TTL, or longer when a
-// lease of this ledger had more left, plus the extension), the leader's grace covers the drift,
+// lease of this ledger had more left, plus the extension; or, when another member's lease.ttl was
+// longer, the longest TTL a lease of this ledger was renewed with, or the one the operator gave
+// recover (RecoverMark.LeaseTTL): a lost leader's TTL that no survivor's log shows), the leader's
+// grace covers the drift,
 // and go-choria keeps the node locked to that edge for the lock window after its last call.
 // Ledger time never runs ahead of real time, across leaders either, so a hold that ends at this
 // leadership's anchor plus that length lasts at least that long in real time.
@@ -39,6 +42,24 @@ func (m *Manager) recoverHold(promotion time.Duration) time.Duration {
 	return promotion + m.cfg.Grace + m.cfg.Policy.LockWindow
 }
 
+// longestLeaseTTL is the longest TTL a lease of this ledger was last granted or renewed with.
+// Members may run different lease.ttl values (a rolling change): a lost leader of a longer one
+// told its edges to count longer than this leader's TTL, and the leases the survivors know carry
+// that TTL from the last renewal they applied. A leader whose every entry was lost is known only
+// to the operator (RecoverMark.LeaseTTL; sim seed 461: an edge counted a 1-minute renewal the
+// recover lost past the hold of a 10-second survivor).
+func (m *Manager) longestLeaseTTL() (time.Duration, error) {
+	leases, err := m.ledger.Leases()
+	if err != nil {
+		return 0, fmt.Errorf("read outstanding leases: %w", err)
+	}
+	var longest time.Duration
+	for _, ls := range leases {
+		longest = max(longest, ls.TTL)
+	}
+	return longest, nil
+}
+
 // holdReason is the reason a hold after the recover mark gives to the operator.
 func holdReason(mark ledger.RecoverMark, d time.Duration) string {
 	return fmt.Sprintf("recover at %s made %s the whole cluster; a lease the lost members granted may still be held: "+
@@ -53,7 +74,11 @@ func (m *Manager) holdOnPromotion(ctx context.Context, anchor time.Time, mono, p
 	if err != nil || !marked {
 		return Hold{}, err
 	}
-	d := m.recoverHold(promotion)
+	longest, err := m.longestLeaseTTL()
+	if err != nil {
+		return Hold{}, err
+	}
+	d := m.recoverHold(max(promotion, max(longest, mark.LeaseTTL)+m.cfg.Extension))
 	h := Hold{Until: anchor.Add(d), Reason: holdReason(mark, d)}
 	proto, err := m.ledger.ClusterProtocol()
 	if err != nil {

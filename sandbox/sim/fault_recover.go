@@ -104,7 +104,9 @@ func (m *member) markRecovered() {
 		s.fail(fmt.Errorf("recover %s: open its ledger: %w", m.name, err))
 		return
 	}
-	err = l.MarkRecovered(m.clock.Now(), []string{m.name})
+	// The operator passes recover the longest lease.ttl of the cluster (--lease-ttl), which the
+	// survivor's own configuration and log may not show.
+	err = l.MarkRecovered(m.clock.Now(), []string{m.name}, s.maxTTL())
 	if cerr := l.Close(); err == nil {
 		err = cerr
 	}

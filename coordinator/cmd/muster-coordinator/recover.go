@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seed96588659/muster/coordinator"
+	"github.com/seed96588659/muster/coordinator/lessor"
 	"github.com/seed96588659/muster/coordinator/raftnode"
 )
 
@@ -17,6 +19,7 @@ import (
 func newRecoverCmd() *cobra.Command {
 	var id, dir string
 	var peers []string
+	var leaseTTL time.Duration
 	cmd := &cobra.Command{
 		Use:   "recover --node-id ID --data-dir DIR --peers id=host:port[,id=host:port...]",
 		Short: "Offline: make the listed survivors the whole cluster after quorum is lost for good",
@@ -33,7 +36,11 @@ survivor whose status showed the highest applied index.`,
 			if id == "" || dir == "" {
 				return errors.New("recover: --node-id and --data-dir are required")
 			}
-			if err := coordinator.RecoverCluster(coordinator.Config{ID: id, DataDir: dir, Timeouts: raftnode.LoopbackTimeouts()}, list); err != nil {
+			if leaseTTL < 0 {
+				return fmt.Errorf("recover: --lease-ttl %s is negative", leaseTTL)
+			}
+			cfg := coordinator.Config{ID: id, DataDir: dir, Timeouts: raftnode.LoopbackTimeouts(), Leases: lessor.Config{TTL: leaseTTL}}
+			if err := coordinator.RecoverCluster(cfg, list); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "member %s recovered with %d peer(s); start it with serve\n", id, len(list))
@@ -43,6 +50,7 @@ survivor whose status showed the highest applied index.`,
 	cmd.Flags().StringVar(&id, "node-id", "", "this (stopped) member's Raft server id")
 	cmd.Flags().StringVar(&dir, "data-dir", "", "this member's data directory")
 	cmd.Flags().StringSliceVar(&peers, "peers", nil, "every survivor as id=host:port (its Raft address), this member included")
+	cmd.Flags().DurationVar(&leaseTTL, "lease-ttl", 0, "the longest lease.ttl any member of the cluster ran before the loss, when the lost members ran a longer one than the survivors (default: the survivors' own): the first leader offers no node until a lease that long has ended")
 	return cmd
 }
 
