@@ -13,12 +13,11 @@ import (
 
 // The hold after a recover (ledger/hold.go says why). Its length: any lease the lost members
 // granted was acknowledged before they were lost, so before this leadership began; its edge's
-// count ends within the longest TTL an answer gave it (promotionTTL: a full TTL, or longer when a
-// lease of this ledger had more left, plus the extension; or, when another member's lease.ttl was
-// longer, the longest TTL a lease of this ledger was renewed with, or the one the operator gave
-// recover (RecoverMark.LeaseTTL): a lost leader's TTL that no survivor's log shows), the leader's
-// grace covers the drift,
-// and go-choria keeps the node locked to that edge for the lock window after its last call.
+// count ends within the longest TTL an answer gave it, plus the extension: this leader's TTL, or
+// longer when a lease of this ledger had more left (promotionTTL), was last renewed with a longer
+// one, or the operator told recover of a longer lease.ttl on a lost member (RecoverMark.LeaseTTL,
+// which no survivor's log may show). The leader's grace covers the drift, and go-choria keeps
+// the node locked to that edge for the lock window after its last call.
 // Ledger time never runs ahead of real time, across leaders either, so a hold that ends at this
 // leadership's anchor plus that length lasts at least that long in real time.
 //
