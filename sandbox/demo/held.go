@@ -7,34 +7,17 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/seed96588659/muster/pkg/api"
 )
-
-// heldNodes are the nodes the ledger holds for an operator's approve, at most maxListed+1 per
-// region; a read that fails is an error naming the region.
-func (r *runner) heldNodes(ctx context.Context) ([]api.Node, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var out []api.Node
-	for _, region := range r.o.Regions {
-		page, err := r.cluster.admin.Nodes(ctx, api.NodeFilter{Region: region, State: api.StateHeld, Limit: maxListed + 1})
-		if err != nil {
-			return out, fmt.Errorf("read the held nodes of %s: %w", region, err)
-		}
-		out = append(out, page.Nodes...)
-	}
-	return out, nil
-}
 
 // printHeld names the held queue after the summary, each node with why it is held and what
 // the plan expected, then the commands that approve or deny one (docs/approvals.md says what to
 // check first).
 func (r *runner) printHeld(ctx context.Context) {
-	nodes, err := r.heldNodes(ctx)
+	nodes, err := r.ledgerNodes(ctx, api.StateHeld)
 	if err != nil {
-		r.say("\n(could not list the held queue: %v)", err)
+		r.say("\n(the held queue: %v)", err)
 	}
 	if len(nodes) == 0 {
 		return
